@@ -1,0 +1,3 @@
+module shopbot
+
+go 1.26.8
