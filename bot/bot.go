@@ -1,0 +1,242 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// Options configure a Bot.
+type Options struct {
+	Token         string
+	APIURL        string // Bot API server base URL
+	WebhookURL    string // webhook mode when set
+	WebhookSecret string
+	HTTPAddr      string // serves /healthz, /metrics and the webhook; "" for none
+	Admins        []int64
+	Workers       int           // concurrent chats; default 16
+	PollTimeout   time.Duration // getUpdates long-poll timeout; default 25s
+	Prefix        string        // Redis key prefix; default state.DefaultPrefix
+	Logger        *slog.Logger
+	Metrics       *Metrics
+	Now           func() time.Time
+	HTTPClient    *http.Client
+	ShutdownGrace time.Duration // how long in-flight updates may take on shutdown; default 8s
+	IdlePoll      time.Duration // how often idle workers look for work from other processes; default 100ms
+}
+
+// Bot is one shop process: intake, workers and the HTTP endpoints. Several
+// may share one Redis.
+type Bot struct {
+	opts    Options
+	rdb     redis.UniversalClient
+	Queue   *state.Queue
+	Users   *state.Users
+	API     *API
+	Engine  *flows.Engine
+	log     *slog.Logger
+	metrics *Metrics
+	admins  map[int64]bool
+	wake    chan struct{}
+	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
+	// handleHook lets tests interpose on every update (for example to panic).
+	handleHook func(u *models.Update)
+}
+
+// New builds a bot over rdb with the flow engine.
+func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, error) {
+	if opts.Token == "" {
+		return nil, errors.New("bot token is empty")
+	}
+	if opts.APIURL == "" {
+		opts.APIURL = "https://api.telegram.org"
+	}
+	opts.APIURL = strings.TrimRight(opts.APIURL, "/")
+	if opts.Workers <= 0 {
+		opts.Workers = 16
+	}
+	if opts.PollTimeout <= 0 {
+		opts.PollTimeout = 25 * time.Second
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = state.DefaultPrefix
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 15*time.Second}
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 8 * time.Second
+	}
+	if opts.IdlePoll <= 0 {
+		opts.IdlePoll = 100 * time.Millisecond
+	}
+	tg, err := tgbot.New(opts.Token,
+		tgbot.WithServerURL(opts.APIURL),
+		tgbot.WithSkipGetMe(),
+		tgbot.WithHTTPClient(opts.PollTimeout, opts.HTTPClient),
+		tgbot.WithErrorsHandler(func(err error) { opts.Logger.Warn("bot api client", "err", scrub(err.Error(), opts.Token)) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create bot api client: %s", scrub(err.Error(), opts.Token))
+	}
+	b := &Bot{
+		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
+		Queue: state.NewQueue(rdb, opts.Prefix), Users: state.NewUsers(rdb, opts.Prefix),
+		admins: map[int64]bool{}, wake: make(chan struct{}, 1),
+	}
+	for _, id := range opts.Admins {
+		b.admins[id] = true
+	}
+	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
+	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
+		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
+			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
+		}
+	}
+	return b, nil
+}
+
+// Hook lets other parts of the shop (payments, admin) take updates before
+// the flow engine: a hook returning true has handled the update.
+func (b *Bot) Hook(h func(ctx context.Context, b *Bot, u *models.Update) bool) {
+	b.hooks = append(b.hooks, h)
+}
+
+// IsAdmin reports whether id is in ADMIN_IDS.
+func (b *Bot) IsAdmin(id int64) bool { return b.admins[id] }
+
+// Log returns the bot's logger.
+func (b *Bot) Log() *slog.Logger { return b.log }
+
+// Run serves until ctx is cancelled: the HTTP endpoints, the intake (long
+// polling, or the webhook when configured) and the workers. On cancel it
+// stops taking updates, lets in-flight ones finish within ShutdownGrace,
+// and returns nil.
+func (b *Bot) Run(ctx context.Context) error {
+	var srv *http.Server
+	errc := make(chan error, 2)
+	if b.opts.HTTPAddr != "" {
+		srv = &http.Server{Addr: b.opts.HTTPAddr, Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("http server on %s: %w", b.opts.HTTPAddr, err)
+			}
+		}()
+	}
+	if err := b.setup(ctx); err != nil {
+		if srv != nil {
+			_ = srv.Close()
+		}
+		return err
+	}
+	intakeCtx, stopIntake := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	if b.opts.WebhookURL == "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.poll(intakeCtx) }()
+	}
+	// Workers finish what they hold after ctx is cancelled, up to the grace.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	workersDone := make(chan struct{})
+	go func() { b.work(ctx, workCtx); close(workersDone) }()
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	b.log.Info("shutting down: no new updates; finishing those in flight")
+	stopIntake()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	wg.Wait()
+	select {
+	case <-workersDone:
+	case <-time.After(b.opts.ShutdownGrace):
+		b.log.Warn("shutdown grace over; unfinished updates stay queued for the next start")
+		stopWork()
+		<-workersDone
+	}
+	return runErr
+}
+
+// setup checks the token and registers the intake mode and the commands.
+func (b *Bot) setup(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	me, err := b.API.TG.GetMe(cctx)
+	if err != nil {
+		return fmt.Errorf("check bot token with getMe: %s", scrub(err.Error(), b.opts.Token))
+	}
+	b.log.Info("bot identity", "username", me.Username, "id", me.ID)
+	if b.opts.WebhookURL != "" {
+		_, err = b.API.TG.SetWebhook(cctx, &tgbot.SetWebhookParams{
+			URL: b.opts.WebhookURL, SecretToken: b.opts.WebhookSecret, AllowedUpdates: allowedUpdates,
+		})
+		if err != nil {
+			return fmt.Errorf("setWebhook: %s", scrub(err.Error(), b.opts.Token))
+		}
+	} else if _, err = b.API.TG.DeleteWebhook(cctx, &tgbot.DeleteWebhookParams{}); err != nil {
+		return fmt.Errorf("deleteWebhook before long polling: %s", scrub(err.Error(), b.opts.Token))
+	}
+	return b.registerCommands(cctx)
+}
+
+// buyerCommands are shown in Telegram's command menu, in this order.
+var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "paysupport", "cancel"}
+
+func (b *Bot) registerCommands(ctx context.Context) error {
+	for i, l := range append([]locales.Lang{""}, b.Engine.Langs...) {
+		lang := l
+		if i == 0 {
+			lang = b.Engine.DefaultLang
+		}
+		var cmds []models.BotCommand
+		for _, c := range buyerCommands {
+			cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, "cmd."+c)})
+		}
+		err := b.API.Do(ctx, "setMyCommands", 0, func(ctx context.Context) error {
+			_, err := b.API.TG.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds, LanguageCode: string(l)})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("setMyCommands %q: %w", l, err)
+		}
+	}
+	return nil
+}
+
+var allowedUpdates = []string{"message", "callback_query", "pre_checkout_query", "my_chat_member"}
+
+func scrub(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "<token>")
+}

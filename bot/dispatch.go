@@ -1,0 +1,186 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// maxAttempts bounds how often one update is retried after its worker died
+// mid-way; a poison update is then dropped and logged.
+const maxAttempts = 5
+
+// maxStreak is how many updates of one chat a worker handles in a row
+// before giving other chats a turn.
+const maxStreak = 16
+
+// work claims chats and handles their updates on at most Workers goroutines
+// until stop is cancelled; in-flight updates then finish under workCtx.
+func (b *Bot) work(stop, workCtx context.Context) {
+	sem := make(chan struct{}, b.opts.Workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	idle := time.NewTimer(0)
+	defer idle.Stop()
+	for {
+		select {
+		case <-stop.Done():
+			return
+		case sem <- struct{}{}:
+		}
+		c, err := b.Queue.Claim(stop, b.opts.Now())
+		if err != nil && stop.Err() == nil {
+			b.log.Error("claim a chat", "err", err)
+		}
+		if c == nil {
+			<-sem
+			idle.Reset(b.opts.IdlePoll)
+			select {
+			case <-stop.Done():
+				return
+			case <-b.wake:
+			case <-idle.C:
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			b.serveChat(stop, workCtx, c)
+		}()
+	}
+}
+
+// serveChat handles the claimed chat's updates in order, keeping the lease
+// alive, until its queue is empty, the streak ends or shutdown begins.
+func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
+	hbCtx, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	go b.heartbeat(hbCtx, c)
+	for streak := 1; ; streak++ {
+		save, doc := b.handleClaim(ctx, c)
+		keep := streak < maxStreak && stop.Err() == nil
+		next, err := b.Queue.Done(ctx, c, save, doc, keep, b.opts.Now())
+		switch {
+		case errors.Is(err, state.ErrLeaseLost), errors.Is(err, state.ErrConflict):
+			b.log.Warn("update will be handled again", "chat", c.Chat, "update", c.UpdateID, "reason", err)
+			return
+		case err != nil:
+			b.log.Error("finish update", "chat", c.Chat, "update", c.UpdateID, "err", err)
+			return
+		case !next:
+			return
+		}
+	}
+}
+
+func (b *Bot) heartbeat(ctx context.Context, c *state.Claim) {
+	t := time.NewTicker(b.Queue.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := b.Queue.Extend(ctx, c, b.opts.Now()); err != nil && ctx.Err() == nil {
+				b.log.Warn("extend chat lease", "chat", c.Chat, "err", err)
+			}
+		}
+	}
+}
+
+// handleClaim handles one update and returns whether to save the session
+// and its new document. A panic is recovered: logged, the buyer gets a
+// polite error, and nothing is saved.
+func (b *Bot) handleClaim(ctx context.Context, c *state.Claim) (save bool, doc []byte) {
+	start := time.Now()
+	var u models.Update
+	kind := "invalid"
+	result := "ok"
+	defer func() {
+		b.metrics.Updates.WithLabelValues(kind, result).Inc()
+		b.metrics.Latency.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	}()
+	if err := decodeUpdate(c.Body, &u); err != nil {
+		b.log.Warn("dropping an undecodable update", "update", c.UpdateID, "err", err)
+		result = "dropped"
+		return false, nil
+	}
+	kind = updateKind(&u)
+	if c.Attempts > maxAttempts {
+		b.log.Error("dropping an update that failed too often", "update", c.UpdateID, "chat", c.Chat, "attempts", c.Attempts)
+		result = "dropped"
+		return false, nil
+	}
+	sess, loaded := flows.DecodeSession(c.Doc)
+	lang := b.Engine.LangFor(&sess, userOf(&u))
+	defer func() {
+		if p := recover(); p != nil {
+			result = "panic"
+			save, doc = false, nil
+			b.log.Error("handler panic", "update", c.UpdateID, "chat", c.Chat, "kind", kind, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			b.apologize(ctx, c.Chat, &u, lang)
+		}
+	}()
+	if b.handleHook != nil {
+		b.handleHook(&u)
+	}
+	for _, h := range b.hooks {
+		if h(ctx, b, &u) {
+			return false, nil
+		}
+	}
+	changed, err := b.handleUpdate(ctx, c.Chat, &u, &sess, loaded)
+	if err != nil {
+		result = "error"
+		b.log.Error("handle update", "update", c.UpdateID, "chat", c.Chat, "kind", kind, "err", err)
+		b.apologize(ctx, c.Chat, &u, lang)
+		return false, nil
+	}
+	if !changed {
+		return false, nil
+	}
+	return true, sess.Encode()
+}
+
+// apologize answers the buyer politely after a failure of ours.
+func (b *Bot) apologize(ctx context.Context, chat int64, u *models.Update, lang locales.Lang) {
+	text := locales.T(lang, "err.internal")
+	if u.CallbackQuery != nil {
+		b.answer(ctx, u.CallbackQuery.ID, locales.T(lang, "err.internal_short"), false)
+	}
+	if u.PreCheckoutQuery != nil {
+		_ = b.API.Do(ctx, "answerPreCheckoutQuery", 0, func(ctx context.Context) error {
+			_, err := b.API.TG.AnswerPreCheckoutQuery(ctx, &tgbot.AnswerPreCheckoutQueryParams{
+				PreCheckoutQueryID: u.PreCheckoutQuery.ID, OK: false, ErrorMessage: locales.T(lang, "err.internal_short"),
+			})
+			return err
+		})
+	}
+	if chat != 0 {
+		_, _ = b.Send(ctx, chat, text, nil)
+	}
+}
+
+func userOf(u *models.Update) flows.User {
+	switch {
+	case u.Message != nil && u.Message.From != nil:
+		return flows.User{ID: u.Message.From.ID, LanguageCode: u.Message.From.LanguageCode}
+	case u.CallbackQuery != nil:
+		return flows.User{ID: u.CallbackQuery.From.ID, LanguageCode: u.CallbackQuery.From.LanguageCode}
+	case u.PreCheckoutQuery != nil && u.PreCheckoutQuery.From != nil:
+		return flows.User{ID: u.PreCheckoutQuery.From.ID, LanguageCode: u.PreCheckoutQuery.From.LanguageCode}
+	}
+	return flows.User{}
+}

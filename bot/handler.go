@@ -1,0 +1,194 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"shopbot/flows"
+	"shopbot/locales"
+)
+
+func decodeUpdate(body []byte, u *models.Update) error {
+	return json.Unmarshal(body, u)
+}
+
+// handleUpdate turns an update into a flow event, runs the engine and
+// renders its reply. It reports whether the session changed.
+func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s *flows.Session, loaded flows.LoadResult) (bool, error) {
+	now := b.opts.Now()
+	var ev flows.Event
+	var cq *models.CallbackQuery
+	switch {
+	case u.CallbackQuery != nil:
+		cq = u.CallbackQuery
+		ev = flows.Event{Kind: flows.EvButton, User: flowUser(cq.From, b.admins)}
+		if cq.Message.Message != nil {
+			ev.MsgID = cq.Message.Message.ID
+		} else if cq.Message.InaccessibleMessage != nil {
+			ev.MsgID = cq.Message.InaccessibleMessage.MessageID
+		}
+		cb, ok := flows.DecodeCallback(cq.Data)
+		if !ok {
+			cb = flows.Callback{Version: "?", Action: "?"} // not ours: treated as stale
+		}
+		ev.Button = cb
+	case u.Message != nil:
+		m := u.Message
+		if m.Chat.Type != models.ChatTypePrivate || m.From == nil {
+			return false, nil // the shop lives in private chats only
+		}
+		ev.User = flowUser(*m.From, b.admins)
+		switch {
+		case m.Text != "":
+			if cmd, arg, ok := parseCommand(m.Text); ok {
+				ev.Kind, ev.Command, ev.Arg = flows.EvCommand, cmd, arg
+			} else {
+				ev.Kind, ev.Text = flows.EvText, m.Text
+			}
+		case len(m.Photo) > 0:
+			ev.Kind, ev.Text, ev.PhotoID = flows.EvPhoto, m.Caption, m.Photo[len(m.Photo)-1].FileID
+		default:
+			ev.Kind = flows.EvText // stickers, voice...: the flow asks again for text
+		}
+		if ev.Kind == flows.EvCommand && ev.Command == "start" {
+			if err := b.Users.Started(ctx, ev.User.ID, now); err != nil {
+				return false, err
+			}
+		}
+	case u.MyChatMember != nil:
+		st := u.MyChatMember.NewChatMember.Type
+		blocked := st == models.ChatMemberTypeBanned || st == models.ChatMemberTypeLeft
+		return false, b.Users.SetBlocked(ctx, u.MyChatMember.Chat.ID, blocked, now)
+	case u.PreCheckoutQuery != nil:
+		// Reached only when no payment hook took it: payments are off.
+		lang := b.Engine.LangFor(s, userOf(u))
+		return false, b.API.Do(ctx, "answerPreCheckoutQuery", 0, func(ctx context.Context) error {
+			_, err := b.API.TG.AnswerPreCheckoutQuery(ctx, &tgbot.AnswerPreCheckoutQueryParams{
+				PreCheckoutQueryID: u.PreCheckoutQuery.ID, OK: false, ErrorMessage: locales.T(lang, "pay.disabled"),
+			})
+			return err
+		})
+	default:
+		return false, nil
+	}
+	ev.Now = now
+	r, err := b.Engine.Handle(ctx, s, ev)
+	if err != nil {
+		if cq != nil {
+			b.answer(ctx, cq.ID, locales.T(b.Engine.LangFor(s, ev.User), "err.internal_short"), false)
+		}
+		return false, err
+	}
+	lang := b.Engine.LangFor(s, ev.User)
+	if loaded == flows.Reset {
+		r.Notices = append([]flows.Notice{{Text: locales.T(lang, "err.session_reset")}}, r.Notices...)
+		r.Save = true
+	}
+	moved, err := b.Render(ctx, chat, s, r, cq, ev.MsgID)
+	if err != nil && !errors.Is(err, ErrBlocked) {
+		b.log.Warn("render reply", "chat", chat, "err", err)
+	}
+	return r.Save || moved || loaded != flows.Loaded, nil
+}
+
+// Render performs a reply: answers the button press, sends the notices,
+// and edits the live menu in place (or sends it anew). It reports whether
+// the live menu moved to a new message, which changes the session.
+func (b *Bot) Render(ctx context.Context, chat int64, s *flows.Session, r *flows.Reply, cq *models.CallbackQuery, pressed int) (bool, error) {
+	if cq != nil {
+		b.answer(ctx, cq.ID, r.Answer, r.Alert)
+	}
+	if r.Stale && pressed != 0 && pressed != s.MenuMsg {
+		// Take the keyboard off the outdated message so it is not pressed again.
+		_ = b.API.Do(ctx, "editMessageReplyMarkup", chat, func(ctx context.Context) error {
+			_, err := b.API.TG.EditMessageReplyMarkup(ctx, &tgbot.EditMessageReplyMarkupParams{ChatID: chat, MessageID: pressed})
+			return err
+		})
+	}
+	for _, n := range r.Notices {
+		if _, err := b.Send(ctx, chat, n.Text, n.Rows); err != nil {
+			return false, err
+		}
+	}
+	if r.Screen == nil || r.NoScreen {
+		return false, nil
+	}
+	sc := r.Screen
+	if !sc.Fresh && s.MenuMsg != 0 {
+		err := b.API.Do(ctx, "editMessageText", chat, func(ctx context.Context) error {
+			_, err := b.API.TG.EditMessageText(ctx, &tgbot.EditMessageTextParams{
+				ChatID: chat, MessageID: s.MenuMsg, Text: sc.Text, ParseMode: models.ParseModeHTML,
+				ReplyMarkup: keyboard(sc.Rows), LinkPreviewOptions: noPreview,
+			})
+			return err
+		})
+		if err == nil || IsNotModified(err) {
+			return false, nil
+		}
+		if errors.Is(err, ErrBlocked) || r.Stale {
+			return false, err
+		}
+		// The message is gone or too old to edit: send the menu anew.
+	}
+	id, err := b.Send(ctx, chat, sc.Text, sc.Rows)
+	if err != nil {
+		return false, err
+	}
+	s.MenuMsg = id
+	return true, nil
+}
+
+var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}
+
+// Send sends an HTML message with an optional inline keyboard and returns
+// its message id.
+func (b *Bot) Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error) {
+	var id int
+	err := b.API.Do(ctx, "sendMessage", chat, func(ctx context.Context) error {
+		p := &tgbot.SendMessageParams{ChatID: chat, Text: text, ParseMode: models.ParseModeHTML, LinkPreviewOptions: noPreview}
+		if len(rows) > 0 {
+			p.ReplyMarkup = keyboard(rows)
+		}
+		m, err := b.API.TG.SendMessage(ctx, p)
+		if err == nil {
+			id = m.ID
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("send message: %w", err)
+	}
+	return id, nil
+}
+
+func (b *Bot) answer(ctx context.Context, id, text string, alert bool) {
+	err := b.API.Do(ctx, "answerCallbackQuery", 0, func(ctx context.Context) error {
+		_, err := b.API.TG.AnswerCallbackQuery(ctx, &tgbot.AnswerCallbackQueryParams{CallbackQueryID: id, Text: text, ShowAlert: alert})
+		return err
+	})
+	if err != nil {
+		b.log.Warn("answer callback query", "err", err)
+	}
+}
+
+// keyboard renders flow buttons as an inline keyboard.
+func keyboard(rows [][]flows.Button) *models.InlineKeyboardMarkup {
+	kb := &models.InlineKeyboardMarkup{InlineKeyboard: make([][]models.InlineKeyboardButton, 0, len(rows))}
+	for _, row := range rows {
+		out := make([]models.InlineKeyboardButton, 0, len(row))
+		for _, btn := range row {
+			if btn.URL != "" {
+				out = append(out, models.InlineKeyboardButton{Text: btn.Text, URL: btn.URL})
+			} else {
+				out = append(out, models.InlineKeyboardButton{Text: btn.Text, CallbackData: btn.Data})
+			}
+		}
+		kb.InlineKeyboard = append(kb.InlineKeyboard, out)
+	}
+	return kb
+}

@@ -1,0 +1,164 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"shopbot/state"
+)
+
+// accept stores updates durably; only then may they be acknowledged.
+func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
+	ups := make([]state.Update, 0, len(raws))
+	for _, raw := range raws {
+		id, chat, err := chatKey(raw)
+		if err != nil {
+			b.log.Warn("dropping an undecodable update", "err", err)
+			b.metrics.Updates.WithLabelValues("invalid", "dropped").Inc()
+			continue
+		}
+		ups = append(ups, state.Update{ID: id, Chat: chat, Body: raw})
+	}
+	n, err := b.Queue.Accept(ctx, ups, b.opts.Now())
+	if err != nil {
+		return err
+	}
+	if dup := len(ups) - n; dup > 0 {
+		b.metrics.Updates.WithLabelValues("any", "duplicate").Add(float64(dup))
+	}
+	if n > 0 {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+type getUpdatesResponse struct {
+	OK          bool              `json:"ok"`
+	Result      []json.RawMessage `json:"result"`
+	Description string            `json:"description"`
+	ErrorCode   int               `json:"error_code"`
+	Parameters  struct {
+		RetryAfter int `json:"retry_after"`
+	} `json:"parameters"`
+}
+
+// poll long-polls getUpdates. The offset moves past an update only after
+// the update is durably accepted, so a crash re-fetches it from Telegram.
+func (b *Bot) poll(ctx context.Context) {
+	var offset int64
+	backoff := time.Second
+	for ctx.Err() == nil {
+		raws, retryAfter, err := b.getUpdates(ctx, offset)
+		if err == nil && len(raws) > 0 {
+			if err = b.accept(ctx, raws); err == nil {
+				offset = nextOffset(raws, offset)
+			} else {
+				err = fmt.Errorf("accept updates: %w", err)
+			}
+		}
+		if err == nil {
+			backoff = time.Second
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wait := backoff
+		if retryAfter > 0 {
+			wait = retryAfter
+		}
+		b.log.Warn("getUpdates failed; retrying", "err", err, "in", wait)
+		_ = sleepCtx(ctx, wait)
+		backoff = min(backoff*2, 30*time.Second)
+	}
+}
+
+// nextOffset is one past the highest update_id in raws (undecodable
+// updates included, so they do not come back forever).
+func nextOffset(raws []json.RawMessage, offset int64) int64 {
+	for _, raw := range raws {
+		var u struct {
+			ID int64 `json:"update_id"`
+		}
+		if json.Unmarshal(raw, &u) == nil && u.ID >= offset {
+			offset = u.ID + 1
+		}
+	}
+	return offset
+}
+
+func (b *Bot) getUpdates(ctx context.Context, offset int64) ([]json.RawMessage, time.Duration, error) {
+	body, _ := json.Marshal(map[string]any{
+		"offset": offset, "timeout": int(b.opts.PollTimeout / time.Second), "allowed_updates": allowedUpdates,
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.opts.APIURL+"/bot"+b.opts.Token+"/getUpdates", bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, errors.New("build getUpdates request")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.opts.HTTPClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL carries the token
+		}
+		b.metrics.BotAPI.WithLabelValues("getUpdates", "error").Inc()
+		return nil, 0, fmt.Errorf("getUpdates: %w", err)
+	}
+	defer resp.Body.Close()
+	var r getUpdatesResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&r); err != nil {
+		b.metrics.BotAPI.WithLabelValues("getUpdates", "error").Inc()
+		return nil, 0, fmt.Errorf("getUpdates: decode %s response: %w", resp.Status, err)
+	}
+	if !r.OK {
+		b.metrics.BotAPI.WithLabelValues("getUpdates", fmt.Sprint(r.ErrorCode)).Inc()
+		return nil, time.Duration(r.Parameters.RetryAfter) * time.Second,
+			fmt.Errorf("getUpdates: %d %s", r.ErrorCode, scrub(r.Description, b.opts.Token))
+	}
+	b.metrics.BotAPI.WithLabelValues("getUpdates", "ok").Inc()
+	return r.Result, 0, nil
+}
+
+// webhook accepts one update from Telegram. It answers 401 to a missing or
+// wrong secret, and 2xx only once the update is durably accepted, so
+// Telegram redelivers anything we could not store.
+func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
+	if b.opts.WebhookSecret == "" || subtle.ConstantTimeCompare([]byte(got), []byte(b.opts.WebhookSecret)) != 1 {
+		b.metrics.Updates.WithLabelValues("webhook", "unauthorized").Inc()
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil {
+		http.Error(w, "read body", http.StatusBadRequest)
+		return
+	}
+	if !json.Valid(body) {
+		b.metrics.Updates.WithLabelValues("webhook", "invalid").Inc()
+		http.Error(w, "invalid update", http.StatusBadRequest)
+		return
+	}
+	if err := b.accept(r.Context(), []json.RawMessage{body}); err != nil {
+		b.log.Error("webhook: could not accept update; Telegram will redeliver", "err", err)
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// Config is everything the shop reads from its environment (DESIGN.md,
+// "Configuration"). Load validates it once; nothing else reads the
+// environment.
+type Config struct {
+	TelegramToken  string
+	TelegramAPIURL string
+	ResellerURL    string
+	ResellerKey    string
+	RedisURL       string
+	AdminIDs       []int64
+	PayStars       bool
+	PayWallet      bool
+	StarsUSDRate   decimal.Decimal
+	Markup         Markup
+	WebhookURL     string
+	WebhookSecret  string
+	HTTPAddr       string
+	Languages      []locales.Lang
+	DefaultLang    locales.Lang
+	Workers        int
+	QuoteTTL       time.Duration
+	CatalogTTL     time.Duration
+	LowBalanceUSD  decimal.Decimal
+	LogLevel       string
+}
+
+// Markup is the shop's margin: percent and fixed fee, with optional
+// per-line overrides keyed by line name (topup, stars, ...).
+type Markup struct {
+	Percent decimal.Decimal
+	Fixed   decimal.Decimal
+	Lines   map[string]LineMarkup
+}
+
+// LineMarkup overrides the markup for one product line.
+type LineMarkup struct {
+	Percent decimal.Decimal
+	Fixed   decimal.Decimal
+}
+
+// ConfigError names the variable that is wrong; its message is the one line
+// printed at start.
+type ConfigError struct {
+	Var    string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "config: " + e.Var + " " + e.Reason }
+
+var (
+	tokenRe  = regexp.MustCompile(`^[0-9]{1,20}:[A-Za-z0-9_-]{20,}$`)
+	secretRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+)
+
+// lineEnvNames map product lines to the suffix of their markup overrides,
+// e.g. MARKUP_PERCENT_GIFTCARDS.
+var lineEnvNames = []string{"topup", "stars", "premium", "services", "gifts", "giftcards", "keys", "games"}
+
+// LoadConfig reads and validates the configuration from getenv. In demo
+// mode the token, upstream URL and key are not required. Error texts never
+// contain the token or the API key.
+func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
+	c := &Config{}
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+
+	c.TelegramToken = get("TELEGRAM_TOKEN")
+	switch {
+	case c.TelegramToken == "" && !demo:
+		return nil, &ConfigError{"TELEGRAM_TOKEN", "is required (the bot token from @BotFather)"}
+	case c.TelegramToken != "" && !tokenRe.MatchString(c.TelegramToken):
+		return nil, &ConfigError{"TELEGRAM_TOKEN", "does not look like a bot token (digits, a colon, then at least 20 letters, digits, _ or -)"}
+	}
+	var err error
+	if c.TelegramAPIURL, err = httpURL(get("TELEGRAM_API_URL"), "https://api.telegram.org"); err != nil {
+		return nil, &ConfigError{"TELEGRAM_API_URL", err.Error()}
+	}
+	c.TelegramAPIURL = strings.TrimRight(c.TelegramAPIURL, "/")
+
+	c.ResellerURL = get("RESELLER_BASE_URL")
+	switch {
+	case c.ResellerURL == "" && !demo:
+		return nil, &ConfigError{"RESELLER_BASE_URL", "is required (the upstream base URL, ending in /api/v1)"}
+	case c.ResellerURL != "":
+		if _, err := httpURL(c.ResellerURL, ""); err != nil {
+			return nil, &ConfigError{"RESELLER_BASE_URL", err.Error()}
+		}
+		c.ResellerURL = strings.TrimRight(c.ResellerURL, "/")
+		if !strings.HasSuffix(c.ResellerURL, "/api/v1") {
+			return nil, &ConfigError{"RESELLER_BASE_URL", "must end in /api/v1"}
+		}
+	}
+	c.ResellerKey = get("RESELLER_API_KEY")
+	switch {
+	case c.ResellerKey == "" && !demo:
+		return nil, &ConfigError{"RESELLER_API_KEY", "is required (the upstream API key from the dashboard)"}
+	case strings.ContainsAny(c.ResellerKey, " \t\r\n"):
+		return nil, &ConfigError{"RESELLER_API_KEY", "must not contain spaces or line breaks"}
+	}
+
+	c.RedisURL = get("REDIS_URL")
+	if c.RedisURL != "" {
+		if _, err := state.ParseURL(c.RedisURL); err != nil {
+			return nil, &ConfigError{"REDIS_URL", err.Error()}
+		}
+	}
+
+	if v := get("ADMIN_IDS"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil || id <= 0 {
+				return nil, &ConfigError{"ADMIN_IDS", fmt.Sprintf("has %q, which is not a positive Telegram user id", f)}
+			}
+			if !slices.Contains(c.AdminIDs, id) {
+				c.AdminIDs = append(c.AdminIDs, id)
+			}
+		}
+	}
+
+	pm := get("PAYMENT_METHODS")
+	if pm == "" {
+		pm = "stars"
+	}
+	for _, f := range strings.Split(pm, ",") {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "stars":
+			c.PayStars = true
+		case "wallet":
+			c.PayWallet = true
+		case "":
+		default:
+			return nil, &ConfigError{"PAYMENT_METHODS", fmt.Sprintf("has %q; use stars, wallet, or both (stars,wallet)", strings.TrimSpace(f))}
+		}
+	}
+	if !c.PayStars && !c.PayWallet {
+		return nil, &ConfigError{"PAYMENT_METHODS", "names no payment method; use stars, wallet, or both"}
+	}
+
+	if c.StarsUSDRate, err = decimalVar(get("STARS_USD_RATE"), "0.013", true); err != nil {
+		return nil, &ConfigError{"STARS_USD_RATE", err.Error()}
+	}
+	if c.Markup.Percent, err = decimalVar(get("MARKUP_PERCENT"), "10", false); err != nil {
+		return nil, &ConfigError{"MARKUP_PERCENT", err.Error()}
+	}
+	if c.Markup.Fixed, err = decimalVar(get("MARKUP_FIXED_USD"), "0", false); err != nil {
+		return nil, &ConfigError{"MARKUP_FIXED_USD", err.Error()}
+	}
+	for _, line := range lineEnvNames {
+		pv, fv := "MARKUP_PERCENT_"+strings.ToUpper(line), "MARKUP_FIXED_USD_"+strings.ToUpper(line)
+		if get(pv) == "" && get(fv) == "" {
+			continue
+		}
+		lm := LineMarkup{Percent: c.Markup.Percent, Fixed: c.Markup.Fixed}
+		if v := get(pv); v != "" {
+			if lm.Percent, err = decimalVar(v, "", false); err != nil {
+				return nil, &ConfigError{pv, err.Error()}
+			}
+		}
+		if v := get(fv); v != "" {
+			if lm.Fixed, err = decimalVar(v, "", false); err != nil {
+				return nil, &ConfigError{fv, err.Error()}
+			}
+		}
+		if c.Markup.Lines == nil {
+			c.Markup.Lines = map[string]LineMarkup{}
+		}
+		c.Markup.Lines[line] = lm
+	}
+
+	c.WebhookURL = get("WEBHOOK_URL")
+	c.WebhookSecret = get("WEBHOOK_SECRET")
+	if c.WebhookURL != "" {
+		u, err := url.Parse(c.WebhookURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return nil, &ConfigError{"WEBHOOK_URL", "must be an https:// URL that Telegram can reach"}
+		}
+		if c.WebhookSecret == "" {
+			return nil, &ConfigError{"WEBHOOK_SECRET", "is required in webhook mode (1-256 of A-Z, a-z, 0-9, _ and -)"}
+		}
+	}
+	if c.WebhookSecret != "" && !secretRe.MatchString(c.WebhookSecret) {
+		return nil, &ConfigError{"WEBHOOK_SECRET", "must be 1-256 of A-Z, a-z, 0-9, _ and -"}
+	}
+	c.HTTPAddr = get("HTTP_ADDR")
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = ":8080"
+	}
+	if _, port, ok := strings.Cut(c.HTTPAddr, ":"); !ok || port == "" {
+		return nil, &ConfigError{"HTTP_ADDR", "must be host:port or :port, e.g. :8080"}
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return nil, &ConfigError{"HTTP_ADDR", "has a bad port"}
+	}
+
+	langs := get("LANGUAGES")
+	if langs == "" {
+		langs = "en,ru,uk"
+	}
+	for _, f := range strings.Split(langs, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		l, ok := locales.Parse(f)
+		if !ok {
+			return nil, &ConfigError{"LANGUAGES", fmt.Sprintf("has %q; supported: en, ru, uk", strings.TrimSpace(f))}
+		}
+		if !slices.Contains(c.Languages, l) {
+			c.Languages = append(c.Languages, l)
+		}
+	}
+	if len(c.Languages) == 0 {
+		return nil, &ConfigError{"LANGUAGES", "names no language; supported: en, ru, uk"}
+	}
+	def := get("DEFAULT_LANGUAGE")
+	if def == "" {
+		def = "en"
+	}
+	l, ok := locales.Parse(def)
+	if !ok {
+		return nil, &ConfigError{"DEFAULT_LANGUAGE", fmt.Sprintf("is %q; supported: en, ru, uk", def)}
+	}
+	if !slices.Contains(c.Languages, l) {
+		return nil, &ConfigError{"DEFAULT_LANGUAGE", fmt.Sprintf("is %q, which is not in LANGUAGES", def)}
+	}
+	c.DefaultLang = l
+
+	if c.Workers, err = intVar(get("WORKERS"), 16, 1, 1024); err != nil {
+		return nil, &ConfigError{"WORKERS", err.Error()}
+	}
+	if c.QuoteTTL, err = durationVar(get("QUOTE_TTL"), 15*time.Minute); err != nil {
+		return nil, &ConfigError{"QUOTE_TTL", err.Error()}
+	}
+	if c.CatalogTTL, err = durationVar(get("CATALOG_CACHE_TTL"), 5*time.Minute); err != nil {
+		return nil, &ConfigError{"CATALOG_CACHE_TTL", err.Error()}
+	}
+	if c.LowBalanceUSD, err = decimalVar(get("LOW_BALANCE_USD"), "20", false); err != nil {
+		return nil, &ConfigError{"LOW_BALANCE_USD", err.Error()}
+	}
+	c.LogLevel = strings.ToLower(get("LOG_LEVEL"))
+	switch c.LogLevel {
+	case "":
+		c.LogLevel = "info"
+	case "debug", "info", "warn", "error":
+	default:
+		return nil, &ConfigError{"LOG_LEVEL", "must be debug, info, warn or error"}
+	}
+	return c, nil
+}
+
+func httpURL(v, def string) (string, error) {
+	if v == "" {
+		return def, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("must be an absolute http(s) URL")
+	}
+	return v, nil
+}
+
+func decimalVar(v, def string, positive bool) (decimal.Decimal, error) {
+	if v == "" {
+		v = def
+	}
+	d, err := decimal.NewFromString(v)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("is %q, which is not a number", v)
+	}
+	if positive && !d.IsPositive() {
+		return decimal.Decimal{}, fmt.Errorf("must be greater than 0")
+	}
+	if d.IsNegative() {
+		return decimal.Decimal{}, fmt.Errorf("must not be negative")
+	}
+	return d, nil
+}
+
+func intVar(v string, def, lo, hi int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+func durationVar(v string, def time.Duration) (time.Duration, error) {
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("must be a positive duration such as 15m or 1h")
+	}
+	return d, nil
+}

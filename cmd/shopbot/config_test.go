@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+const (
+	goodToken = "123456789:AAH-secret-token-value_abcdefghijkl"
+	goodKey   = "sk-live-very-secret-key"
+)
+
+func env(over map[string]string) func(string) string {
+	base := map[string]string{
+		"TELEGRAM_TOKEN":    goodToken,
+		"RESELLER_BASE_URL": "https://reseller.example/api/v1",
+		"RESELLER_API_KEY":  goodKey,
+	}
+	for k, v := range over {
+		base[k] = v
+	}
+	return func(k string) string { return base[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(env(nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TelegramAPIURL != "https://api.telegram.org" || !c.PayStars || c.PayWallet || c.StarsUSDRate.String() != "0.013" ||
+		c.Markup.Percent.String() != "10" || !c.Markup.Fixed.IsZero() || c.HTTPAddr != ":8080" || len(c.Languages) != 3 || c.DefaultLang != "en" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+// One test per required variable, and one per kind of bad value: the exit is
+// non-zero, the one line names the variable, and no secret leaks.
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		over map[string]string
+		want string
+	}{
+		{"missing TELEGRAM_TOKEN", map[string]string{"TELEGRAM_TOKEN": ""}, "TELEGRAM_TOKEN is required"},
+		{"missing RESELLER_BASE_URL", map[string]string{"RESELLER_BASE_URL": ""}, "RESELLER_BASE_URL is required"},
+		{"missing RESELLER_API_KEY", map[string]string{"RESELLER_API_KEY": ""}, "RESELLER_API_KEY is required"},
+		{"bad token", map[string]string{"TELEGRAM_TOKEN": "nonsense-" + goodKey}, "TELEGRAM_TOKEN does not look like"},
+		{"bad api url", map[string]string{"TELEGRAM_API_URL": "ftp://x"}, "TELEGRAM_API_URL must be"},
+		{"reseller url without prefix", map[string]string{"RESELLER_BASE_URL": "https://reseller.example"}, "RESELLER_BASE_URL must end in /api/v1"},
+		{"key with spaces", map[string]string{"RESELLER_API_KEY": "a b"}, "RESELLER_API_KEY must not contain"},
+		{"bad redis", map[string]string{"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must start with redis://"},
+		{"bad admin", map[string]string{"ADMIN_IDS": "12,abc"}, `ADMIN_IDS has "abc"`},
+		{"bad payment", map[string]string{"PAYMENT_METHODS": "stars,card"}, `PAYMENT_METHODS has "card"`},
+		{"zero rate", map[string]string{"STARS_USD_RATE": "0"}, "STARS_USD_RATE must be greater than 0"},
+		{"bad markup", map[string]string{"MARKUP_PERCENT": "ten"}, "MARKUP_PERCENT is \"ten\""},
+		{"negative fee", map[string]string{"MARKUP_FIXED_USD": "-1"}, "MARKUP_FIXED_USD must not be negative"},
+		{"bad line markup", map[string]string{"MARKUP_PERCENT_GIFTCARDS": "x"}, "MARKUP_PERCENT_GIFTCARDS is"},
+		{"http webhook", map[string]string{"WEBHOOK_URL": "http://shop.example/hook", "WEBHOOK_SECRET": "s"}, "WEBHOOK_URL must be an https://"},
+		{"webhook without secret", map[string]string{"WEBHOOK_URL": "https://shop.example/hook"}, "WEBHOOK_SECRET is required"},
+		{"bad secret", map[string]string{"WEBHOOK_SECRET": "has space"}, "WEBHOOK_SECRET must be"},
+		{"bad addr", map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR must be"},
+		{"bad language", map[string]string{"LANGUAGES": "en,de"}, `LANGUAGES has "de"`},
+		{"default not enabled", map[string]string{"LANGUAGES": "ru,uk"}, "DEFAULT_LANGUAGE is \"en\", which is not in LANGUAGES"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), nil, env(tc.over), strings.NewReader(""), &out, &errOut)
+			if code == 0 {
+				t.Fatalf("exit 0 for %v", tc.over)
+			}
+			msg := errOut.String()
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tc.want) {
+				t.Fatalf("stderr = %q, want one line containing %q", msg, tc.want)
+			}
+			if strings.Contains(msg, goodKey) || strings.Contains(msg, "secret-token") || strings.Contains(msg, "goroutine") {
+				t.Fatalf("secret or stack in %q", msg)
+			}
+		})
+	}
+}
+
+func TestConfigLineMarkupAndDemo(t *testing.T) {
+	c, err := LoadConfig(env(map[string]string{"MARKUP_PERCENT": "5", "MARKUP_FIXED_USD_STARS": "0.25", "PAYMENT_METHODS": "wallet, stars", "ADMIN_IDS": "1, 2,2"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := c.Markup.Lines["stars"]
+	if lm.Percent.String() != "5" || lm.Fixed.String() != "0.25" || !c.PayWallet || !c.PayStars || len(c.AdminIDs) != 2 {
+		t.Fatalf("%+v", c)
+	}
+	if _, err := LoadConfig(func(string) string { return "" }, true); err != nil {
+		t.Fatalf("demo needs no token or key: %v", err)
+	}
+}

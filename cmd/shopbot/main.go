@@ -1,0 +1,95 @@
+// Command shopbot runs the Telegram shop: `shopbot` serves buyers,
+// `shopbot check` verifies the configuration, `shopbot demo` runs the whole
+// shop locally in the terminal.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"shopbot/bot"
+	"shopbot/flows"
+	"shopbot/state"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	mode := ""
+	if len(args) > 0 {
+		mode = args[0]
+	}
+	switch mode {
+	case "", "run":
+		return serve(ctx, getenv, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, "usage: shopbot [run|check|demo]\n\n  run    serve the shop (default)\n  check  verify the token, upstream key, Redis and webhook, then exit\n  demo   run the whole shop locally in this terminal")
+		return 0
+	default:
+		fmt.Fprintf(stderr, "shopbot: unknown command %q (try: run, check, demo)\n", mode)
+		return 2
+	}
+}
+
+// newLogger logs JSON when stderr is not a terminal, text otherwise.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := LoadConfig(getenv, false)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	conn, err := state.Open(ctx, cfg.RedisURL)
+	if err != nil {
+		fmt.Fprintln(stderr, "redis:", err)
+		return 1
+	}
+	defer conn.Close()
+	if conn.Embedded {
+		log.Warn("REDIS_URL is not set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
+	}
+	b, err := newShop(cfg, conn, log)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := b.Run(ctx); err != nil {
+		log.Error("shop stopped", "err", err)
+		return 1
+	}
+	log.Info("shop stopped cleanly")
+	return 0
+}
+
+// newShop wires the bot from the configuration.
+func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
+	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
+	return bot.New(bot.Options{
+		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
+		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
+		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log,
+	}, conn.Client, engine)
+}

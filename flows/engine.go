@@ -1,0 +1,451 @@
+package flows
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"time"
+
+	"shopbot/locales"
+)
+
+// EventKind says what the buyer did.
+type EventKind int
+
+// The kinds of events a flow receives.
+const (
+	EvCommand EventKind = iota // a /command, with its argument
+	EvText                     // plain text
+	EvButton                   // an inline button press
+	EvPhoto                    // a photo, with its caption in Text
+)
+
+// User is who sent the event.
+type User struct {
+	ID           int64
+	LanguageCode string
+	Username     string
+	FirstName    string
+	Admin        bool
+}
+
+// Event is one thing the buyer did, as flows see it.
+type Event struct {
+	Kind    EventKind
+	Command string // without the slash and the @bot suffix, lowercased
+	Arg     string // what follows a command (the deep-link payload for /start)
+	Text    string
+	Button  Callback // for EvButton, already checked against the session
+	MsgID   int      // the message the pressed button is on
+	PhotoID string   // for EvPhoto, the largest size's file_id
+	User    User
+	Now     time.Time
+}
+
+// Button is one inline button. The engine fills Data from Action and Arg.
+type Button struct {
+	Text   string
+	Action string
+	Arg    string
+	URL    string
+	Global bool   // valid whatever the chat's state (see GlobalNonce)
+	Data   string // callback_data, set by the engine
+}
+
+// Screen is the chat's live menu: one message with an inline keyboard,
+// edited in place as the buyer navigates.
+type Screen struct {
+	Text  string // Telegram HTML
+	Rows  [][]Button
+	Fresh bool // send a new message instead of editing the live one
+}
+
+// Notice is a standalone message (not the live menu).
+type Notice struct {
+	Text string
+	Rows [][]Button // only Global buttons belong here
+}
+
+// Reply is what the bot must do after an event.
+type Reply struct {
+	Answer   string // callback answer text; may be empty, but a press is always answered
+	Alert    bool
+	Notices  []Notice // sent before the screen
+	Screen   *Screen
+	Save     bool // the session changed and must be saved
+	Stale    bool // the pressed button was outdated
+	NoScreen bool // deliberately leave the live menu alone
+}
+
+// Env is what a flow may use while handling one event.
+type Env struct {
+	Lang locales.Lang
+	Now  time.Time
+	User User
+}
+
+// T returns the localized text for key.
+func (e *Env) T(key string, kv ...any) string { return locales.T(e.Lang, key, kv...) }
+
+// N returns the localized plural text for key and count n.
+func (e *Env) N(key string, n int64, kv ...any) string { return locales.N(e.Lang, key, n, kv...) }
+
+// Flow is one product line's (or checkout's) state machine.
+type Flow interface {
+	// Start enters the flow; arg is a deep-link item id or "".
+	Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error)
+	// Handle takes a button press (already checked not stale) or text while the chat is in the flow.
+	Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error)
+	// Show renders the current step again without changing anything.
+	Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
+}
+
+// CommandFunc handles a command outside any flow (for example /orders).
+type CommandFunc func(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error)
+
+// Line is one product line: its name (also its command and deep link) and
+// the locale key of its menu label.
+type Line struct {
+	Name  string
+	Label string
+}
+
+// Lines are the eight product lines, in menu order.
+var Lines = []Line{
+	{"topup", "line.topup"}, {"stars", "line.stars"}, {"premium", "line.premium"}, {"services", "line.services"},
+	{"gifts", "line.gifts"}, {"giftcards", "line.giftcards"}, {"keys", "line.keys"}, {"games", "line.games"},
+}
+
+// deepLinkPrefixes map a one-item deep link (/start gc-<id>) to its line.
+var deepLinkPrefixes = map[string]string{"gc": "giftcards", "key": "keys", "game": "gifts", "tu": "games", "svc": "services"}
+
+// Engine routes events: global commands, the main menu, language, and the
+// registered flows. It is safe for concurrent use once built.
+type Engine struct {
+	Langs       []locales.Lang
+	DefaultLang locales.Lang
+	FlowTTL     time.Duration // a flow untouched this long has expired
+	NewNonce    func() string
+	flows       map[string]Flow
+	commands    map[string]CommandFunc
+	buttons     map[string]CommandFunc // global button actions registered by other parts
+}
+
+// NewEngine returns an engine for the enabled languages.
+func NewEngine(langs []locales.Lang, def locales.Lang) *Engine {
+	if len(langs) == 0 {
+		langs = locales.Supported()
+	}
+	return &Engine{
+		Langs: langs, DefaultLang: def, FlowTTL: 30 * time.Minute, NewNonce: randomNonce,
+		flows: map[string]Flow{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
+	}
+}
+
+// Register adds a product line's flow under its line name.
+func (e *Engine) Register(name string, f Flow) { e.flows[name] = f }
+
+// HandleCommand registers a command handled outside the flows.
+func (e *Engine) HandleCommand(name string, f CommandFunc) { e.commands[name] = f }
+
+// HandleButton registers a global button action (its buttons use GlobalNonce
+// or the session nonce; both reach f).
+func (e *Engine) HandleButton(action string, f CommandFunc) { e.buttons[action] = f }
+
+// Built-in actions.
+const (
+	actMenu     = "m"
+	actLine     = "l"
+	actLang     = "lang"
+	actLangMenu = "langs"
+	actHelp     = "help"
+	actCancel   = "x"
+)
+
+// Handle runs one event against the session and returns what to do. The
+// session is modified in place; Reply.Save says whether to store it.
+func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, error) {
+	env := &Env{Now: ev.Now, User: ev.User, Lang: e.LangFor(s, ev.User)}
+	r, err := e.route(ctx, env, s, ev)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		r = &Reply{}
+	}
+	if r.Stale {
+		// Show the current step again with the same nonce: nothing changes.
+		return r, e.encode(s, r, false)
+	}
+	if r.Screen != nil && ev.Kind != EvButton {
+		r.Screen.Fresh = true
+	}
+	return r, e.encode(s, r, r.Screen != nil)
+}
+
+// LangFor returns the language to use for the session and user.
+func (e *Engine) LangFor(s *Session, u User) locales.Lang {
+	if l, ok := locales.Parse(s.Lang); ok && e.enabled(l) {
+		return l
+	}
+	return locales.Match(u.LanguageCode, e.Langs, e.DefaultLang)
+}
+
+func (e *Engine) enabled(l locales.Lang) bool {
+	for _, x := range e.Langs {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	expired := s.Flow != "" && !s.Expires.IsZero() && ev.Now.After(s.Expires)
+	switch ev.Kind {
+	case EvCommand:
+		return e.command(ctx, env, s, ev)
+	case EvButton:
+		b := ev.Button
+		if b.Version != CallbackVersion || (b.Nonce != GlobalNonce && b.Nonce != s.Nonce) {
+			return e.stale(ctx, env, s)
+		}
+		if expired && b.Nonce != GlobalNonce {
+			s.Clear()
+			return &Reply{Answer: env.T("err.outdated"), Screen: e.menu(env), Save: true}, nil
+		}
+		return e.button(ctx, env, s, ev)
+	default:
+		if expired {
+			s.Clear()
+			return &Reply{Notices: []Notice{{Text: env.T("err.expired")}}, Screen: e.menu(env), Save: true}, nil
+		}
+		if f := e.flows[s.Flow]; f != nil {
+			r, err := f.Handle(ctx, env, s, ev)
+			if r != nil && r.Save {
+				s.Expires = ev.Now.Add(e.FlowTTL)
+			}
+			return r, err
+		}
+		return &Reply{Notices: []Notice{{Text: env.T("err.text_expected")}}, Screen: e.menu(env), Save: true}, nil
+	}
+}
+
+func (e *Engine) stale(ctx context.Context, env *Env, s *Session) (*Reply, error) {
+	r := &Reply{Answer: env.T("err.outdated"), Stale: true}
+	if f := e.flows[s.Flow]; f != nil {
+		sc, err := f.Show(ctx, env, s)
+		if err != nil {
+			return nil, err
+		}
+		r.Screen = sc
+		return r, nil
+	}
+	r.Screen = e.menuFor(env, s)
+	return r, nil
+}
+
+// menuFor renders what the chat shows outside flows: the language picker
+// when that is the open step, else the main menu.
+func (e *Engine) menuFor(env *Env, s *Session) *Screen {
+	if s.Step == "language" {
+		return e.languages(env)
+	}
+	return e.menu(env)
+}
+
+func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	switch ev.Command {
+	case "start":
+		s.Clear()
+		if s.Started.IsZero() {
+			s.Started = ev.Now
+		}
+		if ev.Arg != "" {
+			if r, ok, err := e.deepLink(ctx, env, s, ev.Arg); ok || err != nil {
+				return r, err
+			}
+		}
+		return &Reply{Screen: e.menu(env), Save: true}, nil
+	case "cancel":
+		had := s.Flow != ""
+		s.Clear()
+		msg := env.T("cancel.nothing")
+		if had {
+			msg = env.T("cancel.done")
+		}
+		return &Reply{Notices: []Notice{{Text: msg}}, Screen: e.menu(env), Save: true}, nil
+	case "help":
+		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+	case "paysupport":
+		return &Reply{Notices: []Notice{{Text: env.T("paysupport.text")}}, NoScreen: true}, nil
+	case "language":
+		s.Clear()
+		s.Step = "language"
+		return &Reply{Screen: e.languages(env), Save: true}, nil
+	case "menu":
+		s.Clear()
+		return &Reply{Screen: e.menu(env), Save: true}, nil
+	}
+	if f, ok := e.commands[ev.Command]; ok {
+		return f(ctx, env, s, ev)
+	}
+	for _, l := range Lines {
+		if l.Name == ev.Command {
+			return e.startLine(ctx, env, s, l.Name, ev.Arg)
+		}
+	}
+	return &Reply{Notices: []Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}, nil
+}
+
+func (e *Engine) deepLink(ctx context.Context, env *Env, s *Session, arg string) (*Reply, bool, error) {
+	for _, l := range Lines {
+		if arg == l.Name {
+			r, err := e.startLine(ctx, env, s, l.Name, "")
+			return r, true, err
+		}
+	}
+	if prefix, item, ok := strings.Cut(arg, "-"); ok && item != "" {
+		if line, ok := deepLinkPrefixes[prefix]; ok {
+			r, err := e.startLine(ctx, env, s, line, item)
+			return r, true, err
+		}
+	}
+	return nil, false, nil
+}
+
+func (e *Engine) startLine(ctx context.Context, env *Env, s *Session, line, arg string) (*Reply, error) {
+	f := e.flows[line]
+	if f == nil {
+		s.Clear()
+		return &Reply{Answer: env.T("line.soon"), Notices: []Notice{{Text: env.T("line.soon")}}, Screen: e.menu(env), Save: true}, nil
+	}
+	s.Enter(line, "", env.Now.Add(e.FlowTTL))
+	r, err := f.Start(ctx, env, s, arg)
+	if r != nil {
+		r.Save = true
+	}
+	return r, err
+}
+
+func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	b := ev.Button
+	switch b.Action {
+	case actMenu:
+		s.Clear()
+		return &Reply{Screen: e.menu(env), Save: true}, nil
+	case actCancel:
+		s.Clear()
+		return &Reply{Answer: env.T("cancel.done"), Screen: e.menu(env), Save: true}, nil
+	case actLine:
+		return e.startLine(ctx, env, s, b.Arg, "")
+	case actHelp:
+		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+	case actLangMenu:
+		s.Clear()
+		s.Step = "language"
+		return &Reply{Screen: e.languages(env), Save: true}, nil
+	case actLang:
+		l, ok := locales.Parse(b.Arg)
+		if !ok || !e.enabled(l) {
+			return e.stale(ctx, env, s)
+		}
+		s.Clear()
+		s.Lang = string(l)
+		env.Lang = l
+		return &Reply{Answer: env.T("lang.set", "language", locales.LanguageName(l)), Screen: e.menu(env), Save: true}, nil
+	}
+	if f, ok := e.buttons[b.Action]; ok {
+		return f(ctx, env, s, ev)
+	}
+	if f := e.flows[s.Flow]; f != nil {
+		r, err := f.Handle(ctx, env, s, ev)
+		if r != nil && r.Save {
+			s.Expires = ev.Now.Add(e.FlowTTL)
+		}
+		return r, err
+	}
+	return e.stale(ctx, env, s)
+}
+
+// MenuScreen renders the main menu (exported for flows that return to it).
+func (e *Engine) MenuScreen(env *Env) *Screen { return e.menu(env) }
+
+func (e *Engine) menu(env *Env) *Screen {
+	sc := &Screen{Text: env.T("menu.title")}
+	var row []Button
+	for _, l := range Lines {
+		row = append(row, Button{Text: env.T(l.Label), Action: actLine, Arg: l.Name})
+		if len(row) == 2 {
+			sc.Rows = append(sc.Rows, row)
+			row = nil
+		}
+	}
+	last := []Button{}
+	if _, ok := e.commands["orders"]; ok {
+		last = append(last, Button{Text: env.T("btn.orders"), Action: "orders"})
+	}
+	last = append(last, Button{Text: env.T("btn.language"), Action: actLangMenu}, Button{Text: env.T("btn.help"), Action: actHelp})
+	sc.Rows = append(sc.Rows, last)
+	return sc
+}
+
+func (e *Engine) languages(env *Env) *Screen {
+	sc := &Screen{Text: env.T("lang.choose")}
+	for _, l := range e.Langs {
+		sc.Rows = append(sc.Rows, []Button{{Text: locales.LanguageName(l), Action: actLang, Arg: string(l)}})
+	}
+	sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.back"), Action: actMenu}})
+	return sc
+}
+
+// encode assigns callback data to every button. With fresh true a new nonce
+// is drawn first, which makes every older button of this chat stale.
+func (e *Engine) encode(s *Session, r *Reply, fresh bool) error {
+	if fresh || s.Nonce == "" {
+		s.Nonce = e.NewNonce()
+		r.Save = true
+	}
+	fill := func(rows [][]Button, globalOnly bool) error {
+		for i := range rows {
+			for j := range rows[i] {
+				b := &rows[i][j]
+				if b.URL != "" {
+					continue
+				}
+				nonce := s.Nonce
+				if b.Global || globalOnly {
+					nonce = GlobalNonce
+				}
+				d, err := EncodeCallback(nonce, b.Action, b.Arg)
+				if err != nil {
+					return fmt.Errorf("button %q: %w", b.Text, err)
+				}
+				b.Data = d
+			}
+		}
+		return nil
+	}
+	if r.Screen != nil {
+		if err := fill(r.Screen.Rows, false); err != nil {
+			return err
+		}
+	}
+	for i := range r.Notices {
+		if err := fill(r.Notices[i].Rows, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func randomNonce() string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	var b [5]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = digits[int(b[i])%len(digits)]
+	}
+	return string(b[:])
+}
