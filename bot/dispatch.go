@@ -184,3 +184,7 @@ func userOf(u *models.Update) flows.User {
 	}
 	return flows.User{}
 }
+
+// SetTestHook installs a function called with every update before it is
+// handled (tests use it to panic, slow down or observe handling).
+func (b *Bot) SetTestHook(f func(u *models.Update)) { b.handleHook = f }

@@ -1,0 +1,461 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+	"shopbot/state/statetest"
+)
+
+const chat = int64(5001)
+
+type harness struct {
+	t    *testing.T
+	fake *botapitest.Server
+	rdb  *statetest.Redis
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, fake: botapitest.NewT(t), rdb: statetest.New(t)}
+}
+
+// newBot builds a bot on the harness's fake server and Redis.
+func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot {
+	h.t.Helper()
+	opts := bot.Options{
+		Token: h.fake.Token(), APIURL: h.fake.URL(), Prefix: h.rdb.Prefix,
+		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	b, err := bot.New(opts, h.rdb.Client, flows.NewEngine(nil, locales.En))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return b
+}
+
+// run starts b and returns a stop function that cancels it and checks that
+// Run returned nil.
+func (h *harness) run(b *bot.Bot) (stop func() time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	var once sync.Once
+	stop = func() time.Duration {
+		var took time.Duration
+		once.Do(func() {
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					h.t.Errorf("Run returned %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				h.t.Error("Run did not return within 15s of cancel")
+			}
+			took = time.Since(start)
+		})
+		return took
+	}
+	h.t.Cleanup(func() { stop() })
+	return stop
+}
+
+func (h *harness) wait(method string, n int) []botapitest.Call {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls, err := h.fake.WaitFor(ctx, method, n)
+	if err != nil {
+		h.t.Fatalf("waiting for %d %s: %v (have %d)", n, method, err, len(h.fake.CallsFor(method)))
+	}
+	return calls
+}
+
+// idle waits until no chat has updates queued or in progress.
+func (h *harness) idle(b *bot.Bot) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, err := b.Queue.Pending(context.Background()); err == nil && n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatal("the queue never drained")
+}
+
+func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if a, ok := h.fake.CallbackAnswer(id); ok {
+			return a
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatalf("callback query %s never answered", id)
+	return botapitest.CallbackAnswer{}
+}
+
+func (h *harness) menu() botapitest.Message {
+	h.t.Helper()
+	m, ok := h.fake.LastMessage(chat)
+	if !ok {
+		h.t.Fatal("no bot message in the chat")
+	}
+	return m
+}
+
+func button(t *testing.T, m botapitest.Message, label string) string {
+	t.Helper()
+	for _, b := range m.ReplyMarkup.Buttons() {
+		if b.Text == label {
+			return b.CallbackData
+		}
+	}
+	t.Fatalf("no button %q on message %d", label, m.MessageID)
+	return ""
+}
+
+func TestStartShowsMainMenuAndRegistersCommands(t *testing.T) {
+	h := newHarness(t)
+	h.run(h.newBot(nil))
+	h.fake.SendCommand(chat, "start", "")
+	sent := h.wait("sendMessage", 1)
+	if !strings.Contains(sent[0].String("text"), "Welcome") {
+		t.Fatalf("menu text = %q", sent[0].String("text"))
+	}
+	m := h.menu()
+	if n := len(m.ReplyMarkup.Buttons()); n < len(flows.Lines)+2 {
+		t.Fatalf("main menu has %d buttons", n)
+	}
+	if cmds := h.fake.CallsFor("setMyCommands"); len(cmds) != 4 {
+		t.Fatalf("setMyCommands called %d times, want default + 3 languages", len(cmds))
+	}
+}
+
+func TestDoubleTapMakesOneTransition(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	m := h.menu()
+	data := button(t, m, locales.T(locales.En, "btn.language"))
+	stop() // both taps arrive while the bot is down: they are handled back to back
+	q1 := h.fake.Press(chat, m.MessageID, data)
+	q2 := h.fake.Press(chat, m.MessageID, data)
+	h.run(h.newBot(nil))
+	a1, a2 := h.waitAnswer(q1), h.waitAnswer(q2)
+	if a1.Text == a2.Text {
+		t.Fatalf("both taps answered alike (%q): two transitions?", a1.Text)
+	}
+	if a2.Text != locales.T(locales.En, "err.outdated") {
+		t.Fatalf("second tap answered %q, want the outdated notice", a2.Text)
+	}
+	h.idle(b)
+	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
+	// /start saved revision 1, the first tap revision 2; the second tap saved nothing.
+	if rev != 2 || !strings.Contains(string(doc), `"step":"language"`) {
+		t.Fatalf("conversation rev=%d doc=%s", rev, doc)
+	}
+}
+
+func TestStaleButtonChangesNothing(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	old := h.menu()
+	h.fake.SendCommand(chat, "start", "") // a new menu: the old one's buttons are stale now
+	h.wait("sendMessage", 2)
+	h.idle(b)
+	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
+	q := h.fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.help")))
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+		t.Fatalf("stale press answered %q", a.Text)
+	}
+	h.wait("editMessageReplyMarkup", 1) // the stale keyboard is taken off
+	rev2, doc2, _ := b.Queue.Conversation(context.Background(), chat)
+	if rev2 != rev || string(doc2) != string(doc) {
+		t.Fatalf("stale press changed the conversation: %d %s -> %d %s", rev, doc, rev2, doc2)
+	}
+	if m, _ := h.fake.Message(chat, old.MessageID); len(m.ReplyMarkup.Buttons()) != 0 {
+		t.Fatal("stale keyboard still there")
+	}
+	// A button that is not ours at all is answered too.
+	q = h.fake.Press(chat, old.MessageID, "garbage")
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+		t.Fatalf("foreign button answered %q", a.Text)
+	}
+}
+
+func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	h.run(b)
+	u := h.fake.SendCommand(chat, "help", "")
+	for range 3 { // Telegram redelivers when it missed our 200
+		if code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s3cret", u); err != nil || code != 200 {
+			t.Fatalf("webhook = %d, %v", code, err)
+		}
+	}
+	h.wait("sendMessage", 1)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+		t.Fatalf("update handled %d times", n)
+	}
+}
+
+func TestWebhookWithBadSecretGets401(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	for _, secret := range []string{"", "wrong"} {
+		code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", secret, h.fake.SendCommand(chat, "start", ""))
+		if err != nil || code != http.StatusUnauthorized {
+			t.Fatalf("secret %q: status %d, %v", secret, code, err)
+		}
+	}
+	if n, _ := b.Queue.Pending(context.Background()); n != 0 {
+		t.Fatalf("%d chats queued from unauthorized webhook calls", n)
+	}
+}
+
+func TestCrashBetweenAcceptAndHandle(t *testing.T) {
+	h := newHarness(t)
+	// The first process accepts the update (webhook 200) and dies before any worker runs.
+	first := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+	srv := httptest.NewServer(first.Handler())
+	code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.fake.SendCommand(chat, "start", ""))
+	srv.Close()
+	if err != nil || code != 200 {
+		t.Fatalf("accept: %d %v", code, err)
+	}
+	if len(h.fake.CallsFor("sendMessage")) != 0 {
+		t.Fatal("handled before the restart")
+	}
+	// A new process on the same Redis handles it.
+	h.run(h.newBot(nil))
+	if got := h.wait("sendMessage", 1)[0].Int("chat_id"); got != chat {
+		t.Fatalf("sent to %d", got)
+	}
+}
+
+func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
+	h := newHarness(t)
+	u := h.fake.SendCommand(chat, "help", "")
+	raw, _ := json.Marshal(u)
+	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
+	q.Lease = 300 * time.Millisecond // the dead worker's lease
+	if _, err := q.Accept(context.Background(), []state.Update{{ID: u.UpdateID, Chat: chat, Body: raw}}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := q.Claim(context.Background(), time.Now()); c == nil || err != nil { // a worker that then dies
+		t.Fatalf("claim: %v %v", c, err)
+	}
+	b := h.newBot(nil)
+	h.run(b) // it also fetches the same update from getUpdates: a duplicate, dropped
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+		t.Fatalf("handled %d times", n)
+	}
+}
+
+func TestHandlerPanicIsRecovered(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	b.SetTestHook(func(u *models.Update) {
+		if u.Message != nil && u.Message.Text == "/boom" {
+			panic("boom")
+		}
+	})
+	h.run(b)
+	h.fake.SendText(chat, "/boom")
+	sent := h.wait("sendMessage", 1)
+	if sent[0].String("text") != locales.T(locales.En, "err.internal") {
+		t.Fatalf("after a panic the buyer got %q", sent[0].String("text"))
+	}
+	h.fake.SendCommand(chat, "start", "")
+	if !strings.Contains(h.wait("sendMessage", 2)[1].String("text"), "Welcome") {
+		t.Fatal("the bot did not live on after a panic")
+	}
+}
+
+func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
+	h := newHarness(t)
+	var inFlight [3]atomic.Int32
+	var overlap atomic.Bool
+	var mu sync.Mutex
+	order := map[int64][]int64{}
+	hook := func(u *models.Update) {
+		c := u.Message.Chat.ID
+		if inFlight[c-1].Add(1) > 1 {
+			overlap.Store(true)
+		}
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		order[c] = append(order[c], u.ID)
+		mu.Unlock()
+		inFlight[c-1].Add(-1)
+	}
+	var urls []string
+	for range 2 {
+		b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+		b.SetTestHook(hook)
+		b.API.Unlimited = true // 20 messages a chat would take 20 s at Telegram's pace
+		srv := httptest.NewServer(b.Handler())
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL+"/hook")
+		h.run(b)
+	}
+	const perChat = 20
+	for i := range perChat * 3 {
+		c := int64(i%3 + 1)
+		u := h.fake.SendCommand(c, "help", "")
+		if code, err := h.fake.DeliverWebhook(context.Background(), urls[i%2], "s", u); err != nil || code != 200 {
+			t.Fatalf("deliver: %d %v", code, err)
+		}
+	}
+	h.wait("sendMessage", perChat*3)
+	if overlap.Load() {
+		t.Fatal("one chat was handled by two workers at once")
+	}
+	for c, ids := range order {
+		for i := 1; i < len(ids); i++ {
+			if ids[i] < ids[i-1] {
+				t.Fatalf("chat %d handled out of order: %v", c, ids)
+			}
+		}
+	}
+}
+
+func TestGracefulShutdownFinishesInFlight(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	started := make(chan struct{}, 1)
+	b.SetTestHook(func(u *models.Update) {
+		started <- struct{}{}
+		time.Sleep(500 * time.Millisecond)
+	})
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "help", "")
+	<-started
+	took := stop()
+	if took > 10*time.Second {
+		t.Fatalf("shutdown took %v", took)
+	}
+	if len(h.fake.CallsFor("sendMessage")) != 1 {
+		t.Fatal("the in-flight update was not finished before exit")
+	}
+	if n, _ := b.Queue.Pending(context.Background()); n != 0 {
+		t.Fatalf("%d chats left pending", n)
+	}
+}
+
+func TestBotAPI429WaitsAndRetries(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	var slept []time.Duration
+	b.API.Sleep = func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	h.run(b)
+	h.fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
+	h.fake.SendCommand(chat, "help", "")
+	calls := h.wait("sendMessage", 2)
+	if calls[0].ErrorCode != 429 || !calls[1].OK() || len(slept) != 1 || slept[0] != 3*time.Second {
+		t.Fatalf("calls %d/%d slept %v", calls[0].ErrorCode, calls[1].ErrorCode, slept)
+	}
+}
+
+func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.BlockChat(chat)
+	h.fake.SendCommand(chat, "help", "")
+	h.wait("sendMessage", 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("403 not recorded on the buyer")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+		t.Fatalf("a 403 was retried: %d calls", n)
+	}
+	// Coming back with /start clears the mark.
+	h.fake.UnblockChat(chat)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 2)
+	if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
+		t.Fatal("still marked blocked after /start")
+	}
+}
+
+func TestHealthzAndMetrics(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	srv := httptest.NewServer(b.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	resp, err = http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`shopbot_updates_total{kind="command",result="ok"}`, "shopbot_handler_seconds_bucket", `shopbot_botapi_calls_total{method="sendMessage",result="ok"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if h.rdb.Mini == nil {
+		return // stopping a shared real Redis is not ours to do
+	}
+	stop()
+	h.rdb.Mini.Close()
+	resp, err = http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("healthz with Redis down: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
