@@ -1,3 +1,28 @@
 // Package resellersim is an in-memory simulator of the upstream reseller store
-// service, served over HTTP, used by tests and by the demo.
+// service (spec/reseller-api.md), served over HTTP, used by tests and by the demo.
+//
+// A Sim is an http.Handler serving every endpoint under /api/v1:
+//
+//	sim := resellersim.New(resellersim.Config{Now: clock.Now, Seed: 1})
+//	srv := httptest.NewServer(sim)
+//	base := srv.URL + "/api/v1" // with "Authorization: Bearer test-key"
+//
+// It implements the wire format on its own (it does not import package
+// reseller): the account and its balance transactions, the catalogs of all
+// eight product lines (DefaultCatalog, with the Demo* ids for tests), order
+// creation that charges the balance at once, the order lifecycle driven by
+// the injectable clock (created, processing, then completed, failed or
+// refund, see Behavior), the manual-service order chat with a scripted
+// operator, per-key rate limiting, and test hooks that inject failures:
+// FailNext, CutAfterCreate (the ambiguous create), FailCreateAfterExecute,
+// DelayNext, RateLimitNext and others.
+//
+// Choices where the spec shows no shape: game keys are delivered in "keys" as
+// objects {"key", "name"}; game-key orders carry game_id, game_name, key_id,
+// key_name and quantity; in-game top-up orders carry category_id,
+// category_name, offer_id, offer_name and fields, and no codes; chat messages
+// are {"object": "chat_message", "id", "author" ("operator" or "client"),
+// "text", "image" (URL or null), "created_at"}; a "select" top-up field lists
+// its values in "options"; catalog list entries carry an "object" too;
+// server_error is answered with the injected status (5xx).
 package resellersim

@@ -1,0 +1,186 @@
+package resellersim
+
+import (
+	"math"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+const (
+	selfAccount  = 1
+	otherAccount = 2
+)
+
+// Transaction is a balance transaction of the simulated account.
+type Transaction struct {
+	Number       int
+	Direction    string // CREDIT or DEBIT
+	Type         string // DEPOSIT, ORDER or ADJUSTMENT
+	Status       string // PENDING, COMPLETED or CANCELLED
+	Amount       decimal.Decimal
+	BalanceAfter decimal.Decimal
+	Note         string
+	CreatedAt    time.Time
+}
+
+type txn struct {
+	Transaction
+	account int
+}
+
+// record numbers and records a transaction.
+func (s *Sim) record(account int, direction, typ, status string, amount, balanceAfter decimal.Decimal, note string, at time.Time) {
+	s.addTx(&txn{account: account, Transaction: Transaction{
+		Direction: direction, Type: typ, Status: status, Amount: amount,
+		BalanceAfter: balanceAfter, Note: note, CreatedAt: at,
+	}})
+}
+
+// addTx numbers and records a transaction.
+func (s *Sim) addTx(t *txn) {
+	t.Number = s.nextTx
+	s.nextTx++
+	s.txs = append(s.txs, t)
+}
+
+type accountJSON struct {
+	Object        string `json:"object"`
+	Nickname      string `json:"nickname"`
+	Email         string `json:"email"`
+	Status        string `json:"status"`
+	BalanceUSD    string `json:"balance_usd"`
+	TotalOrders   int    `json:"total_orders"`
+	TotalSpentUSD string `json:"total_spent_usd"`
+	CreatedAt     string `json:"created_at"`
+}
+
+type transactionJSON struct {
+	Object       string  `json:"object"`
+	Number       int     `json:"number"`
+	Direction    string  `json:"direction"`
+	Type         string  `json:"type"`
+	Status       string  `json:"status"`
+	AmountUSD    string  `json:"amount_usd"`
+	BalanceAfter string  `json:"balance_after"`
+	Note         *string `json:"note"`
+	CreatedAt    string  `json:"created_at"`
+}
+
+type pageJSON struct {
+	Object     string `json:"object"`
+	Data       any    `json:"data"`
+	Limit      int    `json:"limit"`
+	HasMore    bool   `json:"has_more"`
+	NextCursor *int   `json:"next_cursor"`
+}
+
+func (t *txn) json() transactionJSON {
+	return transactionJSON{
+		Object:       "transaction",
+		Number:       t.Number,
+		Direction:    t.Direction,
+		Type:         t.Type,
+		Status:       t.Status,
+		AmountUSD:    usd(t.Amount),
+		BalanceAfter: usd(t.BalanceAfter),
+		Note:         nullString(t.Note),
+		CreatedAt:    ts(t.CreatedAt),
+	}
+}
+
+func (s *Sim) getMe(q *request) (any, error) {
+	return accountJSON{
+		Object:        "account",
+		Nickname:      s.nickname,
+		Email:         s.email,
+		Status:        s.status,
+		BalanceUSD:    usd(s.balance),
+		TotalOrders:   s.totalOrders,
+		TotalSpentUSD: usd(s.totalSpent),
+		CreatedAt:     ts(s.accountSince),
+	}, nil
+}
+
+func (s *Sim) listTransactions(q *request) (any, error) {
+	limit, err := q.queryInt("limit", 20, 1, 100)
+	if err != nil {
+		return nil, err
+	}
+	cursor, err := q.queryInt("cursor", math.MaxInt, 1, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := q.queryEnum("direction", "CREDIT", "DEBIT")
+	if err != nil {
+		return nil, err
+	}
+	typ, err := q.queryEnum("type", "DEPOSIT", "ORDER", "ADJUSTMENT")
+	if err != nil {
+		return nil, err
+	}
+	status, err := q.queryEnum("status", "PENDING", "COMPLETED", "CANCELLED")
+	if err != nil {
+		return nil, err
+	}
+	data := []transactionJSON{}
+	page := pageJSON{Object: "list", Limit: limit}
+	for i := len(s.txs) - 1; i >= 0; i-- {
+		t := s.txs[i]
+		if t.account != selfAccount || t.Number >= cursor ||
+			(dir != "" && t.Direction != dir) || (typ != "" && t.Type != typ) || (status != "" && t.Status != status) {
+			continue
+		}
+		if len(data) == limit {
+			page.HasMore = true
+			last := data[len(data)-1].Number
+			page.NextCursor = &last
+			break
+		}
+		data = append(data, t.json())
+	}
+	page.Data = data
+	return page, nil
+}
+
+func (s *Sim) getTransaction(q *request) (any, error) {
+	n, err := pathNumber(q.path[1], "transaction")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range s.txs {
+		if t.Number == n && t.account == selfAccount {
+			return t.json(), nil
+		}
+	}
+	return nil, notFound("transaction %d not found", n)
+}
+
+// Transactions returns the account's transactions, oldest first, after
+// applying due order transitions.
+func (s *Sim) Transactions() []Transaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advanceLocked(s.clock())
+	var out []Transaction
+	for _, t := range s.txs {
+		if t.account == selfAccount {
+			out = append(out, t.Transaction)
+		}
+	}
+	return out
+}
+
+// ForeignTransactionNumbers returns the numbers of transactions that belong
+// to another account: they exist but GET /transactions/{number} answers 404.
+func (s *Sim) ForeignTransactionNumbers() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for _, t := range s.txs {
+		if t.account != selfAccount {
+			out = append(out, t.Number)
+		}
+	}
+	return out
+}

@@ -1,0 +1,457 @@
+package resellersim
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+func (s *Sim) getRates(q *request) (any, error) {
+	rates := make(map[string]json.Number, len(s.cat.Rates))
+	for c, r := range s.cat.Rates {
+		rates[c] = json.Number(r.String())
+	}
+	return struct {
+		Object      string                 `json:"object"`
+		Base        string                 `json:"base"`
+		Rates       map[string]json.Number `json:"rates"`
+		MinTopupUSD string                 `json:"min_topup_usd"`
+		UpdatedAt   string                 `json:"updated_at"`
+	}{"store_rates", "USD", rates, usd(s.cat.MinTopupUSD), ts(s.startedAt)}, nil
+}
+
+func (s *Sim) getStars(q *request) (any, error) {
+	return struct {
+		Object       string `json:"object"`
+		PricePerStar string `json:"price_per_star"`
+		Min          int    `json:"min"`
+		Max          int    `json:"max"`
+		UpdatedAt    string `json:"updated_at"`
+	}{"messenger_stars_pricing", usd(s.cat.PricePerStar), s.cat.StarsMin, s.cat.StarsMax, ts(s.startedAt)}, nil
+}
+
+func (s *Sim) getPremium(q *request) (any, error) {
+	type plan struct {
+		Months   int    `json:"months"`
+		PriceUSD string `json:"price_usd"`
+	}
+	plans := []plan{}
+	for _, p := range s.cat.PremiumPlans {
+		plans = append(plans, plan{p.Months, usd(p.Price)})
+	}
+	return struct {
+		Object    string `json:"object"`
+		Plans     []plan `json:"plans"`
+		UpdatedAt string `json:"updated_at"`
+	}{"messenger_premium_pricing", plans, ts(s.startedAt)}, nil
+}
+
+// Manual services.
+
+type manualServiceJSON struct {
+	Object string  `json:"object"`
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Kind   string  `json:"kind"`
+	Chat   bool    `json:"chat"`
+	Info   *string `json:"info"`
+	Image  *string `json:"image"`
+}
+
+func (s *Sim) listManualServices(q *request) (any, error) {
+	data := []manualServiceJSON{}
+	for _, m := range s.cat.ManualServices {
+		if m.Hidden {
+			continue
+		}
+		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, nullString(m.Info), nullString(m.Image)})
+	}
+	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+}
+
+func (s *Sim) getManualOffers(q *request) (any, error) {
+	m, ok := s.idx.manual[q.path[1]]
+	if !ok || m.Hidden {
+		return nil, notFound("manual service %q not found", q.path[1])
+	}
+	type field struct {
+		Code string `json:"code"`
+		Name string `json:"name"`
+	}
+	type offer struct {
+		ID              string  `json:"id"`
+		Name            string  `json:"name"`
+		PriceUSD        string  `json:"price_usd"`
+		DeliveryMinutes *int    `json:"delivery_minutes"`
+		Note            *string `json:"note"`
+	}
+	fields := []field{}
+	for _, f := range m.Fields {
+		fields = append(fields, field(f))
+	}
+	offers := []offer{}
+	for _, o := range m.Offers {
+		if o.Hidden {
+			continue
+		}
+		var dm *int
+		if o.DeliveryMinutes > 0 {
+			dm = ptr(o.DeliveryMinutes)
+		}
+		offers = append(offers, offer{o.ID, o.Name, usd(o.Price), dm, nullString(o.Note)})
+	}
+	return struct {
+		Object    string  `json:"object"`
+		ServiceID string  `json:"service_id"`
+		Name      *string `json:"name"`
+		Kind      *string `json:"kind"`
+		Chat      bool    `json:"chat"`
+		Info      *string `json:"info"`
+		Fields    []field `json:"fields"`
+		Offers    []offer `json:"offers"`
+	}{"manual_offers", m.ID, nullString(m.Name), nullString(m.Kind), m.Chat, nullString(m.Info), fields, offers}, nil
+}
+
+// Store gifts.
+
+func (s *Sim) listStoreGames(q *request) (any, error) {
+	limit, err := q.queryInt("limit", 100, 1, 500)
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		Object string `json:"object"`
+		AppID  int    `json:"app_id"`
+		Name   string `json:"name"`
+	}
+	var data []entry
+	for _, g := range s.cat.StoreGames {
+		if !g.Hidden {
+			data = append(data, entry{"store_game", g.AppID, g.Name})
+		}
+	}
+	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+}
+
+func (s *Sim) getStoreGame(q *request) (any, error) {
+	id, err := pathNumber(q.path[2], "app")
+	if err != nil {
+		return nil, err
+	}
+	g, ok := s.idx.storeGames[id]
+	if !ok || g.Hidden {
+		return nil, notFound("app %d not found", id)
+	}
+	type region struct {
+		Region   string `json:"region"`
+		PriceUSD string `json:"price_usd"`
+	}
+	type offer struct {
+		SubID   int      `json:"sub_id"`
+		Name    string   `json:"name"`
+		Regions []region `json:"regions"`
+	}
+	offers := []offer{}
+	for _, e := range g.Editions {
+		o := offer{SubID: e.SubID, Name: e.Name, Regions: []region{}}
+		for _, p := range e.Prices {
+			o.Regions = append(o.Regions, region{p.Region, usd(p.Price)})
+		}
+		offers = append(offers, o)
+	}
+	return struct {
+		Object string  `json:"object"`
+		AppID  int     `json:"app_id"`
+		Offers []offer `json:"offers"`
+	}{"store_gift_offers", g.AppID, offers}, nil
+}
+
+// Gift cards.
+
+func (s *Sim) listGiftCategories(q *request) (any, error) {
+	limit, err := q.queryInt("limit", 200, 1, 600)
+	if err != nil {
+		return nil, err
+	}
+	search := strings.ToLower(q.queryString("q"))
+	type entry struct {
+		Object     string  `json:"object"`
+		CategoryID string  `json:"category_id"`
+		Name       string  `json:"name"`
+		Image      *string `json:"image"`
+	}
+	var data []entry
+	for _, c := range s.cat.GiftCategories {
+		if !c.Hidden && matchQ(search, c.ID, c.Name) {
+			data = append(data, entry{"gift_category", c.ID, c.Name, nullString(c.Image)})
+		}
+	}
+	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+}
+
+func (s *Sim) getGiftCards(q *request) (any, error) {
+	c, ok := s.idx.giftCats[q.path[2]]
+	if !ok || c.Hidden {
+		return nil, notFound("gift card category %q not found", q.path[2])
+	}
+	type card struct {
+		CardID      string `json:"card_id"`
+		Name        string `json:"name"`
+		PriceUSD    string `json:"price_usd"`
+		Stock       int    `json:"stock"`
+		MinQuantity int    `json:"min_quantity"`
+		MaxQuantity int    `json:"max_quantity"`
+	}
+	offers := []card{}
+	for _, k := range c.Cards {
+		if !k.Hidden {
+			offers = append(offers, card{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+		}
+	}
+	return struct {
+		Object     string  `json:"object"`
+		CategoryID string  `json:"category_id"`
+		Name       string  `json:"name"`
+		Image      *string `json:"image"`
+		Offers     []card  `json:"offers"`
+	}{"gift_card_offers", c.ID, c.Name, nullString(c.Image), offers}, nil
+}
+
+// groupBrands groups visible items by brand in catalog order. An item is
+// kept when the brand or the item matches the search.
+func groupBrands[T any](items []T, brandOf func(T) string, keep func(T) bool, match func(T) bool, search string) ([]string, map[string][]T) {
+	var order []string
+	groups := map[string][]T{}
+	for _, it := range items {
+		b := brandOf(it)
+		if !keep(it) || !(matchQ(search, b) || match(it)) {
+			continue
+		}
+		if _, ok := groups[b]; !ok {
+			order = append(order, b)
+		}
+		groups[b] = append(groups[b], it)
+	}
+	return order, groups
+}
+
+func (s *Sim) listGiftBrands(q *request) (any, error) {
+	search := strings.ToLower(q.queryString("q"))
+	type sub struct {
+		CategoryID string  `json:"category_id"`
+		Region     *string `json:"region"`
+		Image      *string `json:"image"`
+	}
+	type brand struct {
+		Object        string `json:"object"`
+		Brand         string `json:"brand"`
+		Subcategories []sub  `json:"subcategories"`
+	}
+	order, groups := groupBrands(s.cat.GiftCategories,
+		func(c GiftCategory) string { return c.Brand },
+		func(c GiftCategory) bool { return !c.Hidden },
+		func(c GiftCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
+	data := []brand{}
+	for _, b := range order {
+		e := brand{Object: "gift_brand", Brand: b}
+		for _, c := range groups[b] {
+			e.Subcategories = append(e.Subcategories, sub{c.ID, nullString(c.Region), nullString(c.Image)})
+		}
+		data = append(data, e)
+	}
+	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+}
+
+// Game keys.
+
+type gameJSON struct {
+	Object            string  `json:"object,omitempty"`
+	GameID            string  `json:"game_id"`
+	Name              string  `json:"name"`
+	Region            string  `json:"region"`
+	Platform          string  `json:"platform"`
+	RegionRestriction bool    `json:"region_restriction"`
+	Image             *string `json:"image"`
+}
+
+func (g *Game) json(object string) gameJSON {
+	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, nullString(g.Image)}
+}
+
+func (s *Sim) listGames(q *request) (any, error) {
+	limit, err := q.queryInt("limit", 200, 1, 500)
+	if err != nil {
+		return nil, err
+	}
+	search := strings.ToLower(q.queryString("q"))
+	region, platform := q.queryString("region"), q.queryString("platform")
+	var data []gameJSON
+	for i := range s.cat.Games {
+		g := &s.cat.Games[i]
+		if g.Hidden || !matchQ(search, g.ID, g.Name) ||
+			(region != "" && !strings.EqualFold(region, g.Region)) ||
+			(platform != "" && !strings.EqualFold(platform, g.Platform)) {
+			continue
+		}
+		data = append(data, g.json("game"))
+	}
+	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+}
+
+func (s *Sim) pathGame(id string) (*Game, error) {
+	g, ok := s.idx.games[id]
+	if !ok || g.Hidden {
+		return nil, notFound("game %q not found", id)
+	}
+	return g, nil
+}
+
+func (s *Sim) getGameKeys(q *request) (any, error) {
+	g, err := s.pathGame(q.path[1])
+	if err != nil {
+		return nil, err
+	}
+	type key struct {
+		KeyID       string `json:"key_id"`
+		Name        string `json:"name"`
+		PriceUSD    string `json:"price_usd"`
+		Stock       int    `json:"stock"`
+		MinQuantity int    `json:"min_quantity"`
+		MaxQuantity int    `json:"max_quantity"`
+	}
+	keys := []key{}
+	for _, k := range g.Keys {
+		if !k.Hidden {
+			keys = append(keys, key{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+		}
+	}
+	return struct {
+		gameJSON
+		Keys []key `json:"keys"`
+	}{g.json("game_key_offers"), keys}, nil
+}
+
+func (s *Sim) getRegionRestriction(q *request) (any, error) {
+	g, err := s.pathGame(q.path[1])
+	if err != nil {
+		return nil, err
+	}
+	type country struct {
+		Code string `json:"code"`
+		Name string `json:"name"`
+	}
+	conv := func(cs []Country) []country {
+		out := []country{}
+		for _, c := range cs {
+			out = append(out, country(c))
+		}
+		return out
+	}
+	return struct {
+		Object          string    `json:"object"`
+		GameID          string    `json:"game_id"`
+		Region          string    `json:"region"`
+		HasAvailability bool      `json:"has_availability"`
+		Available       []country `json:"available"`
+		Unavailable     []country `json:"unavailable"`
+	}{"region_restriction", g.ID, g.Region, len(g.Available) > 0, conv(g.Available), conv(g.Unavailable)}, nil
+}
+
+// Game top-ups.
+
+func (s *Sim) listTopUpCategories(q *request) (any, error) {
+	limit, err := q.queryInt("limit", 200, 1, 600)
+	if err != nil {
+		return nil, err
+	}
+	search := strings.ToLower(q.queryString("q"))
+	type entry struct {
+		Object     string  `json:"object"`
+		CategoryID string  `json:"category_id"`
+		Name       string  `json:"name"`
+		Note       *string `json:"note"`
+		Image      *string `json:"image"`
+	}
+	var data []entry
+	for _, c := range s.cat.TopUpCategories {
+		if !c.Hidden && matchQ(search, c.ID, c.Name) {
+			data = append(data, entry{"top_up_category", c.ID, c.Name, nullString(c.Note), nullString(c.Image)})
+		}
+	}
+	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+}
+
+func (s *Sim) getTopUpOffers(q *request) (any, error) {
+	c, ok := s.idx.topUps[q.path[2]]
+	if !ok || c.Hidden {
+		return nil, notFound("top-up category %q not found", q.path[2])
+	}
+	type field struct {
+		Key     string   `json:"key"`
+		Label   string   `json:"label"`
+		Type    string   `json:"type"`
+		Options []string `json:"options,omitempty"`
+	}
+	type offer struct {
+		OfferID  string `json:"offer_id"`
+		Name     string `json:"name"`
+		PriceUSD string `json:"price_usd"`
+	}
+	fields := []field{}
+	for _, f := range c.Fields {
+		fields = append(fields, field{f.Key, f.Label, f.Type, slices.Clone(f.Options)})
+	}
+	offers := []offer{}
+	for _, o := range c.Offers {
+		if !o.Hidden {
+			offers = append(offers, offer{o.ID, o.Name, usd(o.Price)})
+		}
+	}
+	return struct {
+		Object     string  `json:"object"`
+		CategoryID string  `json:"category_id"`
+		Name       string  `json:"name"`
+		Note       *string `json:"note"`
+		Image      *string `json:"image"`
+		Fields     []field `json:"fields"`
+		Offers     []offer `json:"offers"`
+	}{"top_up_offers", c.ID, c.Name, nullString(c.Note), nullString(c.Image), fields, offers}, nil
+}
+
+func (s *Sim) listTopUpBrands(q *request) (any, error) {
+	search := strings.ToLower(q.queryString("q"))
+	type sub struct {
+		CategoryID string  `json:"category_id"`
+		Name       string  `json:"name"`
+		Region     string  `json:"region"`
+		Variant    *string `json:"variant"`
+		Image      *string `json:"image"`
+	}
+	type brand struct {
+		Object        string `json:"object"`
+		Brand         string `json:"brand"`
+		Subcategories []sub  `json:"subcategories"`
+	}
+	brandOf := func(c TopUpCategory) string {
+		if c.Brand == "" {
+			return c.Name
+		}
+		return c.Brand
+	}
+	order, groups := groupBrands(s.cat.TopUpCategories, brandOf,
+		func(c TopUpCategory) bool { return !c.Hidden },
+		func(c TopUpCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
+	data := []brand{}
+	for _, b := range order {
+		e := brand{Object: "top_up_brand", Brand: b}
+		for _, c := range groups[b] {
+			region := c.Region
+			if region == "" {
+				region = "GLOBAL"
+			}
+			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, nullString(c.Variant), nullString(c.Image)})
+		}
+		data = append(data, e)
+	}
+	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+}
