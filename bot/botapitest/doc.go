@@ -1,0 +1,46 @@
+// Package botapitest is a fake Telegram Bot API server for unit tests,
+// end-to-end tests and the terminal demo.
+//
+// New (or NewT in tests) starts the server; give URL() and Token() to the
+// bot (bot.WithServerURL). Every request to /bot<token>/<method> is checked
+// against the official Bot API schema (an embedded copy of
+// shared/telegram/botapi.json) and a few documented value rules, recorded
+// (Calls, WaitFor, Subscribe) and simulated: a per-chat message store with
+// edits, callback and pre-checkout queries, an update queue for getUpdates
+// with long polling, webhook delivery, Telegram Star payments and refunds,
+// bot commands and webhook settings. FailNext, BlockChat and SetLatency
+// inject faults.
+//
+// # What the checker covers
+//
+// Requests may be JSON, urlencoded, a query string or multipart (scalar
+// parts are strings, object and array fields are JSON text, file parts are
+// InputFile). It reports unknown methods, unknown fields, missing required
+// fields and wrong types, recursively through nested objects and arrays:
+// Integer must parse as int64, Float as a number, Boolean as true/false;
+// unions pass if any alternative passes; types with subtypes are chosen by
+// their discriminator (type, status or source). Nested JSON values must have
+// their JSON type (a number where the schema says Integer). attach://<name>
+// must name an uploaded part, and uploaded parts must be used.
+//
+// Value rules: callback_data 1-64 bytes; exactly one action per inline
+// button; message text 1-4096 and captions 0-1024 characters;
+// answerCallbackQuery text 0-200; sendInvoice title, description, payload
+// (1-128 bytes), currency, XTR needing no provider token, one price and no
+// tips; parse_mode one of HTML, MarkdownV2, Markdown, and HTML text parsed
+// like Telegram (only b, strong, i, em, u, ins, s, strike, del,
+// span class="tg-spoiler", tg-spoiler, a href, code, pre, blockquote,
+// tg-emoji; balanced; <, > and & escaped); BotCommand syntax; edit targets;
+// error_message when a pre-checkout is declined; limits of getUpdates and
+// getStarTransactions; webhook secret syntax. Characters are counted in
+// UTF-16 code units, as Telegram does, after HTML parsing for HTML texts;
+// Markdown is not parsed, so its markup counts too.
+//
+// Not covered: Markdown/MarkdownV2 syntax, entity offsets, file sizes and
+// most other numeric ranges stated only in descriptions, and fields that
+// are "required if" another one is set beyond those listed above.
+//
+// Violations are reported to OnViolation (NewT turns them into t.Errorf)
+// and answered with HTTP 400 "Bad Request: schema: <method>: <field>:
+// <problem>"; an unknown method is answered 404 "Not Found".
+package botapitest
