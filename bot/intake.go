@@ -162,3 +162,9 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 }
+
+// AcceptRaw durably accepts one raw update, as the webhook does after its
+// checks. Tests, benchmarks and the demo feed updates through it.
+func (b *Bot) AcceptRaw(ctx context.Context, body []byte) error {
+	return b.accept(ctx, []json.RawMessage{body})
+}
