@@ -104,10 +104,9 @@ func BenchmarkUpdate(b *testing.B) {
 type localServer struct{ b *bot.Bot }
 
 func newLocalServer(_ testing.TB, b *bot.Bot) *localServer { return &localServer{b: b} }
-func (s *localServer) close()                             {}
+func (s *localServer) close()                              {}
 func (s *localServer) deliver(tb testing.TB, body []byte) {
 	if err := s.b.AcceptRaw(context.Background(), body); err != nil {
 		tb.Fatal(err)
 	}
 }
-
