@@ -1,4 +1,16 @@
 // Package reseller is a typed client for the upstream reseller store API
 // (spec/reseller-api.md): the account, balance transactions, orders, the eight
 // product lines and the manual-service order chat.
+//
+// Create a Client with New and call one method per endpoint; every method
+// takes a context first. Lists that page by cursor (GET /transactions and
+// GET /orders) also have iterators, AllTransactions and AllOrders.
+//
+// Money is Money (a decimal.Decimal that reads and writes the API's 4-place
+// strings), never a float. Requests are checked before sending: a bad input
+// is a *ValidationError naming the field and nothing reaches the upstream.
+// Upstream error answers are *Error (and *RateLimitError for 429); a failed
+// order creation whose effect is unknown is an *OutcomeUnknownError, which
+// the caller must reconcile instead of retrying (see Client for the retry
+// rules). No error text ever contains the API key.
 package reseller

@@ -1,0 +1,61 @@
+package reseller
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// AccountStatus is the state of the reseller account.
+type AccountStatus string
+
+// Account states.
+const (
+	AccountActive  AccountStatus = "ACTIVE"
+	AccountBlocked AccountStatus = "BLOCKED"
+)
+
+// Account is the authenticated reseller's account (object "account").
+type Account struct {
+	// Object is "account".
+	Object string `json:"object"`
+	// Nickname is the reseller's nickname.
+	Nickname string `json:"nickname"`
+	// Email is the account e-mail.
+	Email string `json:"email"`
+	// Status is ACTIVE or BLOCKED; a BLOCKED account gets 403 on ordering.
+	Status AccountStatus `json:"status"`
+	// BalanceUSD is the balance available for orders.
+	BalanceUSD Money `json:"balance_usd"`
+	// TotalOrders is the lifetime order count.
+	TotalOrders int64 `json:"total_orders"`
+	// TotalSpentUSD is the lifetime spend.
+	TotalSpentUSD Money `json:"total_spent_usd"`
+	// CreatedAt is when the account was created.
+	CreatedAt time.Time `json:"created_at"`
+	// Raw is the account object as received. The spec says the account
+	// carries its rate limits in fields it does not name; read them here.
+	// Raw is not written by json.Marshal.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON decodes the account and keeps the raw object in Raw.
+func (a *Account) UnmarshalJSON(data []byte) error {
+	type plain Account
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*a = Account(p)
+	a.Raw = append(json.RawMessage(nil), data...)
+	return nil
+}
+
+// Me returns the caller's own account: GET /me.
+func (c *Client) Me(ctx context.Context) (*Account, error) {
+	a := new(Account)
+	if err := c.get(ctx, "GET /me", "/me", nil, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}

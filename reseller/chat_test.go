@@ -1,0 +1,207 @@
+package reseller
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestChat(t *testing.T) {
+	env := setup(t)
+	env.serveFixture("GET /orders/{number}/chat", "chat.json", func(t *testing.T, r *http.Request) {
+		testMethod(t, r, "GET")
+		if r.PathValue("number") != "1004" {
+			t.Errorf("number = %s", r.PathValue("number"))
+		}
+	})
+	got, err := env.client.Chat(t.Context(), 1004)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Object != "chat" || got.ChatFrozen || !got.ChatOpened || got.ChatReadOnly {
+		t.Errorf("chat flags = %+v", got)
+	}
+	type want struct {
+		text, id, author, image string
+		at                      string // RFC 3339, "" for none
+		op, opKnown             bool
+	}
+	wants := []want{
+		{text: "Hello, please send the account e-mail", id: "1", at: "2024-05-01T10:05:00Z", op: true, opKnown: true},
+		{text: "x@y.example", id: "m2", at: "2024-05-01T10:06:00Z", op: false, opKnown: true},
+		{text: "nested", author: "Support", at: "2024-05-01T10:07:00.123Z", op: true, opKnown: true},
+		{text: "date only", author: "client", at: "2024-05-01T00:00:00Z", op: false, opKnown: true},
+		{text: "a bare string message"},
+		{text: "Upper-case field", author: "operator", image: "https://img.example/a.png", at: "2024-05-01T10:08:00Z", op: true, opKnown: true},
+		{image: "https://img.example/b.png", at: "2024-05-01T10:09:00.5Z"},
+		{},
+		{},
+		{text: "42"},
+		{},
+	}
+	if len(got.Messages) != len(wants) {
+		t.Fatalf("messages = %d, want %d", len(got.Messages), len(wants))
+	}
+	for i, w := range wants {
+		m := &got.Messages[i]
+		if m.Text() != w.text || m.ID() != w.id || m.Author() != w.author || m.Image() != w.image {
+			t.Errorf("message %d: text %q id %q author %q image %q; want %+v", i, m.Text(), m.ID(), m.Author(), m.Image(), w)
+		}
+		at, ok := m.Time()
+		if ok != (w.at != "") || (ok && !at.Equal(ts(w.at))) {
+			t.Errorf("message %d: Time() = %v, %v; want %q", i, at, ok, w.at)
+		}
+		if op, known := m.FromOperator(); op != w.op || known != w.opKnown {
+			t.Errorf("message %d: FromOperator() = %v, %v; want %v, %v", i, op, known, w.op, w.opKnown)
+		}
+	}
+	// Messages marshal back as received.
+	b, err := json.Marshal(got.Messages[1])
+	if err != nil || !jsonEqual(b, []byte(`{"id": "m2", "body": "x@y.example", "at": 1714557960, "from_me": true}`)) {
+		t.Errorf("Marshal = %s, %v", b, err)
+	}
+}
+
+func TestChat_messagesNotAnArray(t *testing.T) {
+	var ch Chat
+	if err := json.Unmarshal([]byte(`{"object":"chat","messages":{"text":"solo"}}`), &ch); err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Messages) != 1 || ch.Messages[0].Text() != "solo" {
+		t.Errorf("messages = %+v", ch.Messages)
+	}
+	ch = Chat{}
+	if err := json.Unmarshal([]byte(`{"object":"chat","messages":null}`), &ch); err != nil || ch.Messages != nil {
+		t.Errorf("null messages: %v %v", ch.Messages, err)
+	}
+}
+
+func TestUnixTimeUnits(t *testing.T) {
+	want := time.Date(2024, 5, 1, 10, 6, 0, 0, time.UTC)
+	for _, s := range []string{"1714557960", "1714557960000", "1714557960000000", "1714557960000000000"} {
+		got, ok := parseAnyTime(json.RawMessage(s))
+		if !ok || !got.Equal(want) {
+			t.Errorf("parseAnyTime(%s) = %v, %v", s, got, ok)
+		}
+	}
+	for _, s := range []string{`-5`, `"yesterday"`, `true`, `{}`, `"99999999999999999999"`} {
+		if got, ok := parseAnyTime(json.RawMessage(s)); ok {
+			t.Errorf("parseAnyTime(%s) = %v, want none", s, got)
+		}
+	}
+}
+
+// readChatForm parses the multipart request and returns body, image bytes,
+// file name and part content type.
+func readChatForm(t *testing.T, r *http.Request) (body string, img []byte, name, ct string) {
+	t.Helper()
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data; boundary=") {
+		t.Errorf("Content-Type = %q", r.Header.Get("Content-Type"))
+	}
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		t.Fatalf("ParseMultipartForm: %v", err)
+	}
+	body = r.FormValue("body")
+	if f, h, err := r.FormFile("image"); err == nil {
+		img, _ = io.ReadAll(f)
+		f.Close()
+		name, ct = h.Filename, h.Header.Get("Content-Type")
+	}
+	return body, img, name, ct
+}
+
+func TestSendChatMessage(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	tests := []struct {
+		name     string
+		in       ChatMessageInput
+		wantBody string
+		wantImg  []byte
+		wantName string
+		wantCT   string
+	}{
+		{"text", ChatMessageInput{Body: "Done, thanks"}, "Done, thanks", nil, "", ""},
+		{"image", ChatMessageInput{Image: bytes.NewReader(png), ImageName: `shot"1".png`}, "", png, `shot"1".png`, "image/png"},
+		{"both", ChatMessageInput{Body: "see attached", Image: bytes.NewReader([]byte("GIF89a...")), ImageContentType: "image/gif"},
+			"see attached", []byte("GIF89a..."), "image", "image/gif"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := setup(t)
+			env.mux.HandleFunc("POST /orders/{number}/chat", func(w http.ResponseWriter, r *http.Request) {
+				if r.PathValue("number") != "1004" {
+					t.Errorf("number = %s", r.PathValue("number"))
+				}
+				body, img, name, ct := readChatForm(t, r)
+				if body != tt.wantBody || !bytes.Equal(img, tt.wantImg) || name != tt.wantName || ct != tt.wantCT {
+					t.Errorf("form: body %q image %q name %q ct %q", body, img, name, ct)
+				}
+				writeJSON(w, http.StatusOK, fixture(t, "chat_message.json"))
+			})
+			got, err := env.client.SendChatMessage(t.Context(), 1004, &tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !jsonEqual(got.Raw, fixture(t, "chat_message.json")) || got.Text() != "Done, thanks" || got.ID() != "99" {
+				t.Errorf("message = %s", got.Raw)
+			}
+			if op, known := got.FromOperator(); op || !known {
+				t.Errorf("FromOperator = %v, %v", op, known)
+			}
+		})
+	}
+}
+
+func TestSendChatMessage_emptyAnswer(t *testing.T) {
+	env := setup(t)
+	env.mux.HandleFunc("POST /orders/{number}/chat", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+	})
+	got, err := env.client.SendChatMessage(t.Context(), 1004, &ChatMessageInput{Body: "hi"})
+	if err != nil || got == nil || got.Raw != nil {
+		t.Errorf("SendChatMessage = %+v, %v", got, err)
+	}
+}
+
+func TestSendChatMessage_notRetriedOn5xx(t *testing.T) {
+	env := setup(t)
+	env.mux.HandleFunc("POST /orders/{number}/chat", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusInternalServerError, []byte(`{"error":{"type":"server_error","message":"boom"}}`))
+	})
+	_, err := env.client.SendChatMessage(t.Context(), 1004, &ChatMessageInput{Body: "hi"})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 500 || IsOutcomeUnknown(err) {
+		t.Errorf("err = %v", err)
+	}
+	if n := env.requests.Load(); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}
+
+func TestSendChatMessage_retriedOn429(t *testing.T) {
+	env := setup(t)
+	calls := 0
+	env.mux.HandleFunc("POST /orders/{number}/chat", func(w http.ResponseWriter, r *http.Request) {
+		body, _, _, _ := readChatForm(t, r)
+		if body != "hi" {
+			t.Errorf("attempt %d body = %q", calls+1, body)
+		}
+		if calls++; calls == 1 {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusTooManyRequests, []byte(`{"error":{"type":"rate_limited","message":"slow"}}`))
+			return
+		}
+		writeJSON(w, http.StatusOK, []byte(`{"id":1}`))
+	})
+	if _, err := env.client.SendChatMessage(t.Context(), 1004, &ChatMessageInput{Body: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("requests = %d, want 2", calls)
+	}
+}
