@@ -115,7 +115,7 @@ func TestCancelAndDeepLinks(t *testing.T) {
 	if s.Flow != "" || len(r.Notices) != 1 || r.Notices[0].Text != locales.T(locales.Ru, "cancel.done") {
 		t.Fatalf("cancel: %+v", r)
 	}
-	r, _ = e.Handle(context.Background(), &s, command("start", "giftcards"))
+	_, _ = e.Handle(context.Background(), &s, command("start", "giftcards"))
 	if s.Flow != "giftcards" || s.Get("arg") != "" {
 		t.Fatalf("line deep link: %+v", s)
 	}
