@@ -35,6 +35,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch mode {
 	case "", "run":
 		return serve(ctx, getenv, stderr)
+	case "check":
+		return check(ctx, getenv, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, "usage: shopbot [run|check|demo]\n\n  run    serve the shop (default)\n  check  verify the token, upstream key, Redis and webhook, then exit\n  demo   run the whole shop locally in this terminal")
 		return 0

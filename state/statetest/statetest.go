@@ -81,3 +81,17 @@ func (r *Redis) FastForward(d time.Duration) {
 	}
 	time.Sleep(d)
 }
+
+// Addr returns a host:port of a Redis for tests that need a URL: the real
+// server's when TEST_REDIS_URL is set, else a fresh miniredis.
+func Addr(t testing.TB) string {
+	t.Helper()
+	if url := os.Getenv("TEST_REDIS_URL"); url != "" {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			t.Fatalf("TEST_REDIS_URL: %v", err)
+		}
+		return opts.Addr
+	}
+	return miniredis.RunT(t).Addr()
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// checkResult is one line of `shopbot check`.
+type checkResult struct {
+	name   string
+	status string // ok, warn or FAIL
+	detail string
+}
+
+// check verifies the configuration against the real services without
+// starting the bot: the token (getMe), the upstream key and account
+// (GET /me), Redis, and the webhook when one is configured. It prints one
+// line per check and returns 1 when any check failed.
+func check(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := LoadConfig(getenv, false)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	results := []checkResult{checkTelegram(ctx, cfg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg)}
+	if cfg.WebhookURL != "" {
+		results = append(results, checkWebhook(ctx, cfg))
+	}
+	code := 0
+	for _, r := range results {
+		fmt.Fprintf(stdout, "%-4s  %-8s  %s\n", r.status, r.name, r.detail)
+		if r.status == "FAIL" {
+			code = 1
+		}
+	}
+	return code
+}
+
+func telegramClient(cfg *Config) (*tgbot.Bot, error) {
+	return tgbot.New(cfg.TelegramToken, tgbot.WithServerURL(cfg.TelegramAPIURL), tgbot.WithSkipGetMe(),
+		tgbot.WithHTTPClient(10*time.Second, &http.Client{Timeout: 10 * time.Second}))
+}
+
+func checkTelegram(ctx context.Context, cfg *Config) checkResult {
+	r := checkResult{name: "telegram"}
+	tg, err := telegramClient(cfg)
+	if err != nil {
+		r.status, r.detail = "FAIL", scrubSecrets(err.Error(), cfg)
+		return r
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	me, err := tg.GetMe(ctx)
+	if err != nil {
+		r.status, r.detail = "FAIL", "getMe: "+scrubSecrets(err.Error(), cfg)+" (is TELEGRAM_TOKEN right?)"
+		return r
+	}
+	r.status, r.detail = "ok", fmt.Sprintf("bot @%s (id %d)", me.Username, me.ID)
+	return r
+}
+
+func checkUpstream(ctx context.Context, cfg *Config) checkResult {
+	r := checkResult{name: "upstream"}
+	c, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey, reseller.WithMaxAttempts(2), reseller.WithTimeout(10*time.Second))
+	if err != nil {
+		r.status, r.detail = "FAIL", scrubSecrets(err.Error(), cfg)
+		return r
+	}
+	me, err := c.Me(ctx)
+	switch {
+	case reseller.IsUnauthorized(err):
+		r.status, r.detail = "FAIL", "the upstream rejected RESELLER_API_KEY (401); copy it again from the dashboard's API section"
+	case reseller.IsForbidden(err):
+		r.status, r.detail = "FAIL", "the upstream account is suspended (403)"
+	case err != nil:
+		r.status, r.detail = "FAIL", "GET /me: "+scrubSecrets(err.Error(), cfg)
+	case me.Status != reseller.AccountActive:
+		r.status, r.detail = "FAIL", fmt.Sprintf("account %s is %s", me.Nickname, me.Status)
+	case me.BalanceUSD.LessThan(cfg.LowBalanceUSD):
+		r.status, r.detail = "warn", fmt.Sprintf("account %s is ACTIVE but the balance %s USD is below LOW_BALANCE_USD %s", me.Nickname, me.BalanceUSD.StringFixed(2), cfg.LowBalanceUSD)
+	default:
+		r.status, r.detail = "ok", fmt.Sprintf("account %s is ACTIVE, balance %s USD", me.Nickname, me.BalanceUSD.StringFixed(2))
+	}
+	return r
+}
+
+func checkRedis(ctx context.Context, cfg *Config) checkResult {
+	r := checkResult{name: "redis"}
+	if cfg.RedisURL == "" {
+		r.status, r.detail = "warn", "REDIS_URL is not set: the bot would use an embedded store that loses everything on restart"
+		return r
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := state.Open(ctx, cfg.RedisURL)
+	if err != nil {
+		r.status, r.detail = "FAIL", err.Error()
+		return r
+	}
+	defer conn.Close()
+	r.status, r.detail = "ok", "answers"
+	// Durability settings; managed services may forbid CONFIG, which is fine.
+	if v, err := conn.Client.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil && v["maxmemory-policy"] != "" && v["maxmemory-policy"] != "noeviction" {
+		r.status, r.detail = "warn", fmt.Sprintf("answers, but maxmemory-policy is %s: use noeviction, an evicted order is lost money", v["maxmemory-policy"])
+	} else if v, err := conn.Client.ConfigGet(ctx, "appendonly").Result(); err == nil && v["appendonly"] == "no" {
+		r.status, r.detail = "warn", "answers, but appendonly is off: a crash loses state (use appendonly yes, appendfsync everysec)"
+	}
+	return r
+}
+
+func checkWebhook(ctx context.Context, cfg *Config) checkResult {
+	r := checkResult{name: "webhook"}
+	tg, err := telegramClient(cfg)
+	if err != nil {
+		r.status, r.detail = "FAIL", scrubSecrets(err.Error(), cfg)
+		return r
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := tg.GetWebhookInfo(ctx)
+	switch {
+	case err != nil:
+		r.status, r.detail = "FAIL", "getWebhookInfo: "+scrubSecrets(err.Error(), cfg)
+	case info.URL == "":
+		r.status, r.detail = "warn", "no webhook is set yet; the bot sets WEBHOOK_URL when it starts"
+	case info.URL != cfg.WebhookURL:
+		r.status, r.detail = "warn", fmt.Sprintf("the webhook points to %s; the bot will set WEBHOOK_URL when it starts", info.URL)
+	case info.LastErrorMessage != "" && time.Since(time.Unix(int64(info.LastErrorDate), 0)) < time.Hour:
+		r.status, r.detail = "FAIL", fmt.Sprintf("Telegram's last delivery failed: %s (%d updates pending)", info.LastErrorMessage, info.PendingUpdateCount)
+	default:
+		r.status, r.detail = "ok", fmt.Sprintf("set to WEBHOOK_URL, %d updates pending", info.PendingUpdateCount)
+	}
+	return r
+}
+
+// scrubSecrets removes the token and the API key from a message.
+func scrubSecrets(s string, cfg *Config) string {
+	for _, secret := range []string{cfg.TelegramToken, cfg.ResellerKey} {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "<secret>")
+		}
+	}
+	return s
+}
