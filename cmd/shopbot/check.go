@@ -31,9 +31,15 @@ func check(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	results := []checkResult{checkTelegram(ctx, cfg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg)}
+	tg, err := tgbot.New(cfg.TelegramToken, tgbot.WithServerURL(cfg.TelegramAPIURL), tgbot.WithSkipGetMe(),
+		tgbot.WithHTTPClient(10*time.Second, &http.Client{Timeout: 10 * time.Second}))
+	if err != nil {
+		fmt.Fprintln(stderr, "telegram client:", scrubSecrets(err.Error(), cfg))
+		return 1
+	}
+	results := []checkResult{checkTelegram(ctx, cfg, tg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg)}
 	if cfg.WebhookURL != "" {
-		results = append(results, checkWebhook(ctx, cfg))
+		results = append(results, checkWebhook(ctx, cfg, tg))
 	}
 	code := 0
 	for _, r := range results {
@@ -45,18 +51,8 @@ func check(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 	return code
 }
 
-func telegramClient(cfg *Config) (*tgbot.Bot, error) {
-	return tgbot.New(cfg.TelegramToken, tgbot.WithServerURL(cfg.TelegramAPIURL), tgbot.WithSkipGetMe(),
-		tgbot.WithHTTPClient(10*time.Second, &http.Client{Timeout: 10 * time.Second}))
-}
-
-func checkTelegram(ctx context.Context, cfg *Config) checkResult {
+func checkTelegram(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {
 	r := checkResult{name: "telegram"}
-	tg, err := telegramClient(cfg)
-	if err != nil {
-		r.status, r.detail = "FAIL", scrubSecrets(err.Error(), cfg)
-		return r
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	me, err := tg.GetMe(ctx)
@@ -117,13 +113,8 @@ func checkRedis(ctx context.Context, cfg *Config) checkResult {
 	return r
 }
 
-func checkWebhook(ctx context.Context, cfg *Config) checkResult {
+func checkWebhook(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {
 	r := checkResult{name: "webhook"}
-	tg, err := telegramClient(cfg)
-	if err != nil {
-		r.status, r.detail = "FAIL", scrubSecrets(err.Error(), cfg)
-		return r
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	info, err := tg.GetWebhookInfo(ctx)
