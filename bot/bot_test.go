@@ -459,3 +459,30 @@ func TestHealthzAndMetrics(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	key := h.rdb.Prefix + "{chats}:conv:"
+	// Chat 1 has a version-1 document; chat 2 one of a version this code does not know.
+	h.rdb.Client.HSet(context.Background(), key+"1", "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
+	h.rdb.Client.HSet(context.Background(), key+"2", "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
+	h.run(b)
+	h.fake.SendCommand(1, "help", "")
+	h.fake.SendCommand(2, "help", "")
+	h.wait("sendMessage", 3)
+	h.idle(b)
+	if m := h.fake.MessagesIn(1); len(m) != 1 || m[0].RawText != locales.T(locales.Uk, "help.text") {
+		t.Fatalf("migrated chat got %+v", m)
+	}
+	m := h.fake.MessagesIn(2)
+	if len(m) != 2 || m[0].RawText != locales.T(locales.Ru, "err.session_reset") || m[1].RawText != locales.T(locales.Ru, "help.text") {
+		t.Fatalf("reset chat got %d messages: %+v", len(m), m)
+	}
+	for chat, wantRev := range map[int64]int64{1: 4, 2: 8} {
+		rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
+		if rev != wantRev || !strings.Contains(string(doc), `"v":2`) {
+			t.Errorf("chat %d: rev %d doc %s", chat, rev, doc)
+		}
+	}
+}
