@@ -51,6 +51,7 @@ type Bot struct {
 	metrics *Metrics
 	admins  map[int64]bool
 	wake    chan struct{}
+	bc      *broadcaster
 	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
@@ -110,6 +111,8 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		b.admins[id] = true
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
+	b.bc = newBroadcaster(b)
+	b.bc.register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -153,6 +156,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.poll(intakeCtx) }()

@@ -1,0 +1,287 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+	"golang.org/x/time/rate"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// BroadcastRate is the most broadcast messages sent per second, below
+// Telegram's 30/s so buyers' own conversations keep flowing.
+const BroadcastRate = 25
+
+// broadcaster runs admin broadcasts as resumable jobs in Redis: any
+// process may carry a job on after another stopped.
+type broadcaster struct {
+	b     *Bot
+	jobs  *state.Broadcasts
+	limit *rate.Limiter
+	owner string
+	wake  chan struct{}
+	every time.Duration // how often the admin's progress message is updated
+}
+
+func newBroadcaster(b *Bot) *broadcaster {
+	return &broadcaster{
+		b: b, jobs: state.NewBroadcasts(b.rdb, b.opts.Prefix), limit: rate.NewLimiter(BroadcastRate, 1),
+		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
+	}
+}
+
+// register adds /broadcast (admins only), its compose flow and the stop
+// button to the engine.
+func (br *broadcaster) register(e *flows.Engine) {
+	e.Register("broadcast", broadcastFlow{br})
+	e.HandleCommand("broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		if !env.User.Admin {
+			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}, nil
+		}
+		s.Enter("broadcast", "compose", ev.Now.Add(e.FlowTTL))
+		r, err := broadcastFlow{br}.Start(ctx, env, s, "")
+		if r != nil {
+			r.Save = true
+		}
+		return r, err
+	})
+	e.HandleButton("bcx", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		if !env.User.Admin {
+			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+		}
+		if _, err := br.jobs.Finish(ctx, ev.Button.Arg, state.BroadcastCancelled); err != nil {
+			return nil, err
+		}
+		return &flows.Reply{Answer: env.T("bc.cancelled"), NoScreen: true}, nil
+	})
+}
+
+// start creates the job and the admin's progress message.
+func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang, text string, now time.Time) error {
+	total, err := br.b.Users.CountBuyers(ctx)
+	if err != nil {
+		return err
+	}
+	j := &state.BroadcastJob{AdminChat: admin, Text: text, Lang: string(lang), Total: total, CreatedAt: now}
+	if _, err := br.jobs.Create(ctx, j); err != nil {
+		return err
+	}
+	msg, err := br.b.Send(ctx, admin, br.progressText(j), br.stopButton(j))
+	if err == nil {
+		_ = br.jobs.SetProgressMsg(ctx, j.ID, msg)
+	}
+	select {
+	case br.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (br *broadcaster) stopButton(j *state.BroadcastJob) [][]flows.Button {
+	lang := locales.Lang(j.Lang)
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, "bcx", j.ID)
+	return [][]flows.Button{{{Text: locales.T(lang, "btn.bc_stop"), Data: d}}}
+}
+
+func (br *broadcaster) progressText(j *state.BroadcastJob) string {
+	lang := locales.Lang(j.Lang)
+	key := "bc.progress"
+	switch j.Status {
+	case state.BroadcastDone:
+		key = "bc.report"
+	case state.BroadcastCancelled:
+		key = "bc.report_cancelled"
+	}
+	return locales.T(lang, key, "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
+		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed)
+}
+
+// run carries every active job on until ctx ends.
+func (br *broadcaster) run(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		ids, err := br.jobs.Active(ctx)
+		if err != nil && ctx.Err() == nil {
+			br.b.log.Warn("list broadcasts", "err", err)
+		}
+		for _, id := range ids {
+			if ctx.Err() != nil {
+				return
+			}
+			br.carry(ctx, id)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-br.wake:
+		case <-t.C:
+		}
+	}
+}
+
+// carry sends one job's messages while this process holds its lock.
+func (br *broadcaster) carry(ctx context.Context, id string) {
+	const lease = 15 * time.Second
+	if ok, err := br.jobs.Lock(ctx, id, br.owner, lease); err != nil || !ok {
+		return
+	}
+	defer func() { _ = br.jobs.Unlock(context.WithoutCancel(ctx), id, br.owner) }()
+	j, err := br.jobs.Get(ctx, id)
+	if err != nil {
+		return
+	}
+	renewed, shown := time.Now(), time.Now()
+	for ctx.Err() == nil {
+		if time.Since(renewed) > lease/3 {
+			if ok, err := br.jobs.Lock(ctx, id, br.owner, lease); err != nil || !ok {
+				return
+			}
+			renewed = time.Now()
+		}
+		if time.Since(shown) > br.every {
+			br.showProgress(ctx, id)
+			shown = time.Now()
+		}
+		pos, err := br.jobs.Take(ctx, id)
+		if errors.Is(err, state.ErrBroadcastStopped) {
+			br.finish(ctx, id, "")
+			return
+		}
+		if err != nil {
+			br.b.log.Warn("broadcast take", "job", id, "err", err)
+			return
+		}
+		buyers, err := br.b.Users.Buyers(ctx, pos, 1)
+		if err != nil {
+			br.b.log.Warn("broadcast buyers", "job", id, "err", err)
+			return
+		}
+		if len(buyers) == 0 {
+			br.finish(ctx, id, state.BroadcastDone)
+			return
+		}
+		br.sendOne(ctx, id, j.Text, buyers[0])
+	}
+}
+
+func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64) {
+	// The position is taken: finish this one message even if shutdown has
+	// begun, so a graceful restart loses nobody.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if blocked, _ := br.b.Users.Blocked(ctx, buyer); blocked {
+		_ = br.jobs.Record(ctx, id, "blocked")
+		return
+	}
+	if err := br.limit.Wait(ctx); err != nil {
+		return
+	}
+	outcome := "sent"
+	if _, err := br.b.Send(ctx, buyer, text, nil); err != nil {
+		outcome = "failed"
+		if errors.Is(err, ErrBlocked) {
+			outcome = "blocked"
+		}
+	}
+	_ = br.jobs.Record(ctx, id, outcome)
+}
+
+func (br *broadcaster) finish(ctx context.Context, id, status string) {
+	if status != "" {
+		if _, err := br.jobs.Finish(ctx, id, status); err != nil {
+			return
+		}
+	}
+	_ = br.jobs.Close(ctx, id)
+	j, err := br.jobs.Get(ctx, id)
+	if err != nil {
+		return
+	}
+	br.edit(ctx, j, nil)
+	_, _ = br.b.Send(ctx, j.AdminChat, br.progressText(j), nil)
+}
+
+func (br *broadcaster) showProgress(ctx context.Context, id string) {
+	if j, err := br.jobs.Get(ctx, id); err == nil {
+		br.edit(ctx, j, br.stopButton(j))
+	}
+}
+
+func (br *broadcaster) edit(ctx context.Context, j *state.BroadcastJob, rows [][]flows.Button) {
+	if j.ProgressMsg == 0 {
+		return
+	}
+	_ = br.b.API.Do(ctx, "editMessageText", j.AdminChat, func(ctx context.Context) error {
+		p := &tgbot.EditMessageTextParams{ChatID: j.AdminChat, MessageID: j.ProgressMsg, Text: br.progressText(j), ParseMode: models.ParseModeHTML}
+		if rows != nil {
+			p.ReplyMarkup = keyboard(rows)
+		}
+		_, err := br.b.API.TG.EditMessageText(ctx, p)
+		if IsNotModified(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// broadcastFlow is the admin's compose -> preview -> send conversation.
+type broadcastFlow struct{ br *broadcaster }
+
+func (f broadcastFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
+	s.Step = "compose"
+	sc, err := f.Show(ctx, env, s)
+	return &flows.Reply{Screen: sc}, err
+}
+
+func (f broadcastFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if !env.User.Admin {
+		s.Clear()
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, Save: true, NoScreen: true}, nil
+	}
+	switch {
+	case s.Step == "compose" && ev.Kind == flows.EvText && ev.Text != "":
+		s.Set("text", locales.Escape(ev.Text))
+		s.Goto("confirm")
+		sc, err := f.Show(ctx, env, s)
+		return &flows.Reply{Screen: sc, Save: true}, err
+	case s.Step == "compose":
+		sc, err := f.Show(ctx, env, s)
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("bc.text_only")}}, Screen: sc}, err
+	case s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == "send":
+		text := s.Get("text")
+		s.Clear()
+		if err := f.br.start(ctx, ev.User.ID, env.Lang, text, env.Now); err != nil {
+			return nil, err
+		}
+		return &flows.Reply{Answer: env.T("bc.started"), Save: true, NoScreen: true}, nil
+	case s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == "edit":
+		s.GoBack()
+		sc, err := f.Show(ctx, env, s)
+		return &flows.Reply{Screen: sc, Save: true}, err
+	}
+	sc, err := f.Show(ctx, env, s)
+	return &flows.Reply{Screen: sc}, err
+}
+
+func (f broadcastFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	cancel := flows.Button{Text: env.T("btn.cancel"), Action: "x"}
+	if s.Step != "confirm" {
+		return &flows.Screen{Text: env.T("bc.compose"), Rows: [][]flows.Button{{cancel}}}, nil
+	}
+	n, err := f.br.b.Users.CountBuyers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &flows.Screen{
+		Text: env.N("bc.preview", n, "text", s.Get("text")),
+		Rows: [][]flows.Button{{{Text: env.T("btn.bc_send"), Action: "send"}}, {{Text: env.T("btn.edit"), Action: "edit"}, cancel}},
+	}, nil
+}

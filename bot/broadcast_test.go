@@ -1,0 +1,147 @@
+package bot_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+const admin = int64(9000)
+
+func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
+	h := newHarness(t)
+	h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.fake.SendCommand(chat, "broadcast", "")
+	if got := h.wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
+		t.Fatalf("a buyer's /broadcast answered %q", got)
+	}
+}
+
+// Broadcast to 500 buyers with injected 429s and 403s: the rate stays
+// within the limit, every buyer who can receive it gets it exactly once,
+// and a restart mid-broadcast resumes without repeats.
+func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes about 20 s at 25 messages a second")
+	}
+	h := newHarness(t)
+	withAdmin := func(o *bot.Options) { o.Admins = []int64{admin} }
+	first := h.newBot(withAdmin)
+	stopFirst := h.run(first)
+	ctx := context.Background()
+	const buyers = 500
+	blocked := map[int64]bool{}
+	for id := int64(1); id <= buyers; id++ {
+		if err := first.Users.Started(ctx, id, time.Unix(1700000000+id, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if id%25 == 0 {
+			blocked[id] = true
+			h.fake.BlockChat(id)
+		}
+	}
+	h.fake.FailNext("sendMessage", 2, 429, "Too Many Requests: retry after 1", 1)
+
+	h.fake.SendCommand(admin, "broadcast", "")
+	h.waitText(admin, locales.T(locales.En, "bc.compose"))
+	h.fake.SendText(admin, "Big sale <today>")
+	preview := h.waitText(admin, "Preview")
+	if !strings.Contains(preview.RawText, "Big sale &lt;today&gt;") || !strings.Contains(preview.RawText, "500 buyers") {
+		t.Fatalf("preview = %q", preview.RawText)
+	}
+	if _, err := h.fake.PressButton(admin, preview.MessageID, locales.T(locales.En, "btn.bc_send")); err != nil {
+		t.Fatal(err)
+	}
+	jobs := state.NewBroadcasts(h.rdb.Client, h.rdb.Prefix)
+	job := func() *state.BroadcastJob {
+		for range 200 {
+			if j, err := jobs.Get(ctx, "1"); err == nil {
+				return j
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatal("no broadcast job")
+		return nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for job().Pos < 120 {
+		if time.Now().After(deadline) {
+			t.Fatalf("broadcast stuck at %+v", job())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopFirst() // the process dies mid-broadcast; another one carries it on
+	h.run(h.newBot(withAdmin))
+	deadline = time.Now().Add(60 * time.Second)
+	for job().Status != state.BroadcastDone {
+		if time.Now().After(deadline) {
+			t.Fatalf("broadcast not finished: %+v", job())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	j := job()
+	if j.Sent != buyers-int64(len(blocked)) || j.Blocked != int64(len(blocked)) || j.Failed != 0 {
+		t.Fatalf("report %+v", j)
+	}
+	var times []time.Time
+	for _, c := range h.fake.CallsFor("sendMessage") {
+		id := c.Int("chat_id")
+		if id == admin || c.String("text") != "Big sale &lt;today&gt;" {
+			continue
+		}
+		if c.OK() {
+			times = append(times, c.At)
+		}
+	}
+	for id := int64(1); id <= buyers; id++ {
+		got := 0
+		for _, m := range h.fake.MessagesIn(id) {
+			if m.RawText == "Big sale &lt;today&gt;" {
+				got++
+			}
+		}
+		if want := map[bool]int{true: 0, false: 1}[blocked[id]]; got != want {
+			t.Fatalf("buyer %d got the broadcast %d times, want %d", id, got, want)
+		}
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	for i := range times {
+		k := i
+		for k < len(times) && times[k].Sub(times[i]) < time.Second {
+			k++
+		}
+		if k-i > bot.BroadcastRate+1 {
+			t.Fatalf("%d broadcast messages within one second from %v", k-i, times[i])
+		}
+	}
+	if !strings.Contains(h.lastText(admin), "finished") {
+		t.Fatalf("no final report: %q", h.lastText(admin))
+	}
+}
+
+func (h *harness) waitText(chatID int64, part string) botapitest.Message {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range h.fake.MessagesIn(chatID) {
+			if strings.Contains(m.RawText, part) {
+				return m
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatalf("chat %d never showed %q", chatID, part)
+	return botapitest.Message{}
+}
+
+func (h *harness) lastText(chatID int64) string {
+	m, _ := h.fake.LastMessage(chatID)
+	return m.RawText
+}
