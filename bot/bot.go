@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -216,22 +217,36 @@ func (b *Bot) setup(ctx context.Context) error {
 // buyerCommands are shown in Telegram's command menu, in this order.
 var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "paysupport", "cancel"}
 
+// adminCommands are added to the buyers' list in each admin's own chat.
+var adminCommands = []string{"broadcast"}
+
+// registerCommands sets the command menu for buyers (default scope) and,
+// in each admin's chat scope, the buyers' commands plus the admin ones:
+// once without a language (the default language) and once per language.
 func (b *Bot) registerCommands(ctx context.Context) error {
+	set := func(lang locales.Lang, code string, names []string, scope models.BotCommandScope) error {
+		var cmds []models.BotCommand
+		for _, c := range names {
+			cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, "cmd."+c)})
+		}
+		return b.API.Do(ctx, "setMyCommands", 0, func(ctx context.Context) error {
+			_, err := b.API.TG.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds, Scope: scope, LanguageCode: code})
+			return err
+		})
+	}
 	for i, l := range append([]locales.Lang{""}, b.Engine.Langs...) {
 		lang := l
 		if i == 0 {
 			lang = b.Engine.DefaultLang
 		}
-		var cmds []models.BotCommand
-		for _, c := range buyerCommands {
-			cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, "cmd."+c)})
-		}
-		err := b.API.Do(ctx, "setMyCommands", 0, func(ctx context.Context) error {
-			_, err := b.API.TG.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds, LanguageCode: string(l)})
-			return err
-		})
-		if err != nil {
+		if err := set(lang, string(l), buyerCommands, nil); err != nil {
 			return fmt.Errorf("setMyCommands %q: %w", l, err)
+		}
+		for _, id := range b.opts.Admins {
+			err := set(lang, string(l), append(slices.Clone(buyerCommands), adminCommands...), &models.BotCommandScopeChat{ChatID: id})
+			if err != nil {
+				return fmt.Errorf("setMyCommands for admin %d %q: %w", id, l, err)
+			}
 		}
 	}
 	return nil

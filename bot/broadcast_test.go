@@ -145,3 +145,31 @@ func (h *harness) lastText(chatID int64) string {
 	m, _ := h.fake.LastMessage(chatID)
 	return m.RawText
 }
+
+func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
+	h := newHarness(t)
+	h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.fake.SendCommand(chat, "help", "")
+	h.wait("sendMessage", 1)
+	has := func(cmds []botapitest.BotCommand, name string) bool {
+		for _, c := range cmds {
+			if c.Command == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, lang := range []string{"", "ru"} {
+		adminCmds := h.fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: lang})
+		buyerCmds := h.fake.MyCommands(botapitest.CommandScope{Type: "default", LanguageCode: lang})
+		if !has(adminCmds, "broadcast") || !has(adminCmds, "start") || has(buyerCmds, "broadcast") || !has(buyerCmds, "start") {
+			t.Fatalf("lang %q: admin %v, buyers %v", lang, adminCmds, buyerCmds)
+		}
+	}
+	ru := h.fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: "ru"})
+	for _, c := range ru {
+		if c.Command == "broadcast" && c.Description != locales.T(locales.Ru, "cmd.broadcast") {
+			t.Fatalf("admin command not in Russian: %+v", c)
+		}
+	}
+}
