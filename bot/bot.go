@@ -53,6 +53,7 @@ type Bot struct {
 	admins  map[int64]bool
 	wake    chan struct{}
 	bc      *broadcaster
+	watch   *upstreamWatch
 	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
@@ -159,6 +160,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.poll(intakeCtx) }()
