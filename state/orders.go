@@ -1,0 +1,646 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+)
+
+// Order statuses, following DESIGN.md "The order lifecycle": paid -> placing
+// -> placed -> delivered, with the side exits refunding -> refunded and
+// needs_review. Delivered and refunded are terminal.
+const (
+	OrderPaid        = "paid"
+	OrderPlacing     = "placing"
+	OrderPlaced      = "placed"
+	OrderDelivered   = "delivered"
+	OrderRefunding   = "refunding"
+	OrderRefunded    = "refunded"
+	OrderNeedsReview = "needs_review"
+)
+
+// Payment methods an order can be paid with.
+const (
+	PayStars  = "stars"
+	PayWallet = "wallet"
+)
+
+// orderMoves is the table of legal transitions. A status moving to itself is
+// an update of the order's fields without a change of state: a new placing
+// attempt, a tracking poll, a refund retry, or (for the terminal statuses)
+// the buyer-notification bookkeeping.
+var orderMoves = map[string][]string{
+	OrderPaid:        {OrderPlacing, OrderRefunding, OrderNeedsReview},
+	OrderPlacing:     {OrderPlacing, OrderPlaced, OrderRefunding, OrderNeedsReview},
+	OrderPlaced:      {OrderPlaced, OrderDelivered, OrderRefunding, OrderNeedsReview},
+	OrderNeedsReview: {OrderNeedsReview, OrderPlacing, OrderPlaced, OrderRefunding},
+	OrderRefunding:   {OrderRefunding, OrderRefunded, OrderNeedsReview},
+	OrderDelivered:   {OrderDelivered},
+	OrderRefunded:    {OrderRefunded},
+}
+
+// CanMove reports whether an order may go from status from to status to.
+func CanMove(from, to string) bool { return slices.Contains(orderMoves[from], to) }
+
+// Terminal reports whether status is final: the order is done and leaves the
+// unfinished index.
+func Terminal(status string) bool { return status == OrderDelivered || status == OrderRefunded }
+
+// Errors returned by the order store.
+var (
+	// ErrOrderNotFound means there is no order under that id, charge,
+	// quote or upstream number.
+	ErrOrderNotFound = errors.New("order not found")
+	// ErrQuoteAlreadyPaid means the quote already has an order paid by a
+	// different charge; the new charge must be refunded.
+	ErrQuoteAlreadyPaid = errors.New("quote already paid by another charge")
+	// ErrBadTransition means the order's current status is not one the
+	// caller expected (another worker moved it first); nothing was saved.
+	ErrBadTransition = errors.New("order is not in the expected status")
+	// ErrIllegalTransition means the requested move is not in the lifecycle
+	// table at all; it is a programming error and nothing was saved.
+	ErrIllegalTransition = errors.New("illegal order transition")
+	// ErrOrderConflict means the order kept changing under a transition
+	// after several re-reads; nothing was saved.
+	ErrOrderConflict = errors.New("order revision conflict")
+	// ErrUpstreamClaimed means the upstream order number is already the
+	// upstream order of another of our orders.
+	ErrUpstreamClaimed = errors.New("upstream order already claimed by another order")
+)
+
+// TransitionError says why a transition was refused. It matches
+// ErrBadTransition or ErrIllegalTransition with errors.Is.
+type TransitionError struct {
+	ID     int64
+	Status string // the order's status when refused (empty for an illegal request)
+	To     string
+	err    error
+}
+
+// Error describes the refused transition.
+func (e *TransitionError) Error() string {
+	if e.Status == "" {
+		return fmt.Sprintf("order %d -> %s: %v", e.ID, e.To, e.err)
+	}
+	return fmt.Sprintf("order %d %s -> %s: %v", e.ID, e.Status, e.To, e.err)
+}
+
+// Unwrap returns ErrBadTransition or ErrIllegalTransition.
+func (e *TransitionError) Unwrap() error { return e.err }
+
+// Transition is one step in an order's history.
+type Transition struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	At   time.Time `json:"at"`
+	Note string    `json:"note,omitempty"`
+}
+
+// Order is our order: what the buyer paid for, how, and how far it got.
+// Money is decimal (a JSON string), never float.
+type Order struct {
+	ID        int64           `json:"id,omitempty"` // our number, from INCR
+	QuoteID   string          `json:"quote_id,omitempty"`
+	ChatID    int64           `json:"chat_id"`
+	UserID    int64           `json:"user_id"`
+	Lang      string          `json:"lang,omitempty"`
+	Line      string          `json:"line"`              // product line name
+	Item      json.RawMessage `json:"item,omitempty"`    // what was ordered, line-specific
+	Request   json.RawMessage `json:"request,omitempty"` // the exact upstream create request
+	Signature string          `json:"signature,omitempty"`
+
+	UpstreamUSD decimal.Decimal `json:"upstream_usd"`
+	ShopUSD     decimal.Decimal `json:"shop_usd"`
+	Stars       int64           `json:"stars,omitempty"`
+	PayMethod   string          `json:"pay_method"` // PayStars or PayWallet
+	ChargeID    string          `json:"charge_id"`  // Telegram charge id, or the wallet ledger ref
+
+	Status         string          `json:"status"`
+	AttemptID      string          `json:"attempt_id,omitempty"`
+	PlacingAt      time.Time       `json:"placing_at,omitzero"`
+	Attempts       int             `json:"attempts,omitempty"`
+	UpstreamNumber int64           `json:"upstream_number,omitempty"`
+	UpstreamStatus string          `json:"upstream_status,omitempty"`
+	ChargedUSD     decimal.Decimal `json:"charged_usd,omitzero"`
+	Codes          []string        `json:"codes,omitempty"` // delivered codes or keys
+	Reason         string          `json:"reason,omitempty"`
+	RefundRef      string          `json:"refund_ref,omitempty"`
+
+	DeliveredAt    time.Time `json:"delivered_at,omitzero"` // when the result reached the buyer
+	NotifiedStatus string    `json:"notified_status,omitempty"`
+	Shrunk         bool      `json:"shrunk,omitempty"` // codes and request dropped by retention
+
+	CreatedAt time.Time    `json:"created_at"`
+	UpdatedAt time.Time    `json:"updated_at"`
+	Rev       int64        `json:"rev"`
+	History   []Transition `json:"history,omitempty"`
+}
+
+// maxHistory bounds an order's history; the oldest steps after the first are
+// dropped beyond it.
+const maxHistory = 64
+
+// orderTag is the hash tag of every order key, so the multi-key scripts run
+// in one Redis Cluster slot.
+const orderTag = "{orders}:"
+
+// Orders is the order store. Keys, all under prefix + "{orders}:":
+//
+//	seq               INCR counter of order ids
+//	o:<id>            HASH rev, status, line, doc (the Order as JSON)
+//	charge, quote     HASH charge id / quote id -> order id (uniqueness)
+//	upstream          HASH upstream number -> order id
+//	all, u:<user>     ZSET order ids (score = id) for listings
+//	st:<status>       ZSET order ids by current status
+//	unfinished        ZSET ids not in a terminal status (score = id)
+//	done              ZSET terminal ids not yet shrunk (score = finish ms)
+//
+// What grows: one summary hash plus one entry in each index per order,
+// forever. An order is an accounting record worth keeping; a shrunk summary
+// is well under 1 KB, so a million orders fit in about 1 GB. Codes and
+// upstream requests, the bulky part, are dropped by ExpireDelivered.
+type Orders struct {
+	rdb redis.UniversalClient
+	p   string
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+	// Retention is how long finished orders keep codes and requests before
+	// ExpireDelivered shrinks them (default 90 days).
+	Retention time.Duration
+}
+
+// NewOrders returns the order store under prefix.
+func NewOrders(rdb redis.UniversalClient, prefix string) *Orders {
+	return &Orders{rdb: rdb, p: prefix + orderTag, Now: time.Now, Retention: 90 * 24 * time.Hour}
+}
+
+func (s *Orders) key(id int64) string { return s.p + "o:" + itoa(id) }
+
+// createScript: KEYS[1] charge, KEYS[2] quote, KEYS[3] seq. ARGV: prefix,
+// charge, quote, user, line, doc without id, now ms. Order keys are built
+// from the prefix; they share the hash tag, so the slot is the same.
+var orderCreateScript = redis.NewScript(`
+local p = ARGV[1]
+local ex = redis.call('HGET', KEYS[1], ARGV[2])
+if ex then return {1, ex, redis.call('HGET', p .. 'o:' .. ex, 'doc')} end
+if ARGV[3] ~= '' then
+  ex = redis.call('HGET', KEYS[2], ARGV[3])
+  if ex then return {2, ex, redis.call('HGET', p .. 'o:' .. ex, 'doc')} end
+end
+local id = redis.call('INCR', KEYS[3])
+local doc = '{"id":' .. id .. ',' .. string.sub(ARGV[6], 2)
+redis.call('HSET', p .. 'o:' .. id, 'rev', '1', 'status', 'paid', 'line', ARGV[5], 'doc', doc)
+redis.call('HSET', KEYS[1], ARGV[2], id)
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], ARGV[3], id) end
+redis.call('ZADD', p .. 'all', id, id)
+redis.call('ZADD', p .. 'u:' .. ARGV[4], id, id)
+redis.call('ZADD', p .. 'st:paid', id, id)
+redis.call('ZADD', p .. 'unfinished', id, id)
+return {0, id, doc}`)
+
+// CreatePaid stores a newly paid order in one atomic step. The charge id is
+// unique: when an order already has it, that order is returned with dup =
+// true and nothing changes (a repeated successful_payment). When the quote
+// already has an order paid by a different charge, that order is returned
+// with ErrQuoteAlreadyPaid, and the caller refunds the new charge. Otherwise
+// the order gets the next id, status paid and revision 1. o is not modified.
+func (s *Orders) CreatePaid(ctx context.Context, o *Order) (created *Order, dup bool, err error) {
+	if o.ChargeID == "" {
+		return nil, false, errors.New("create order: empty charge id")
+	}
+	if o.UserID == 0 {
+		return nil, false, errors.New("create order: no user id")
+	}
+	if o.PayMethod != PayStars && o.PayMethod != PayWallet {
+		return nil, false, fmt.Errorf("create order: unknown pay method %q", o.PayMethod)
+	}
+	now := s.Now().UTC()
+	n := *o
+	n.ID, n.Status, n.Rev = 0, OrderPaid, 1
+	n.CreatedAt, n.UpdatedAt = now, now
+	n.History = []Transition{{From: "quoted", To: OrderPaid, At: now, Note: "charge " + o.ChargeID}}
+	doc, err := json.Marshal(&n)
+	if err != nil {
+		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+	}
+	res, err := orderCreateScript.Run(ctx, s.rdb,
+		[]string{s.p + "charge", s.p + "quote", s.p + "seq"},
+		s.p, o.ChargeID, o.QuoteID, o.UserID, o.Line, doc, now.UnixMilli()).Slice()
+	if err != nil {
+		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+	}
+	code, _ := res[0].(int64)
+	got, err := decodeOrder(str(res[1]), str(res[2]))
+	if err != nil {
+		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+	}
+	switch code {
+	case 1:
+		return got, true, nil
+	case 2:
+		return got, false, ErrQuoteAlreadyPaid
+	}
+	return got, false, nil
+}
+
+func decodeOrder(id, doc string) (*Order, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || doc == "" {
+		return nil, fmt.Errorf("corrupt order %q", id)
+	}
+	var o Order
+	if err := json.Unmarshal([]byte(doc), &o); err != nil {
+		return nil, fmt.Errorf("decode order %d: %w", n, err)
+	}
+	o.ID = n
+	return &o, nil
+}
+
+// Get returns the order with id, or ErrOrderNotFound.
+func (s *Orders) Get(ctx context.Context, id int64) (*Order, error) {
+	doc, err := s.rdb.HGet(ctx, s.key(id), "doc").Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("order %d: %w", id, ErrOrderNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read order %d: %w", id, err)
+	}
+	return decodeOrder(itoa(id), doc)
+}
+
+func (s *Orders) byIndex(ctx context.Context, index, field string) (*Order, error) {
+	v, err := s.rdb.HGet(ctx, s.p+index, field).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("order by %s %s: %w", index, field, ErrOrderNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find order by %s %s: %w", index, field, err)
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt %s index for %s", index, field)
+	}
+	return s.Get(ctx, id)
+}
+
+// ByCharge returns the order paid by the Telegram charge id (or wallet
+// ledger ref), or ErrOrderNotFound.
+func (s *Orders) ByCharge(ctx context.Context, chargeID string) (*Order, error) {
+	return s.byIndex(ctx, "charge", chargeID)
+}
+
+// ByQuote returns the order paid for the quote, or ErrOrderNotFound.
+func (s *Orders) ByQuote(ctx context.Context, quoteID string) (*Order, error) {
+	return s.byIndex(ctx, "quote", quoteID)
+}
+
+// ByUpstream returns the order whose upstream order has that number, or
+// ErrOrderNotFound. Reconciliation uses it to skip upstream orders that are
+// already claimed.
+func (s *Orders) ByUpstream(ctx context.Context, number int64) (*Order, error) {
+	return s.byIndex(ctx, "upstream", itoa(number))
+}
+
+// orderSaveScript: KEYS[1] order, KEYS[2] upstream index. ARGV: prefix, id,
+// expected rev, old status, new status, doc, upstream number (” for none),
+// terminal flag, finished ms, shrink flag.
+var orderSaveScript = redis.NewScript(`
+local p, id = ARGV[1], ARGV[2]
+local rev = redis.call('HGET', KEYS[1], 'rev')
+if not rev then return -1 end
+if rev ~= ARGV[3] then return -2 end
+if ARGV[7] ~= '' then
+  local owner = redis.call('HGET', KEYS[2], ARGV[7])
+  if owner and owner ~= id then return -3 end
+  redis.call('HSET', KEYS[2], ARGV[7], id)
+end
+redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'status', ARGV[5], 'doc', ARGV[6])
+if ARGV[4] ~= ARGV[5] then
+  redis.call('ZREM', p .. 'st:' .. ARGV[4], id)
+  redis.call('ZADD', p .. 'st:' .. ARGV[5], id, id)
+end
+if ARGV[8] == '1' then
+  redis.call('ZREM', p .. 'unfinished', id)
+  if ARGV[4] ~= ARGV[5] then redis.call('ZADD', p .. 'done', ARGV[9], id) end
+end
+if ARGV[10] == '1' then redis.call('ZREM', p .. 'done', id) end
+return 1`)
+
+// transitionAttempts bounds the re-reads on revision races.
+const transitionAttempts = 8
+
+// Transition moves order id to status to with a compare-and-set on its
+// revision. The order must currently be in one of the from statuses (else
+// ErrBadTransition, usually because another worker moved it first) and every
+// from -> to must be in the lifecycle table (else ErrIllegalTransition,
+// before anything is read). mutate, when not nil, changes the order's fields
+// on a fresh copy; it may run more than once, as a revision race re-reads the
+// order and tries again. It must not change the status or the order's
+// identity (id, charge, quote, user). A step is added to History when the
+// status changes or note is not empty, so routine tracking updates pass an
+// empty note. Storing an UpstreamNumber indexes it; an upstream number
+// already owned by another order is refused with ErrUpstreamClaimed.
+func (s *Orders) Transition(ctx context.Context, id int64, from []string, to string, mutate func(*Order) error, note string) (*Order, error) {
+	if len(from) == 0 {
+		return nil, &TransitionError{ID: id, To: to, err: ErrIllegalTransition}
+	}
+	for _, f := range from {
+		if !CanMove(f, to) {
+			return nil, &TransitionError{ID: id, Status: f, To: to, err: ErrIllegalTransition}
+		}
+	}
+	return s.save(ctx, id, func(o *Order) error {
+		if !slices.Contains(from, o.Status) {
+			return &TransitionError{ID: id, Status: o.Status, To: to, err: ErrBadTransition}
+		}
+		if mutate != nil {
+			if err := mutate(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, to, note, false)
+}
+
+// save is the compare-and-set loop behind Transition and Shrink.
+func (s *Orders) save(ctx context.Context, id int64, change func(*Order) error, to, note string, shrink bool) (*Order, error) {
+	for range transitionAttempts {
+		cur, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		o, err := cloneOrder(cur)
+		if err != nil {
+			return nil, err
+		}
+		if err := change(o); err != nil {
+			if errors.Is(err, errUnchanged) {
+				return o, err
+			}
+			return nil, err
+		}
+		if o.ID != cur.ID || o.ChargeID != cur.ChargeID || o.QuoteID != cur.QuoteID ||
+			o.UserID != cur.UserID || o.Status != cur.Status || o.Rev != cur.Rev {
+			return nil, fmt.Errorf("order %d: mutate changed the status or identity", id)
+		}
+		if cur.UpstreamNumber != 0 && o.UpstreamNumber != cur.UpstreamNumber {
+			return nil, fmt.Errorf("order %d: upstream number %d cannot change to %d", id, cur.UpstreamNumber, o.UpstreamNumber)
+		}
+		if to == "" {
+			to = cur.Status
+		}
+		now := s.Now().UTC()
+		o.Status, o.UpdatedAt, o.Rev = to, now, cur.Rev+1
+		if to != cur.Status || note != "" {
+			o.History = append(o.History, Transition{From: cur.Status, To: to, At: now, Note: note})
+			if len(o.History) > maxHistory {
+				o.History = append(o.History[:1], o.History[len(o.History)-maxHistory+1:]...)
+			}
+		}
+		doc, err := json.Marshal(o)
+		if err != nil {
+			return nil, fmt.Errorf("encode order %d: %w", id, err)
+		}
+		up := ""
+		if o.UpstreamNumber != 0 && cur.UpstreamNumber == 0 {
+			up = itoa(o.UpstreamNumber)
+		}
+		code, err := orderSaveScript.Run(ctx, s.rdb, []string{s.key(id), s.p + "upstream"},
+			s.p, id, cur.Rev, cur.Status, to, doc, up, flag(Terminal(to)), now.UnixMilli(), flag(shrink)).Int()
+		if err != nil {
+			return nil, fmt.Errorf("save order %d: %w", id, err)
+		}
+		switch code {
+		case 1:
+			return o, nil
+		case -1:
+			return nil, fmt.Errorf("order %d: %w", id, ErrOrderNotFound)
+		case -3:
+			return nil, fmt.Errorf("order %d, upstream %d: %w", id, o.UpstreamNumber, ErrUpstreamClaimed)
+		}
+		// -2: the revision moved; read again.
+	}
+	return nil, fmt.Errorf("order %d: %w", id, ErrOrderConflict)
+}
+
+func cloneOrder(o *Order) (*Order, error) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("copy order %d: %w", o.ID, err)
+	}
+	var c Order
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("copy order %d: %w", o.ID, err)
+	}
+	c.ID = o.ID
+	return &c, nil
+}
+
+// Unfinished returns the ids of every order not in a terminal status, oldest
+// first, so a restart resumes each of them (needs_review included: those wait
+// for an admin).
+func (s *Orders) Unfinished(ctx context.Context) ([]int64, error) {
+	vals, err := s.rdb.ZRange(ctx, s.p+"unfinished", 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list unfinished orders: %w", err)
+	}
+	return parseIDs(vals), nil
+}
+
+func parseIDs(vals []string) []int64 {
+	ids := make([]int64, 0, len(vals))
+	for _, v := range vals {
+		if id, err := strconv.ParseInt(v, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func (s *Orders) getMany(ctx context.Context, ids []int64) ([]*Order, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGet(ctx, s.key(id), "doc")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("read orders: %w", err)
+	}
+	out := make([]*Order, 0, len(ids))
+	for i, c := range cmds {
+		doc, err := c.Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read order %d: %w", ids[i], err)
+		}
+		o, err := decodeOrder(itoa(ids[i]), doc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// ListByUser returns up to count of the user's orders, newest first, after
+// skipping offset of them.
+func (s *Orders) ListByUser(ctx context.Context, userID int64, offset, count int) ([]*Order, error) {
+	if count <= 0 || offset < 0 {
+		return nil, nil
+	}
+	vals, err := s.rdb.ZRevRange(ctx, s.p+"u:"+itoa(userID), int64(offset), int64(offset+count-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list orders of user %d: %w", userID, err)
+	}
+	return s.getMany(ctx, parseIDs(vals))
+}
+
+// CountByUser returns how many orders the user has, for pagination.
+func (s *Orders) CountByUser(ctx context.Context, userID int64) (int64, error) {
+	n, err := s.rdb.ZCard(ctx, s.p+"u:"+itoa(userID)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count orders of user %d: %w", userID, err)
+	}
+	return n, nil
+}
+
+// OrderFilter narrows an admin listing; empty fields match everything.
+type OrderFilter struct {
+	Status string
+	Line   string
+}
+
+// List returns up to count orders matching filter, newest first, after
+// skipping offset matches. A status filter reads that status's index; a line
+// filter is applied while scanning, so it costs a scan of the (status)
+// index in batches: fine for admin views.
+func (s *Orders) List(ctx context.Context, offset, count int, filter OrderFilter) ([]*Order, error) {
+	if count <= 0 || offset < 0 {
+		return nil, nil
+	}
+	index := s.p + "all"
+	if filter.Status != "" {
+		index = s.p + "st:" + filter.Status
+	}
+	if filter.Line == "" {
+		vals, err := s.rdb.ZRevRange(ctx, index, int64(offset), int64(offset+count-1)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("list orders: %w", err)
+		}
+		return s.getMany(ctx, parseIDs(vals))
+	}
+	const batch = 200
+	var out []*Order
+	skip := offset
+	for start := int64(0); ; start += batch {
+		vals, err := s.rdb.ZRevRange(ctx, index, start, start+batch-1).Result()
+		if err != nil {
+			return nil, fmt.Errorf("list orders: %w", err)
+		}
+		ids := parseIDs(vals)
+		lines := make([]*redis.StringCmd, len(ids))
+		_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range ids {
+				lines[i] = p.HGet(ctx, s.key(id), "line")
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("list orders: %w", err)
+		}
+		var want []int64
+		for i, c := range lines {
+			if c.Val() != filter.Line {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			want = append(want, ids[i])
+			if len(out)+len(want) == count {
+				break
+			}
+		}
+		got, err := s.getMany(ctx, want)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+		if len(out) >= count || len(vals) < batch {
+			return out, nil
+		}
+	}
+}
+
+// errUnchanged tells save that there is nothing to write.
+var errUnchanged = errors.New("unchanged")
+
+// Shrink drops the bulky parts of a finished order (its codes and the
+// upstream request) and keeps the summary: ids, item, prices, statuses, times
+// and history. It refuses orders that are not terminal with ErrBadTransition
+// and returns an order already shrunk as it is.
+func (s *Orders) Shrink(ctx context.Context, id int64) (*Order, error) {
+	var same *Order
+	o, err := s.save(ctx, id, func(o *Order) error {
+		if !Terminal(o.Status) {
+			return &TransitionError{ID: id, Status: o.Status, To: o.Status, err: ErrBadTransition}
+		}
+		if o.Shrunk {
+			same = o
+			return errUnchanged
+		}
+		o.Codes, o.Request, o.Shrunk = nil, nil, true
+		return nil
+	}, "", "retention", true)
+	if errors.Is(err, errUnchanged) {
+		if err := s.rdb.ZRem(ctx, s.p+"done", id).Err(); err != nil {
+			return nil, fmt.Errorf("shrink order %d: %w", id, err)
+		}
+		return same, nil
+	}
+	return o, err
+}
+
+// ExpireDelivered shrinks every order that reached a terminal status (delivered
+// or refunded) more than olderThan ago and returns how many it shrank. Run it
+// periodically (daily is plenty) with Orders.Retention.
+func (s *Orders) ExpireDelivered(ctx context.Context, olderThan time.Duration) (int, error) {
+	cutoff := s.Now().Add(-olderThan).UnixMilli()
+	n := 0
+	for {
+		vals, err := s.rdb.ZRangeByScore(ctx, s.p+"done", &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Count: 100,
+		}).Result()
+		if err != nil {
+			return n, fmt.Errorf("list finished orders: %w", err)
+		}
+		if len(vals) == 0 {
+			return n, nil
+		}
+		for _, id := range parseIDs(vals) {
+			if _, err := s.Shrink(ctx, id); err != nil {
+				if errors.Is(err, ErrOrderNotFound) {
+					s.rdb.ZRem(ctx, s.p+"done", id)
+					continue
+				}
+				return n, fmt.Errorf("shrink order %d: %w", id, err)
+			}
+			n++
+		}
+	}
+}
