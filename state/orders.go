@@ -183,7 +183,7 @@ func NewOrders(rdb redis.UniversalClient, prefix string) *Orders {
 
 func (s *Orders) key(id int64) string { return s.p + "o:" + itoa(id) }
 
-// createScript: KEYS[1] charge, KEYS[2] quote, KEYS[3] seq. ARGV: prefix,
+// orderCreateScript: KEYS[1] charge, KEYS[2] quote, KEYS[3] seq. ARGV: prefix,
 // charge, quote, user, line, doc without id, now ms. Order keys are built
 // from the prefix; they share the hash tag, so the slot is the same.
 var orderCreateScript = redis.NewScript(`
@@ -309,7 +309,7 @@ func (s *Orders) ByUpstream(ctx context.Context, number int64) (*Order, error) {
 }
 
 // orderSaveScript: KEYS[1] order, KEYS[2] upstream index. ARGV: prefix, id,
-// expected rev, old status, new status, doc, upstream number (” for none),
+// expected rev, old status, new status, doc, upstream number (empty for none),
 // terminal flag, finished ms, shrink flag.
 var orderSaveScript = redis.NewScript(`
 local p, id = ARGV[1], ARGV[2]
