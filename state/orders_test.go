@@ -32,7 +32,7 @@ func paidOrder(user int64, quote, charge string) *state.Order {
 	}
 }
 
-func mustCreate(t *testing.T, s *state.Orders, o *state.Order) *state.Order {
+func mustCreatePaid(t *testing.T, s *state.Orders, o *state.Order) *state.Order {
 	t.Helper()
 	got, dup, err := s.CreatePaid(t.Context(), o)
 	if err != nil || dup {
@@ -44,11 +44,11 @@ func mustCreate(t *testing.T, s *state.Orders, o *state.Order) *state.Order {
 func TestOrderCreatePaidStoresAndIndexes(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
-	o := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	o := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	if o.ID != 1 || o.Status != state.OrderPaid || o.Rev != 1 || len(o.History) != 1 {
 		t.Fatalf("created %+v", o)
 	}
-	o2 := mustCreate(t, s, paidOrder(42, "q2", "ch2"))
+	o2 := mustCreatePaid(t, s, paidOrder(42, "q2", "ch2"))
 	if o2.ID != 2 {
 		t.Fatalf("second id %d", o2.ID)
 	}
@@ -76,7 +76,7 @@ func TestOrderCreatePaidStoresAndIndexes(t *testing.T) {
 
 func TestDuplicateSuccessfulPaymentIsANoOp(t *testing.T) {
 	_, s := newOrders(t)
-	first := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	first := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	again, dup, err := s.CreatePaid(t.Context(), paidOrder(42, "q1", "ch1"))
 	if err != nil || !dup || again.ID != first.ID || again.Rev != 1 {
 		t.Fatalf("second CreatePaid: %+v dup=%v err=%v", again, dup, err)
@@ -89,7 +89,7 @@ func TestDuplicateSuccessfulPaymentIsANoOp(t *testing.T) {
 
 func TestSecondChargeForAPaidQuoteIsRefused(t *testing.T) {
 	_, s := newOrders(t)
-	first := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	first := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	got, dup, err := s.CreatePaid(t.Context(), paidOrder(42, "q1", "ch2"))
 	if !errors.Is(err, state.ErrQuoteAlreadyPaid) || dup || got == nil || got.ID != first.ID || got.ChargeID != "ch1" {
 		t.Fatalf("second charge: %+v dup=%v err=%v", got, dup, err)
@@ -102,7 +102,7 @@ func TestSecondChargeForAPaidQuoteIsRefused(t *testing.T) {
 func TestOrderLifecycleHappyPath(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
-	o := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	o := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	o, err := s.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(o *state.Order) error {
 		o.AttemptID, o.Attempts, o.PlacingAt = "a1", 1, time.Now()
 		return nil
@@ -158,7 +158,7 @@ func TestOrderLifecycleHappyPath(t *testing.T) {
 func TestIllegalTransitionIsRefused(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
-	o := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	o := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	cases := []struct {
 		name string
 		from []string
@@ -204,7 +204,7 @@ func TestConcurrentTransitionsExactlyOneWins(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
 	for round := range 10 {
-		o := mustCreate(t, s, paidOrder(42, fmt.Sprint("q", round), fmt.Sprint("ch", round)))
+		o := mustCreatePaid(t, s, paidOrder(42, fmt.Sprint("q", round), fmt.Sprint("ch", round)))
 		const n = 2
 		var wg sync.WaitGroup
 		errs := make([]error, n)
@@ -236,7 +236,7 @@ func TestConcurrentTransitionsExactlyOneWins(t *testing.T) {
 func TestConcurrentFieldUpdatesAreAllKept(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
-	o := mustCreate(t, s, paidOrder(42, "q1", "ch1"))
+	o := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
 	if _, err := s.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -260,8 +260,8 @@ func TestConcurrentFieldUpdatesAreAllKept(t *testing.T) {
 func TestUpstreamNumberClaimedOnce(t *testing.T) {
 	_, s := newOrders(t)
 	ctx := t.Context()
-	a := mustCreate(t, s, paidOrder(1, "q1", "ch1"))
-	b := mustCreate(t, s, paidOrder(2, "q2", "ch2"))
+	a := mustCreatePaid(t, s, paidOrder(1, "q1", "ch1"))
+	b := mustCreatePaid(t, s, paidOrder(2, "q2", "ch2"))
 	if _, err := s.Transition(ctx, a.ID, []string{state.OrderPaid}, state.OrderPlacing, nil, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestUnfinishedOrdersSurviveARestart(t *testing.T) {
 	ctx := t.Context()
 	var ids []int64
 	for i := range 5 {
-		ids = append(ids, mustCreate(t, s, paidOrder(42, fmt.Sprint("q", i), fmt.Sprint("ch", i))).ID)
+		ids = append(ids, mustCreatePaid(t, s, paidOrder(42, fmt.Sprint("q", i), fmt.Sprint("ch", i))).ID)
 	}
 	// 1 placing, 2 delivered, 3 refunded, 4 needs review, 5 still paid.
 	mv := func(id int64, steps ...string) {
@@ -331,7 +331,7 @@ func TestOrderListings(t *testing.T) {
 		if i%3 == 0 {
 			o.Line = "topups"
 		}
-		mustCreate(t, s, o)
+		mustCreatePaid(t, s, o)
 	}
 	if _, err := s.Transition(ctx, 5, []string{state.OrderPaid}, state.OrderRefunding, nil, ""); err != nil {
 		t.Fatal(err)
@@ -388,8 +388,8 @@ func TestDeliveredOrdersShrinkAfterRetention(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.Now = func() time.Time { return now }
-	a := mustCreate(t, s, paidOrder(1, "q1", "ch1"))
-	b := mustCreate(t, s, paidOrder(1, "q2", "ch2"))
+	a := mustCreatePaid(t, s, paidOrder(1, "q1", "ch1"))
+	b := mustCreatePaid(t, s, paidOrder(1, "q2", "ch2"))
 	for _, to := range []string{state.OrderPlacing, state.OrderPlaced, state.OrderDelivered} {
 		o, _ := s.Get(ctx, a.ID)
 		if _, err := s.Transition(ctx, a.ID, []string{o.Status}, to, func(o *state.Order) error {

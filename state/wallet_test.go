@@ -19,29 +19,29 @@ func newWallets(t *testing.T) *state.Wallets {
 	return state.NewWallets(r.Client, r.Prefix)
 }
 
-func usd(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+func walletUSD(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 func TestWalletCreditIsIdempotentByRef(t *testing.T) {
 	w := newWallets(t)
 	ctx := t.Context()
-	bal, dup, err := w.Credit(ctx, 7, usd("10.50"), "admin:1", "cash at the desk", "admin:99")
-	if err != nil || dup || !bal.Equal(usd("10.5")) {
+	bal, dup, err := w.Credit(ctx, 7, walletUSD("10.50"), "admin:1", "cash at the desk", "admin:99")
+	if err != nil || dup || !bal.Equal(walletUSD("10.5")) {
 		t.Fatalf("first credit: %s dup=%v %v", bal, dup, err)
 	}
-	bal, dup, err = w.Credit(ctx, 7, usd("10.50"), "admin:1", "cash at the desk", "admin:99")
-	if err != nil || !dup || !bal.Equal(usd("10.5")) {
+	bal, dup, err = w.Credit(ctx, 7, walletUSD("10.50"), "admin:1", "cash at the desk", "admin:99")
+	if err != nil || !dup || !bal.Equal(walletUSD("10.5")) {
 		t.Fatalf("repeated credit: %s dup=%v %v", bal, dup, err)
 	}
-	if _, _, err := w.Credit(ctx, 7, usd("11"), "admin:1", "", "admin:99"); !errors.Is(err, state.ErrRefReused) {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("11"), "admin:1", "", "admin:99"); !errors.Is(err, state.ErrRefReused) {
 		t.Fatalf("same ref, other amount: %v", err)
 	}
-	if _, err := w.Debit(ctx, 7, usd("10.50"), "admin:1", ""); !errors.Is(err, state.ErrRefReused) {
+	if _, err := w.Debit(ctx, 7, walletUSD("10.50"), "admin:1", ""); !errors.Is(err, state.ErrRefReused) {
 		t.Fatalf("same ref as a debit: %v", err)
 	}
 	if n, _ := w.LedgerLen(ctx, 7); n != 1 {
 		t.Fatalf("ledger has %d entries, want 1", n)
 	}
-	if b, _ := w.Balance(ctx, 7); !b.Equal(usd("10.5")) {
+	if b, _ := w.Balance(ctx, 7); !b.Equal(walletUSD("10.5")) {
 		t.Fatalf("balance %s", b)
 	}
 }
@@ -49,16 +49,16 @@ func TestWalletCreditIsIdempotentByRef(t *testing.T) {
 func TestWalletDebitIsIdempotentByRef(t *testing.T) {
 	w := newWallets(t)
 	ctx := t.Context()
-	if _, _, err := w.Credit(ctx, 7, usd("5"), "c1", "", "admin"); err != nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("5"), "c1", "", "admin"); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		bal, err := w.Debit(ctx, 7, usd("1.25"), "order:quote:q1", "Steam $1")
-		if err != nil || !bal.Equal(usd("3.75")) {
+		bal, err := w.Debit(ctx, 7, walletUSD("1.25"), "order:quote:q1", "Steam $1")
+		if err != nil || !bal.Equal(walletUSD("3.75")) {
 			t.Fatalf("debit: %s %v", bal, err)
 		}
 	}
-	if amt, ok, err := w.Moved(ctx, 7, "order:quote:q1"); err != nil || !ok || !amt.Equal(usd("-1.25")) {
+	if amt, ok, err := w.Moved(ctx, 7, "order:quote:q1"); err != nil || !ok || !amt.Equal(walletUSD("-1.25")) {
 		t.Fatalf("Moved: %s %v %v", amt, ok, err)
 	}
 	if _, ok, _ := w.Moved(ctx, 7, "order:quote:q2"); ok {
@@ -69,7 +69,7 @@ func TestWalletDebitIsIdempotentByRef(t *testing.T) {
 func TestWalletDebitNeverNegativeUnder50ConcurrentDebits(t *testing.T) {
 	w := newWallets(t)
 	ctx := t.Context()
-	if _, _, err := w.Credit(ctx, 7, usd("10.00"), "c1", "", "admin"); err != nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("10.00"), "c1", "", "admin"); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -77,7 +77,7 @@ func TestWalletDebitNeverNegativeUnder50ConcurrentDebits(t *testing.T) {
 	ok, short := 0, 0
 	for i := range 50 {
 		wg.Go(func() {
-			_, err := w.Debit(ctx, 7, usd("0.30"), fmt.Sprint("d", i), "")
+			_, err := w.Debit(ctx, 7, walletUSD("0.30"), fmt.Sprint("d", i), "")
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -92,7 +92,7 @@ func TestWalletDebitNeverNegativeUnder50ConcurrentDebits(t *testing.T) {
 	}
 	wg.Wait()
 	bal, _ := w.Balance(ctx, 7)
-	if ok != 33 || short != 17 || !bal.Equal(usd("0.10")) {
+	if ok != 33 || short != 17 || !bal.Equal(walletUSD("0.10")) {
 		t.Fatalf("%d debits, %d refused, balance %s; want 33, 17, 0.10", ok, short, bal)
 	}
 	led, _ := w.Ledger(ctx, 7, 0, 100)
@@ -111,16 +111,16 @@ func TestWalletLedgerIsNewestFirst(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	w.Now = func() time.Time { now = now.Add(time.Minute); return now }
-	if _, _, err := w.Credit(ctx, 7, usd("20"), "c1", "top-up", "admin:1"); err != nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("20"), "c1", "top-up", "admin:1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Debit(ctx, 7, usd("7.99"), "d1", "order 5"); err != nil {
+	if _, err := w.Debit(ctx, 7, walletUSD("7.99"), "d1", "order 5"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := w.Credit(ctx, 7, usd("7.99"), "refund:5", "order 5 refunded", "refund"); err != nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("7.99"), "refund:5", "order 5 refunded", "refund"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Debit(ctx, 7, usd("0.01"), "d2", "order 6"); err != nil {
+	if _, err := w.Debit(ctx, 7, walletUSD("0.01"), "d2", "order 6"); err != nil {
 		t.Fatal(err)
 	}
 	led, err := w.Ledger(ctx, 7, 0, 3)
@@ -148,23 +148,23 @@ func TestWalletRejectsBadAmounts(t *testing.T) {
 	w := newWallets(t)
 	ctx := t.Context()
 	for _, a := range []string{"0", "-1", "0.001", "1.999", "1000000000.01"} {
-		if _, _, err := w.Credit(ctx, 7, usd(a), "r"+a, "", "admin"); !errors.Is(err, state.ErrBadAmount) {
+		if _, _, err := w.Credit(ctx, 7, walletUSD(a), "r"+a, "", "admin"); !errors.Is(err, state.ErrBadAmount) {
 			t.Errorf("credit %s: %v", a, err)
 		}
-		if _, err := w.Debit(ctx, 7, usd(a), "r"+a, ""); !errors.Is(err, state.ErrBadAmount) {
+		if _, err := w.Debit(ctx, 7, walletUSD(a), "r"+a, ""); !errors.Is(err, state.ErrBadAmount) {
 			t.Errorf("debit %s: %v", a, err)
 		}
 	}
-	if _, err := w.Debit(ctx, 7, usd("0.01"), "d", ""); !errors.Is(err, state.ErrInsufficientFunds) {
+	if _, err := w.Debit(ctx, 7, walletUSD("0.01"), "d", ""); !errors.Is(err, state.ErrInsufficientFunds) {
 		t.Errorf("debit from an empty wallet: %v", err)
 	}
-	if _, _, err := w.Credit(ctx, 7, usd("1"), "", "", "admin"); err == nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("1"), "", "", "admin"); err == nil {
 		t.Error("credit without a ref accepted")
 	}
 	if b, _ := w.Balance(ctx, 7); !b.IsZero() {
 		t.Errorf("balance %s after refused movements", b)
 	}
-	if _, _, err := w.Credit(ctx, 7, usd("1000000000.00"), "max", "", "admin"); err != nil {
+	if _, _, err := w.Credit(ctx, 7, walletUSD("1000000000.00"), "max", "", "admin"); err != nil {
 		t.Errorf("largest credit: %v", err)
 	}
 }

@@ -1,0 +1,177 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrJobLeaseLost means the job's lease expired and another worker claimed
+// it, or it was Put or Removed meanwhile; the call changed nothing.
+var ErrJobLeaseLost = errors.New("schedule job lease lost")
+
+// Job is a claimed schedule entry. Name is the caller's ("track:42",
+// "refund:42", "place:42"); Token proves the claim; Due is when it was due
+// (for a job whose earlier lease expired, when that lease ran out).
+type Job struct {
+	Name  string
+	Token string
+	Due   time.Time
+}
+
+// Schedule is the durable job schedule behind tracking, placing and refund
+// retries: a ZSET of job names scored by due time (ms) and a HASH of lease
+// tokens, under prefix + "{sched}:". Any replica may Claim due jobs; a claim
+// moves the job's score to the end of its lease, so a job whose worker died
+// comes back once the lease runs out. There is one entry per job name: Put
+// upserts, and the last write wins. Entries leave with Done or Remove, so the
+// schedule holds only live work.
+type Schedule struct {
+	rdb redis.UniversalClient
+	due string
+	tok string
+}
+
+// NewSchedule returns the schedule under prefix.
+func NewSchedule(rdb redis.UniversalClient, prefix string) *Schedule {
+	p := prefix + "{sched}:"
+	return &Schedule{rdb: rdb, due: p + "due", tok: p + "tok"}
+}
+
+func schedMS(t time.Time) int64 { return t.UnixMilli() }
+
+var schedPutScript = redis.NewScript(`
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`)
+
+// Put schedules job at at, replacing any earlier entry for it: the last
+// write wins, even over an earlier due time. A lease held on the job is
+// cancelled, so its holder's Done or Reschedule fails with ErrJobLeaseLost
+// and the new time stands.
+func (s *Schedule) Put(ctx context.Context, job string, at time.Time) error {
+	if job == "" {
+		return errors.New("schedule: empty job name")
+	}
+	if err := schedPutScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job, schedMS(at)).Err(); err != nil {
+		return fmt.Errorf("schedule %s: %w", job, err)
+	}
+	return nil
+}
+
+var schedClaimScript = redis.NewScript(`
+local r = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+for i = 1, #r, 2 do
+  redis.call('ZADD', KEYS[1], ARGV[2], r[i])
+  redis.call('HSET', KEYS[2], r[i], ARGV[4])
+end
+return r`)
+
+// Claim takes up to limit jobs due at now, oldest first, and leases them until
+// now+lease: no other Claim gets them before then. Finish each with Done,
+// Reschedule or Extend before the lease runs out.
+func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Job, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	if lease <= 0 {
+		return nil, errors.New("claim jobs: lease must be positive")
+	}
+	token := newToken()
+	res, err := schedClaimScript.Run(ctx, s.rdb, []string{s.due, s.tok},
+		schedMS(now), schedMS(now.Add(lease)), limit, token).StringSlice()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("claim jobs: %w", err)
+	}
+	jobs := make([]Job, 0, len(res)/2)
+	for i := 0; i+1 < len(res); i += 2 {
+		f, _ := strconv.ParseFloat(res[i+1], 64)
+		jobs = append(jobs, Job{Name: res[i], Token: token, Due: time.UnixMilli(int64(math.Round(f)))})
+	}
+	return jobs, nil
+}
+
+// schedTokenScript runs a change only while the token still holds the lease.
+// ARGV: job, token, op ('done', 'at' or 'extend'), ms.
+var schedTokenScript = redis.NewScript(`
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == 'done' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+elseif ARGV[3] == 'at' then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[1])
+end
+return 1`)
+
+func (s *Schedule) withToken(ctx context.Context, job Job, op string, at time.Time) error {
+	ok, err := schedTokenScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job.Name, job.Token, op, schedMS(at)).Int()
+	if err != nil {
+		return fmt.Errorf("%s job %s: %w", op, job.Name, err)
+	}
+	if ok == 0 {
+		return fmt.Errorf("%s job %s: %w", op, job.Name, ErrJobLeaseLost)
+	}
+	return nil
+}
+
+// Done removes the claimed job, only while job.Token still holds its lease;
+// otherwise it returns ErrJobLeaseLost and leaves the entry alone.
+func (s *Schedule) Done(ctx context.Context, job Job) error {
+	return s.withToken(ctx, job, "done", time.Time{})
+}
+
+// Reschedule releases the claimed job and makes it due again at at (the next
+// tracking poll, a retry after backoff), only while job.Token still holds its
+// lease; otherwise it returns ErrJobLeaseLost.
+func (s *Schedule) Reschedule(ctx context.Context, job Job, at time.Time) error {
+	return s.withToken(ctx, job, "at", at)
+}
+
+// Extend keeps the claimed job leased until until, for work that runs longer
+// than the lease; it returns ErrJobLeaseLost when the lease was already lost.
+func (s *Schedule) Extend(ctx context.Context, job Job, until time.Time) error {
+	return s.withToken(ctx, job, "extend", until)
+}
+
+// Remove deletes job whoever holds it (an order finished another way).
+func (s *Schedule) Remove(ctx context.Context, job string) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, s.due, job)
+		p.HDel(ctx, s.tok, job)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("remove job %s: %w", job, err)
+	}
+	return nil
+}
+
+// Due returns when job is next due (or its lease ends, when claimed) and
+// whether it is scheduled at all.
+func (s *Schedule) Due(ctx context.Context, job string) (time.Time, bool, error) {
+	f, err := s.rdb.ZScore(ctx, s.due, job).Result()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read job %s: %w", job, err)
+	}
+	return time.UnixMilli(int64(math.Round(f))), true, nil
+}
+
+// Len returns how many jobs are scheduled, claimed ones included.
+func (s *Schedule) Len(ctx context.Context) (int64, error) {
+	n, err := s.rdb.ZCard(ctx, s.due).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count jobs: %w", err)
+	}
+	return n, nil
+}
