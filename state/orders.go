@@ -194,7 +194,7 @@ if ARGV[3] ~= '' then
   ex = redis.call('HGET', KEYS[2], ARGV[3])
   if ex then return {2, ex, redis.call('HGET', p .. 'o:' .. ex, 'doc')} end
 end
-local id = redis.call('INCR', KEYS[3])
+local id = string.format('%d', redis.call('INCR', KEYS[3]))
 local doc = '{"id":' .. id .. ',' .. string.sub(ARGV[6], 2)
 redis.call('HSET', p .. 'o:' .. id, 'rev', '1', 'status', 'paid', 'line', ARGV[5], 'doc', doc)
 redis.call('HSET', KEYS[1], ARGV[2], id)

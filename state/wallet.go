@@ -81,7 +81,8 @@ end
 local amt = tonumber(ARGV[2])
 local cur = redis.call('GET', KEYS[1]) or '0'
 if amt < 0 and tonumber(cur) + amt < 0 then return {-1, cur} end
-local bal = redis.call('INCRBY', KEYS[1], ARGV[2])
+redis.call('INCRBY', KEYS[1], ARGV[2])
+local bal = redis.call('GET', KEYS[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('LPUSH', KEYS[2], bal .. '\n' .. ARGV[3])
 return {0, bal}`)
