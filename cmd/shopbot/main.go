@@ -11,11 +11,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/catalog"
 	"shopbot/flows"
+	"shopbot/reseller"
 	"shopbot/state"
 )
 
@@ -86,12 +90,44 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	return 0
 }
 
-// newShop wires the bot from the configuration.
+// newShop wires the bot from the configuration: the upstream client (with
+// its calls counted in the bot's metrics), the cached catalog, quotes, the
+// per-buyer rate limit and the product-line flows.
 func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
+	metrics := bot.NewMetrics()
+	if cfg.ResellerURL != "" {
+		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey, reseller.WithObserver(metrics.ObserveUpstream))
+		if err != nil {
+			return nil, fmt.Errorf("reseller client: %w", err)
+		}
+		newLines(cfg, client, conn.Client, state.DefaultPrefix).Register(engine)
+	}
 	return bot.New(bot.Options{
 		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
-		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log,
+		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 	}, conn.Client, engine)
+}
+
+// newLines builds the product lines' shared dependencies from the
+// configuration.
+func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, prefix string) *flows.Shop {
+	p := flows.Pricing{
+		Markup:       flows.Markup{Percent: cfg.Markup.Percent, Fixed: cfg.Markup.Fixed},
+		Lines:        map[string]flows.Markup{},
+		StarsUSDRate: cfg.StarsUSDRate,
+		ShowStars:    cfg.PayStars,
+		ShowUSD:      cfg.PayWallet,
+	}
+	for line, m := range cfg.Markup.Lines {
+		p.Lines[line] = flows.Markup{Percent: m.Percent, Fixed: m.Fixed}
+	}
+	return &flows.Shop{
+		Catalog:  catalog.New(client, state.NewCache(rdb, prefix), cfg.CatalogTTL),
+		Pricing:  p,
+		Quotes:   state.NewQuotes(rdb, prefix),
+		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
+		QuoteTTL: cfg.QuoteTTL,
+	}
 }

@@ -1,0 +1,424 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Catalog is the part of the upstream catalog the product lines browse.
+// Every method also reports stale: the copy is old because the upstream
+// failed, and the screen says prices may be out of date.
+type Catalog interface {
+	GiftCardBrands(ctx context.Context) ([]reseller.GiftCardBrand, bool, error)
+	GiftCardSearch(ctx context.Context, q string) ([]reseller.GiftCategory, bool, error)
+	GiftCardOffers(ctx context.Context, categoryID string) (*reseller.GiftCardOffers, bool, error)
+	StarsPricing(ctx context.Context) (*reseller.StarsPricing, bool, error)
+	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, bool, error)
+}
+
+// QuoteStore keeps quotes (state.Quotes in production).
+type QuoteStore interface {
+	Save(ctx context.Context, q *state.Quote) error
+	Load(ctx context.Context, id string) (*state.Quote, error)
+}
+
+// Limiter counts a buyer's actions that cost upstream calls
+// (state.Limiter in production).
+type Limiter interface {
+	Allow(ctx context.Context, key string) (bool, time.Duration, error)
+}
+
+// Checkout takes a confirmed, unexpired quote and starts the payment. It is
+// the one hand-off from the catalog flows to payments.
+type Checkout interface {
+	Pay(ctx context.Context, env *Env, s *Session, q *state.Quote) (*Reply, error)
+}
+
+// PaymentsDisabled is the Checkout used until payments exist: it says so
+// and changes nothing.
+type PaymentsDisabled struct{}
+
+// Pay answers that payments are not enabled yet.
+func (PaymentsDisabled) Pay(_ context.Context, env *Env, _ *Session, _ *state.Quote) (*Reply, error) {
+	return &Reply{Answer: env.T("pay.disabled"), Alert: true, NoScreen: true}, nil
+}
+
+// Markup is the shop's margin on upstream prices.
+type Markup struct {
+	Percent decimal.Decimal
+	Fixed   decimal.Decimal // USD per order
+}
+
+// Pricing turns upstream USD into what the buyer pays (DESIGN "How money
+// flows"): shop_usd = upstream_usd * (1 + percent/100) + fixed, rounded up
+// to a cent; stars = ceil(shop_usd / StarsUSDRate).
+type Pricing struct {
+	Markup       Markup
+	Lines        map[string]Markup // per-line overrides
+	StarsUSDRate decimal.Decimal
+	ShowStars    bool // buyers pay in Stars
+	ShowUSD      bool // buyers pay from the USD wallet
+}
+
+var hundred = decimal.NewFromInt(100)
+
+// ShopUSD returns the buyer's USD price for an upstream price on line.
+func (p *Pricing) ShopUSD(line string, upstream decimal.Decimal) decimal.Decimal {
+	m := p.Markup
+	if o, ok := p.Lines[line]; ok {
+		m = o
+	}
+	usd := upstream.Mul(decimal.NewFromInt(1).Add(m.Percent.Div(hundred))).Add(m.Fixed)
+	return usd.RoundUp(2)
+}
+
+// Stars returns the price in Stars of a shop USD price.
+func (p *Pricing) Stars(usd decimal.Decimal) int64 {
+	if !p.StarsUSDRate.IsPositive() {
+		return 0
+	}
+	return usd.Div(p.StarsUSDRate).Ceil().IntPart()
+}
+
+// Format shows a shop USD price the way the buyer pays: Stars and/or USD.
+func (p *Pricing) Format(lang locales.Lang, usd decimal.Decimal) string {
+	var parts []string
+	if p.ShowStars || !p.ShowUSD {
+		parts = append(parts, locales.Stars(lang, p.Stars(usd)))
+	}
+	if p.ShowUSD {
+		parts = append(parts, locales.Money(lang, usd))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Price formats the buyer's price on line for an upstream price.
+func (p *Pricing) Price(lang locales.Lang, line string, upstream decimal.Decimal) string {
+	return p.Format(lang, p.ShopUSD(line, upstream))
+}
+
+// Shop is what the product-line flows share: the catalog, prices, quotes,
+// the rate limit and the checkout hand-off.
+type Shop struct {
+	Catalog  Catalog
+	Pricing  Pricing
+	Quotes   QuoteStore
+	Limiter  Limiter  // nil: no limit
+	Checkout Checkout // nil: PaymentsDisabled
+	QuoteTTL time.Duration
+	PerPage  int // list entries per page (default 8)
+
+	engine *Engine
+}
+
+// Register adds every implemented product line to e.
+func (sh *Shop) Register(e *Engine) {
+	sh.engine = e
+	if sh.PerPage <= 0 {
+		sh.PerPage = 8
+	}
+	if sh.QuoteTTL <= 0 {
+		sh.QuoteTTL = 15 * time.Minute
+	}
+	if sh.Checkout == nil {
+		sh.Checkout = PaymentsDisabled{}
+	}
+	e.Register("giftcards", &GiftCards{sh})
+	e.Register("stars", &Stars{sh})
+	e.Register("premium", &Premium{sh})
+}
+
+// Actions shared by the line flows. Line-specific actions are short too:
+// callback data must stay within 64 bytes.
+const (
+	actBack     = "b"  // back one step
+	actPage     = "pg" // arg: page number
+	actNoop     = "pi" // the page indicator
+	actPick     = "i"  // arg: index of an entry on the page
+	actSearch   = "s"  // open the search prompt
+	actQty      = "n"  // arg: a quick quantity
+	actPay      = "pay"
+	actEdit     = "e"
+	actRetry    = "r"
+	actForMe    = "me"
+	stepConfirm = "confirm"
+)
+
+// listItem is one entry of a paginated list.
+type listItem struct {
+	Label string
+	ID    string
+}
+
+// listRows renders one page of items as buttons (one per row), then
+// prev/indicator/next when there is more than one page. The ids of the page
+// are kept in the session, so the buttons carry only an index.
+func (sh *Shop) listRows(env *Env, s *Session, items []listItem) [][]Button {
+	per := sh.PerPage
+	pages := max(1, (len(items)+per-1)/per)
+	page, _ := strconv.Atoi(s.Get("page"))
+	page = min(max(page, 0), pages-1)
+	var rows [][]Button
+	var ids []string
+	for i := page * per; i < min(len(items), (page+1)*per); i++ {
+		rows = append(rows, []Button{{Text: items[i].Label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
+		ids = append(ids, items[i].ID)
+	}
+	s.Set("ids", strings.Join(ids, "\x1f"))
+	if pages > 1 {
+		var nav []Button
+		if page > 0 {
+			nav = append(nav, Button{Text: env.T("btn.prev"), Action: actPage, Arg: strconv.Itoa(page - 1)})
+		}
+		nav = append(nav, Button{Text: env.T("page.indicator", "page", page+1, "pages", pages), Action: actNoop})
+		if page < pages-1 {
+			nav = append(nav, Button{Text: env.T("btn.next"), Action: actPage, Arg: strconv.Itoa(page + 1)})
+		}
+		rows = append(rows, nav)
+	}
+	return rows
+}
+
+// picked returns the id behind a list button's index.
+func picked(s *Session, arg string) (string, bool) {
+	i, err := strconv.Atoi(arg)
+	ids := strings.Split(s.Get("ids"), "\x1f")
+	if err != nil || i < 0 || i >= len(ids) || ids[i] == "" {
+		return "", false
+	}
+	return ids[i], true
+}
+
+// navRow is Back and Cancel.
+func navRow(env *Env) []Button {
+	return []Button{{Text: env.T("btn.back"), Action: actBack}, {Text: env.T("btn.cancel"), Action: actCancel}}
+}
+
+// withStale adds the out-of-date note to a screen's text.
+func withStale(env *Env, text string, stale bool) string {
+	if stale {
+		return text + "\n\n" + env.T("catalog.stale")
+	}
+	return text
+}
+
+// failScreen is shown when the catalog cannot be read at all.
+func failScreen(env *Env, err error) *Screen {
+	key := "catalog.unavailable"
+	if reseller.IsNotFound(err) {
+		key = "catalog.not_found"
+	}
+	return &Screen{Text: env.T(key), Rows: [][]Button{{{Text: env.T("btn.retry"), Action: actRetry}}, navRow(env)}}
+}
+
+// quickQuantities are the quick buttons of a quantity question within lo..hi.
+func quickQuantities(env *Env, lo, hi int, candidates []int) [][]Button {
+	var row []Button
+	var rows [][]Button
+	for _, n := range candidates {
+		if n < lo || n > hi {
+			continue
+		}
+		row = append(row, Button{Text: locales.Number(env.Lang, int64(n)), Action: actQty, Arg: strconv.Itoa(n)})
+		if len(row) == 4 {
+			rows = append(rows, row)
+			row = nil
+		}
+	}
+	if len(row) > 0 {
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// parseQuantity reads a whole number the buyer typed ("1 000" and "1,000" too).
+func parseQuantity(text string) (int, bool) {
+	t := strings.NewReplacer(" ", "", "\u00a0", "", ",", "", "_", "").Replace(strings.TrimSpace(text))
+	n, err := strconv.Atoi(t)
+	if err != nil || n <= 0 || len(t) > 9 {
+		return 0, false
+	}
+	return n, true
+}
+
+// notice is a reply that keeps the step and asks again: a reason, then the
+// current screen.
+func (sh *Shop) again(ctx context.Context, env *Env, f Flow, s *Session, reason string) (*Reply, error) {
+	sc, err := f.Show(ctx, env, s)
+	if err != nil {
+		return nil, err
+	}
+	return &Reply{Notices: []Notice{{Text: reason}}, Screen: sc, Save: true}, nil
+}
+
+// back goes to the previous step, or to the main menu from the first one.
+func (sh *Shop) back(ctx context.Context, env *Env, f Flow, s *Session) (*Reply, error) {
+	if !s.GoBack() {
+		s.Clear()
+		return &Reply{Screen: sh.engine.MenuScreen(env), Save: true}, nil
+	}
+	s.Set("page", "")
+	sc, err := f.Show(ctx, env, s)
+	return &Reply{Screen: sc, Save: true}, err
+}
+
+// show renders the current step as a reply.
+func (sh *Shop) show(ctx context.Context, env *Env, f Flow, s *Session) (*Reply, error) {
+	sc, err := f.Show(ctx, env, s)
+	return &Reply{Screen: sc, Save: true}, err
+}
+
+// badInput is a localized reason why the buyer's answer cannot be used; the
+// same question is asked again.
+type badInput struct{ text string }
+
+func (e *badInput) Error() string { return "bad input" }
+
+// errRateLimited carries how long the buyer must wait.
+type errRateLimited struct{ wait time.Duration }
+
+func (e *errRateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.wait) }
+
+// allow counts one costly action of the buyer.
+func (sh *Shop) allow(ctx context.Context, env *Env) error {
+	if sh.Limiter == nil {
+		return nil
+	}
+	ok, wait, err := sh.Limiter.Allow(ctx, "u:"+strconv.FormatInt(env.User.ID, 10))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &errRateLimited{wait}
+	}
+	return nil
+}
+
+// limited is the polite "please wait" reply.
+func limited(env *Env, e *errRateLimited) *Reply {
+	n := int64((e.wait + time.Second - 1) / time.Second)
+	msg := env.N("err.rate_limited", max(n, 1))
+	return &Reply{Answer: msg, Alert: true, Notices: []Notice{{Text: msg}}, NoScreen: true}
+}
+
+// pricer builds a fresh quote from what the buyer chose (kept in the
+// session), with prices from the catalog.
+type pricer interface {
+	Flow
+	price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error)
+}
+
+// quote prices the buyer's choice, stores the quote and shows the
+// confirmation screen. It counts against the buyer's rate limit.
+func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notices ...Notice) (*Reply, error) {
+	if err := sh.allow(ctx, env); err != nil {
+		var rl *errRateLimited
+		if errors.As(err, &rl) {
+			return limited(env, rl), nil
+		}
+		return nil, err
+	}
+	q, stale, err := f.price(ctx, env, s)
+	var bad *badInput
+	if errors.As(err, &bad) {
+		return sh.again(ctx, env, f, s, bad.text)
+	}
+	if err != nil {
+		return &Reply{Notices: notices, Screen: failScreen(env, err), Save: true}, nil
+	}
+	q.ChatID, q.UserID = env.User.ID, env.User.ID
+	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
+	q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
+	q.Stars = sh.Pricing.Stars(q.ShopUSD)
+	if err := sh.Quotes.Save(ctx, q); err != nil {
+		return nil, err
+	}
+	s.Set("quote", q.ID)
+	s.Goto(stepConfirm)
+	sc := sh.confirmScreen(env, q)
+	sc.Text = withStale(env, sc.Text, stale)
+	return &Reply{Notices: notices, Screen: sc, Save: true}, nil
+}
+
+// confirmScreen shows what, for whom, how many and the total.
+func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
+	var b strings.Builder
+	b.WriteString(env.T("confirm.title"))
+	b.WriteString("\n\n")
+	b.WriteString(env.T("confirm.line", "line", env.T("line."+q.Line)))
+	b.WriteString("\n")
+	b.WriteString(env.T("confirm.item", "item", locales.Escape(q.ItemName)))
+	if u := q.Fields["username"]; u != "" {
+		b.WriteString("\n")
+		b.WriteString(env.T("confirm.for", "who", "@"+locales.Escape(u)))
+	}
+	if q.Quantity > 1 && q.Line != "stars" {
+		b.WriteString("\n")
+		b.WriteString(env.T("confirm.qty", "n", locales.Number(env.Lang, int64(q.Quantity))))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(env.T("confirm.total", "total", sh.Pricing.Format(env.Lang, q.ShopUSD)))
+	b.WriteString("\n")
+	b.WriteString(env.N("confirm.valid", int64(sh.QuoteTTL/time.Minute)))
+	return &Screen{Text: b.String(), Rows: [][]Button{
+		{{Text: env.T("btn.pay"), Action: actPay}},
+		{{Text: env.T("btn.edit"), Action: actEdit}},
+		navRow(env),
+	}}
+}
+
+// showConfirm renders the confirmation step from the stored quote.
+func (sh *Shop) showConfirm(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+	q, err := sh.Quotes.Load(ctx, s.Get("quote"))
+	if err != nil {
+		if errors.Is(err, state.ErrNoQuote) {
+			return &Screen{Text: env.T("quote.gone"), Rows: [][]Button{{{Text: env.T("btn.retry"), Action: actRetry}}, navRow(env)}}, nil
+		}
+		return nil, err
+	}
+	return sh.confirmScreen(env, q), nil
+}
+
+// confirm handles the confirmation step's own buttons: Pay hands a live
+// quote to checkout; an expired or lost quote is priced again and shown.
+// Edit goes to editStep. It reports false for other actions.
+func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev Event, editStep string) (*Reply, bool, error) {
+	if s.Step != stepConfirm || ev.Kind != EvButton {
+		return nil, false, nil
+	}
+	switch ev.Button.Action {
+	case actPay:
+		q, err := sh.Quotes.Load(ctx, s.Get("quote"))
+		if err != nil && !errors.Is(err, state.ErrNoQuote) {
+			return nil, true, err
+		}
+		if err != nil || q.Expired(env.Now) || q.UserID != env.User.ID {
+			s.GoBack() // quote() goes to confirm again
+			r, err := sh.quote(ctx, env, f, s, Notice{Text: env.T("quote.repriced")})
+			return r, true, err
+		}
+		r, err := sh.Checkout.Pay(ctx, env, s, q)
+		return r, true, err
+	case actRetry:
+		s.GoBack()
+		r, err := sh.quote(ctx, env, f, s)
+		return r, true, err
+	case actEdit:
+		for s.Step != editStep && s.GoBack() {
+		}
+		s.Step = editStep
+		r, err := sh.show(ctx, env, f, s)
+		return r, true, err
+	}
+	return nil, false, nil
+}
