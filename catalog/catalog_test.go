@@ -1,0 +1,131 @@
+package catalog_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/catalog"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/reseller/resellersim"
+	"shopbot/state"
+	"shopbot/state/statetest"
+)
+
+// upstream is the simulator behind a real client, counting requests per path.
+type upstream struct {
+	sim   *resellersim.Sim
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (u *upstream) requests(path string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.count[path]
+}
+
+func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int64) {
+	t.Helper()
+	u := &upstream{sim: resellersim.New(resellersim.Config{Seed: 1}), count: map[string]int{}}
+	u.sim.OnRequest(func(r *http.Request, _ []byte) {
+		u.mu.Lock()
+		u.count[r.URL.Path]++
+		u.mu.Unlock()
+	})
+	srv := httptest.NewServer(u.sim)
+	t.Cleanup(srv.Close)
+	client, err := reseller.New(srv.URL+"/api/v1", "test-key", reseller.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := statetest.New(t)
+	cache := state.NewCache(r.Client, r.Prefix)
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixNano())
+	cache.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+	e := flows.NewEngine(nil, locales.En)
+	shop := &flows.Shop{
+		Catalog: catalog.New(client, cache, 5*time.Minute),
+		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Quotes:  state.NewQuotes(r.Client, r.Prefix),
+		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
+	}
+	shop.Register(e)
+	return e, u, cache, &clock
+}
+
+const cardsPath = "/api/v1/gift-cards/categories/" + resellersim.DemoGiftCategory + "/cards"
+
+func browse(t *testing.T, e *flows.Engine, user int64) (*flows.Reply, flows.Session) {
+	t.Helper()
+	s := flows.Session{}
+	r, err := e.Handle(context.Background(), &s, flows.Event{Kind: flows.EvCommand, Command: "start", Arg: "gc-" + resellersim.DemoGiftCategory,
+		Now: time.Now(), User: flows.User{ID: user, LanguageCode: "en"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, s
+}
+
+// A thousand buyers opening one category at once cost one upstream request
+// per cache period: hit, miss after the period, stampede held to one fetch.
+func TestThousandBrowsesCostOneUpstreamRequestPerPeriod(t *testing.T) {
+	e, u, cache, clock := newShop(t)
+	var wg sync.WaitGroup
+	for i := range 1000 {
+		wg.Go(func() {
+			r, s := browse(t, e, int64(i+1))
+			if s.Step != "cards" || !strings.Contains(r.Screen.Text, "Apple") {
+				t.Errorf("buyer %d: step %q text %q", i, s.Step, r.Screen.Text)
+			}
+		})
+	}
+	wg.Wait()
+	if n := u.requests(cardsPath); n != 1 {
+		t.Fatalf("a stampede of 1000 browses made %d upstream requests, want 1", n)
+	}
+	st := cache.Stats()
+	if st.Fetches != 1 || st.Hits+st.Misses < 1000 {
+		t.Fatalf("cache stats %+v", st)
+	}
+	browse(t, e, 1) // a hit
+	if n := u.requests(cardsPath); n != 1 {
+		t.Fatalf("a fresh copy was fetched again: %d requests", n)
+	}
+	clock.Add(int64(5*time.Minute + time.Second)) // the period is over: a miss
+	browse(t, e, 1)
+	if n := u.requests(cardsPath); n != 2 {
+		t.Fatalf("after the period: %d requests, want 2", n)
+	}
+}
+
+func TestUpstreamFailureServesTheStaleCopyWithANote(t *testing.T) {
+	e, u, _, clock := newShop(t)
+	browse(t, e, 1)
+	clock.Add(int64(6 * time.Minute))
+	u.sim.FailNextOn("/gift-cards/categories", 5, http.StatusInternalServerError)
+	r, s := browse(t, e, 2)
+	if s.Step != "cards" || !strings.Contains(r.Screen.Text, locales.T(locales.En, "catalog.stale")) {
+		t.Fatalf("stale copy: step %q text %q", s.Step, r.Screen.Text)
+	}
+}
+
+func TestHiddenAndSoldOutCardsAreNotChoosable(t *testing.T) {
+	e, _, _, _ := newShop(t)
+	_, s := browse(t, e, 1)
+	ids := strings.Split(s.Get("ids"), "\x1f")
+	if !slices.Contains(ids, resellersim.DemoGiftCard) || slices.Contains(ids, resellersim.DemoGiftCardHidden) || slices.Contains(ids, resellersim.DemoGiftCardOutOfStock) {
+		t.Fatalf("choosable cards %q", ids)
+	}
+}
