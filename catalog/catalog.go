@@ -6,6 +6,7 @@ package catalog
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,4 +83,108 @@ func (c *Cached) StarsPricing(ctx context.Context) (*reseller.StarsPricing, bool
 // PremiumPricing returns the Premium plans.
 func (c *Cached) PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, bool, error) {
 	return state.GetJSON(ctx, c.Cache, "premium", c.opt(0), c.Client.PremiumPricing)
+}
+
+// GameKeys returns the key catalog matching q, region and platform ("" for any).
+func (c *Cached) GameKeys(ctx context.Context, q, region, platform string) ([]reseller.GameKeyGame, bool, error) {
+	q = queryKey(q)
+	key := "keys:" + q + "\x1f" + region + "\x1f" + platform
+	return state.GetJSON(ctx, c.Cache, key, c.opt(0), func(ctx context.Context) ([]reseller.GameKeyGame, error) {
+		l, err := c.Client.GameKeys(ctx, &reseller.GameKeysOptions{Q: q, Region: region, Platform: platform})
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+}
+
+// GameKeyOffers returns a game's visible key offers.
+func (c *Cached) GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "keys:game:"+gameID, c.opt(0), func(ctx context.Context) (*reseller.GameKeyOffers, error) {
+		return c.Client.GameKeyOffers(ctx, gameID)
+	})
+}
+
+// GameKeyRestriction returns where a region-restricted key activates.
+func (c *Cached) GameKeyRestriction(ctx context.Context, gameID string) (*reseller.RegionRestriction, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "keys:rr:"+gameID, c.opt(0), func(ctx context.Context) (*reseller.RegionRestriction, error) {
+		return c.Client.GameKeyRegionRestriction(ctx, gameID)
+	})
+}
+
+// TopUpSearch returns the in-game top-up categories matching q ("" for all).
+func (c *Cached) TopUpSearch(ctx context.Context, q string) ([]reseller.TopUpCategory, bool, error) {
+	q = queryKey(q)
+	return state.GetJSON(ctx, c.Cache, "tu:q:"+q, c.opt(0), func(ctx context.Context) ([]reseller.TopUpCategory, error) {
+		l, err := c.Client.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: q})
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+}
+
+// TopUpBrands returns the in-game top-up brands with their categories.
+func (c *Cached) TopUpBrands(ctx context.Context) ([]reseller.TopUpBrand, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "tu:brands", c.opt(0), func(ctx context.Context) ([]reseller.TopUpBrand, error) {
+		l, err := c.Client.TopUpBrands(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+}
+
+// TopUpOffers returns a category's offers and the fields an order needs.
+func (c *Cached) TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "tu:cat:"+categoryID, c.opt(0), func(ctx context.Context) (*reseller.TopUpOffers, error) {
+		return c.Client.TopUpOffers(ctx, categoryID)
+	})
+}
+
+// ManualServices returns the manual services.
+func (c *Cached) ManualServices(ctx context.Context) ([]reseller.ManualService, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "svc", c.opt(0), func(ctx context.Context) ([]reseller.ManualService, error) {
+		l, err := c.Client.ManualServices(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+}
+
+// ManualServiceOffers returns a service's offers and fields.
+func (c *Cached) ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "svc:"+serviceID, c.opt(0), func(ctx context.Context) (*reseller.ManualOffers, error) {
+		return c.Client.ManualServiceOffers(ctx, serviceID)
+	})
+}
+
+// StoreGames returns the store-gift top-games list (cached TopGamesTTL).
+func (c *Cached) StoreGames(ctx context.Context) ([]reseller.StoreGame, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "gifts:top", c.opt(TopGamesTTL), func(ctx context.Context) ([]reseller.StoreGame, error) {
+		l, err := c.Client.StoreGames(ctx, &reseller.StoreGamesOptions{Limit: 500})
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+}
+
+// StoreGiftOffers returns a game's gift editions (cached EditionsTTL).
+func (c *Cached) StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "gifts:app:"+strconv.FormatInt(appID, 10), c.opt(EditionsTTL), func(ctx context.Context) (*reseller.StoreGiftOffers, error) {
+		return c.Client.StoreGiftOffers(ctx, appID)
+	})
+}
+
+// StoreRates returns the store top-up currency rates and minimum.
+func (c *Cached) StoreRates(ctx context.Context) (*reseller.StoreRates, bool, error) {
+	return state.GetJSON(ctx, c.Cache, "topup:rates", c.opt(0), c.Client.StoreRates)
+}
+
+// CheckStoreLogin asks the upstream, never the cache, whether a store login
+// can be topped up.
+func (c *Cached) CheckStoreLogin(ctx context.Context, login string) (*reseller.StoreLoginCheck, error) {
+	return c.Client.CheckStoreLogin(ctx, login)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,12 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/catalog"
 	"shopbot/locales"
 	"shopbot/reseller"
+	"shopbot/reseller/resellersim"
 	"shopbot/state"
+	"shopbot/state/statetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -25,8 +29,9 @@ func money(s string) reseller.Money { return reseller.NewMoney(decimal.RequireFr
 // fakeCatalog is a small in-memory catalog; Stale marks every answer
 // stale and Err fails every call.
 type fakeCatalog struct {
-	Stale bool
-	Err   error
+	Catalog // the simulator's, for what is not faked here
+	Stale   bool
+	Err     error
 }
 
 func (c *fakeCatalog) GiftCardBrands(context.Context) ([]reseller.GiftCardBrand, bool, error) {
@@ -141,7 +146,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, cat: &fakeCatalog{}, quotes: &memQuotes{}, now: now, user: User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
+	w := &world{t: t, cat: &fakeCatalog{Catalog: simCatalog(t)}, quotes: &memQuotes{}, now: now, user: User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
 	w.e = testEngine()
 	w.shop = &Shop{Catalog: w.cat, Pricing: testPricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
 	w.shop.Register(w.e)
@@ -468,4 +473,37 @@ func TestParseUsername(t *testing.T) {
 			t.Errorf("ParseUsername(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
+}
+
+// simCatalog is the cached catalog over the upstream simulator's default
+// catalog.
+func simCatalog(t *testing.T) Catalog {
+	t.Helper()
+	sim := resellersim.New(resellersim.Config{Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	client, err := reseller.New(srv.URL+"/api/v1", "test-key", reseller.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := statetest.New(t)
+	return catalog.New(client, state.NewCache(r.Client, r.Prefix), time.Minute)
+}
+
+func TestGameKeysLine(t *testing.T) {
+	runScripts(t, "keys", []script{
+		{name: "search and buy", in: []string{"/keys", "elden ring", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "2", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Line != "keys" || q.Category != resellersim.DemoGame || q.Item != resellersim.DemoGameKey || q.Quantity != 2 {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", gkGames)},
+		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", gkOffers)},
+		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", gkOffers)},
+		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", gkGames)},
+		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", stepConfirm)},
+		{name: "back at every step", in: []string{"/keys", "tap:🔍", "elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", gkGames)},
+	})
 }

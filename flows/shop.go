@@ -24,6 +24,19 @@ type Catalog interface {
 	GiftCardOffers(ctx context.Context, categoryID string) (*reseller.GiftCardOffers, bool, error)
 	StarsPricing(ctx context.Context) (*reseller.StarsPricing, bool, error)
 	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, bool, error)
+	GameKeys(ctx context.Context, q, region, platform string) ([]reseller.GameKeyGame, bool, error)
+	GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, bool, error)
+	GameKeyRestriction(ctx context.Context, gameID string) (*reseller.RegionRestriction, bool, error)
+	TopUpSearch(ctx context.Context, q string) ([]reseller.TopUpCategory, bool, error)
+	TopUpBrands(ctx context.Context) ([]reseller.TopUpBrand, bool, error)
+	TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, bool, error)
+	ManualServices(ctx context.Context) ([]reseller.ManualService, bool, error)
+	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, bool, error)
+	StoreGames(ctx context.Context) ([]reseller.StoreGame, bool, error)
+	StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, bool, error)
+	StoreRates(ctx context.Context) (*reseller.StoreRates, bool, error)
+	// CheckStoreLogin is never cached; callers count it against the rate limit.
+	CheckStoreLogin(ctx context.Context, login string) (*reseller.StoreLoginCheck, error)
 }
 
 // QuoteStore keeps quotes (state.Quotes in production).
@@ -136,6 +149,7 @@ func (sh *Shop) Register(e *Engine) {
 	e.Register("giftcards", &GiftCards{sh})
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})
+	e.Register("keys", &Keys{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:
