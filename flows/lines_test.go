@@ -507,3 +507,46 @@ func TestGameKeysLine(t *testing.T) {
 		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", gkGames)},
 	})
 }
+
+func TestTopUpsLine(t *testing.T) {
+	runScripts(t, "games", []script{
+		{name: "browse and fill the field", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "  5123456789  ", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Line != "games" || q.Category != resellersim.DemoTopUpCategory || q.Item != resellersim.DemoTopUpOffer || q.Fields["player_id"] != "5123456789" {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "two fields with bad answers and back", lang: "ru", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryTwoFields, "tap:", "", "12345", "tap:⬅️", "tap:✅", strings.Repeat("9", 257), "line\none", "2001"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if len(q.Fields) != 2 || q.Fields["zone_id"] != "2001" || q.Fields["user_id"] != "12345" {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "edit keeps earlier answers", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "os_euro", "tap:✏️", "tap:✅", "os_asia"}, check: func(t *testing.T, w *world) {
+			if q := lastQuote(t, w); q.Fields["server"] != "os_asia" || len(q.Fields) != 2 {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", tuOffers)},
+		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", tuBrands)},
+		{name: "back at every step", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+	})
+}
+
+func TestServicesLine(t *testing.T) {
+	runScripts(t, "services", []script{
+		{name: "service with two fields, password masked", in: []string{"/services", "tap:", "tap:", "psn-login@example.com", "hunter2pass", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Line != "services" || q.Category != resellersim.DemoManualService || len(q.Fields) != 2 || strings.Contains(q.For, "hunter2pass") {
+				t.Fatalf("quote = %+v", q)
+			}
+			for _, line := range strings.Split(w.out.String(), "\n") {
+				if strings.Contains(line, "hunter2pass") && !strings.HasPrefix(line, "> ") {
+					t.Fatalf("the password was echoed back: %q", line)
+				}
+			}
+		}},
+		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", stepConfirm)},
+		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "login", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+	})
+}

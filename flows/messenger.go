@@ -152,7 +152,7 @@ func (f *Stars) price(ctx context.Context, env *Env, s *Session) (*state.Quote, 
 	n, _ := strconv.Atoi(s.Get("qty"))
 	return &state.Quote{
 		Line: "stars", Item: "stars", ItemName: locales.N(env.Lang, "count.stars", int64(n)),
-		Fields: map[string]string{"username": s.Get("user")}, Quantity: n,
+		Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: n,
 		UpstreamUSD: p.PricePerStar.Mul(decimalInt(n)),
 	}, stale, nil
 }
@@ -241,7 +241,7 @@ func (f *Premium) price(ctx context.Context, env *Env, s *Session) (*state.Quote
 		if strconv.Itoa(pl.Months) == s.Get("months") {
 			return &state.Quote{
 				Line: "premium", Item: s.Get("months"), ItemName: env.T("premium.item", "months", env.N("count.months", int64(pl.Months))),
-				Fields: map[string]string{"username": s.Get("user")}, Quantity: 1, UpstreamUSD: pl.PriceUSD.Decimal,
+				Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: 1, UpstreamUSD: pl.PriceUSD.Decimal,
 			}, stale, nil
 		}
 	}

@@ -150,6 +150,8 @@ func (sh *Shop) Register(e *Engine) {
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})
 	e.Register("keys", &Keys{sh})
+	e.Register("games", &TopUps{sh})
+	e.Register("services", &Services{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:
@@ -372,9 +374,9 @@ func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
 	b.WriteString(env.T("confirm.line", "line", env.T("line."+q.Line)))
 	b.WriteString("\n")
 	b.WriteString(env.T("confirm.item", "item", locales.Escape(q.ItemName)))
-	if u := q.Fields["username"]; u != "" {
+	if q.For != "" {
 		b.WriteString("\n")
-		b.WriteString(env.T("confirm.for", "who", "@"+locales.Escape(u)))
+		b.WriteString(env.T("confirm.for", "who", locales.Escape(q.For)))
 	}
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
@@ -430,6 +432,7 @@ func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev 
 	case actEdit:
 		for s.Step != editStep && s.GoBack() {
 		}
+		s.Set("fi", "") // the fields are asked again from the first
 		s.Step = editStep
 		r, err := sh.show(ctx, env, f, s)
 		return r, true, err

@@ -22,6 +22,7 @@ type Quote struct {
 	Category    string            `json:"category,omitempty"` // the item's parent where the order needs it
 	ItemName    string            `json:"item_name"`          // as shown to the buyer, unescaped
 	Fields      map[string]string `json:"fields,omitempty"`   // buyer input the order endpoint needs
+	For         string            `json:"for,omitempty"`      // the recipient as shown to the buyer (@name, login, field answers)
 	Quantity    int               `json:"quantity"`
 	UpstreamUSD decimal.Decimal   `json:"upstream_usd"` // what the upstream charges for the whole order
 	ShopUSD     decimal.Decimal   `json:"shop_usd"`     // what the buyer pays in USD

@@ -1,0 +1,226 @@
+package flows
+
+import (
+	"context"
+	"strings"
+
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// TopUps is the in-game top-up line: brands -> regional categories (or a
+// search) -> offers -> the category's fields -> quote.
+type TopUps struct{ *Shop }
+
+// In-game top-up steps.
+const (
+	tuBrands  = "brands"
+	tuSearch  = "search"
+	tuResults = "results"
+	tuSubs    = "subs"
+	tuOffers  = "offers"
+)
+
+// Start opens the brand list, or one category for a deep link (tu-<id>).
+func (f *TopUps) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
+	s.Step = tuBrands
+	if arg == "" {
+		return f.show(ctx, env, f, s)
+	}
+	if _, _, err := f.Catalog.TopUpOffers(ctx, arg); err != nil {
+		if reseller.IsNotFound(err) {
+			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+		}
+		return &Reply{Screen: failScreen(env, err)}, nil
+	}
+	s.Set("cat", arg)
+	s.Goto(tuOffers)
+	return f.show(ctx, env, f, s)
+}
+
+// Handle takes choices, search text and field answers.
+func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	if r, ok, err := f.confirm(ctx, env, f, s, ev, stepFields); ok {
+		return r, err
+	}
+	if r, ok, err := f.fieldsHandle(ctx, env, f, s, ev); ok {
+		return r, err
+	}
+	if ev.Kind != EvButton {
+		switch s.Step {
+		case tuBrands, tuSearch, tuResults:
+			q := strings.TrimSpace(ev.Text)
+			if q == "" || len(q) > maxQuery {
+				return f.again(ctx, env, f, s, env.T("search.bad"))
+			}
+			s.Set("q", q)
+			s.Set("page", "")
+			if s.Step == tuSearch {
+				s.Step = tuResults
+			} else if s.Step != tuResults {
+				s.Goto(tuResults)
+			}
+			return f.show(ctx, env, f, s)
+		}
+		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+	}
+	b := ev.Button
+	switch b.Action {
+	case actBack:
+		return f.back(ctx, env, f, s)
+	case actPage:
+		s.Set("page", b.Arg)
+	case actNoop:
+		return &Reply{NoScreen: true}, nil
+	case actSearch:
+		s.Goto(tuSearch)
+	case actPick:
+		id, ok := picked(s, b.Arg)
+		if !ok {
+			break
+		}
+		switch s.Step {
+		case tuBrands:
+			s.Set("brand", id)
+			s.Goto(tuSubs)
+		case tuResults, tuSubs:
+			s.Set("cat", id)
+			s.Goto(tuOffers)
+		case tuOffers:
+			offers, _, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
+			if err != nil {
+				return &Reply{Screen: failScreen(env, err), Save: true}, nil
+			}
+			s.Set("offer", id)
+			var fields []field
+			for _, fl := range offers.Fields {
+				fields = append(fields, field{fl.Key, fl.Label})
+			}
+			askFields(s, fields)
+			if len(fields) == 0 {
+				return f.quote(ctx, env, f, s)
+			}
+		}
+		s.Set("page", "")
+	}
+	return f.show(ctx, env, f, s)
+}
+
+func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+	offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
+	if err != nil {
+		return nil, false, err
+	}
+	values := fieldValues(s)
+	if missing := offers.MissingFields(values); len(missing) > 0 {
+		// The category's fields changed since they were asked: ask again.
+		var fields []field
+		for _, fl := range offers.Fields {
+			fields = append(fields, field{fl.Key, fl.Label})
+		}
+		askFields(s, fields)
+		return nil, false, &badInput{env.T("fields.changed")}
+	}
+	for _, o := range offers.Offers {
+		if o.OfferID == s.Get("offer") {
+			return &state.Quote{
+				Line: "games", Item: o.OfferID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
+				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD.Decimal,
+			}, stale, nil
+		}
+	}
+	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "offer gone"}
+}
+
+// Show renders the current step.
+func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+	switch s.Step {
+	case stepConfirm:
+		return f.showConfirm(ctx, env, s)
+	case stepFields:
+		offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		title := env.T("tu.fields", "name", locales.Escape(offers.Name))
+		for _, o := range offers.Offers {
+			if o.OfferID == s.Get("offer") {
+				title = env.T("tu.fields_offer", "name", locales.Escape(offers.Name), "offer", locales.Escape(o.Name), "price", f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal))
+			}
+		}
+		sc := fieldsScreen(env, s, title)
+		sc.Text = withStale(env, sc.Text, stale)
+		return sc, nil
+	case tuSearch:
+		return &Screen{Text: env.T("tu.search"), Rows: [][]Button{navRow(env)}}, nil
+	case tuResults:
+		cats, stale, err := f.Catalog.TopUpSearch(ctx, s.Get("q"))
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		items := make([]listItem, 0, len(cats))
+		for _, c := range cats {
+			items = append(items, listItem{c.Name, c.CategoryID})
+		}
+		text := env.T("search.results", "q", locales.Escape(s.Get("q")))
+		if len(items) == 0 {
+			text = env.T("search.none", "q", locales.Escape(s.Get("q")))
+		}
+		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+	case tuSubs:
+		brands, stale, err := f.Catalog.TopUpBrands(ctx)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		var items []listItem
+		for _, b := range brands {
+			if b.Brand != s.Get("brand") {
+				continue
+			}
+			for _, sub := range b.Subcategories {
+				label := sub.Name
+				if sub.Region != "" {
+					label += " · " + sub.Region
+				}
+				if sub.Variant != "" {
+					label += " · " + sub.Variant
+				}
+				items = append(items, listItem{label, sub.CategoryID})
+			}
+		}
+		text := env.T("tu.subs", "brand", locales.Escape(s.Get("brand")))
+		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+	case tuOffers:
+		offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		text := env.T("tu.offers", "name", locales.Escape(offers.Name))
+		if offers.Note != "" {
+			text += "\n<i>" + locales.Escape(offers.Note) + "</i>"
+		}
+		items := make([]listItem, 0, len(offers.Offers))
+		for _, o := range offers.Offers {
+			items = append(items, listItem{o.Name + " — " + f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), o.OfferID})
+		}
+		if len(items) == 0 {
+			text += "\n\n" + env.T("catalog.empty")
+		}
+		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+	default:
+		s.Step = tuBrands
+		brands, stale, err := f.Catalog.TopUpBrands(ctx)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		items := make([]listItem, 0, len(brands))
+		for _, b := range brands {
+			if len(b.Subcategories) > 0 {
+				items = append(items, listItem{b.Brand, b.Brand})
+			}
+		}
+		rows := append(f.listRows(env, s, items), []Button{{Text: env.T("btn.search"), Action: actSearch}}, navRow(env))
+		return &Screen{Text: withStale(env, env.T("tu.brands"), stale), Rows: rows}, nil
+	}
+}
