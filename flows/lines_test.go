@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -548,5 +549,50 @@ func TestServicesLine(t *testing.T) {
 		}},
 		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", stepConfirm)},
 		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "login", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+	})
+}
+
+func TestStoreTopupLine(t *testing.T) {
+	runScripts(t, "topup", []script{
+		{name: "usd amount", in: []string{"/topup", "gabe_newell", "tap:USD", "12.5", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Line != "topup" || q.Fields["store_login"] != "gabe_newell" || q.Fields["amount"] != "12.50" || q.Fields["currency"] != "USD" || !q.UpstreamUSD.Equal(decimal.RequireFromString("12.5")) {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "rub amount converted with the rates", lang: "ru", in: []string{"/topup", "gabe", "tap:RUB", "tap:1"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Fields["currency"] != "RUB" || !q.UpstreamUSD.IsPositive() || q.UpstreamUSD.GreaterThan(decimal.NewFromInt(1000)) {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "bad logins and amounts", lang: "uk", in: []string{"/topup", "a", "two words", "invalid_login", "gabe", "tap:USD", "0.1", "1.234", "ten", "0,15"}, check: atStep("topup", stepConfirm)},
+		{name: "back at every step", in: []string{"/topup", "gabe", "tap:KZT", "tap:5", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+	})
+}
+
+func TestLoginChecksAreRateLimited(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Limiter = &countLimiter{Limit: 2}
+	for _, in := range []string{"/topup", "invalid1", "invalid2", "gabe"} {
+		w.do(in)
+	}
+	if w.s.Step != stLogin || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
+		t.Fatalf("the third check was not refused:\n%s", w.out.String())
+	}
+}
+
+func TestStoreGiftsLine(t *testing.T) {
+	runScripts(t, "gifts", []script{
+		{name: "top list edition region invite", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/abcd-efgh/XYZ", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Line != "gifts" || q.Category != strconv.Itoa(resellersim.DemoStoreApp) || q.Fields["invite_url"] != "https://s.team/p/abcd-efgh/XYZ" || q.Fields["region"] == "" {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", sgGames)},
+		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", stepConfirm)},
+		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", sgGames)},
+		{name: "back at every step", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/x", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }

@@ -152,6 +152,8 @@ func (sh *Shop) Register(e *Engine) {
 	e.Register("keys", &Keys{sh})
 	e.Register("games", &TopUps{sh})
 	e.Register("services", &Services{sh})
+	e.Register("topup", &StoreTopup{sh})
+	e.Register("gifts", &StoreGifts{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:

@@ -1,0 +1,245 @@
+package flows
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// StoreGifts is the store-gift line: the top games (searchable, or a
+// numeric app id) -> editions -> price region -> the friend-invite link.
+type StoreGifts struct{ *Shop }
+
+// Store-gift steps.
+const (
+	sgGames    = "games"
+	sgEditions = "editions"
+	sgRegions  = "regions"
+	sgInvite   = "invite"
+)
+
+// maxInviteURL caps a friend-invite link.
+const maxInviteURL = 512
+
+// Start opens the top games, or one game for a deep link (game-<app id>).
+func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
+	s.Step = sgGames
+	if arg == "" {
+		return f.show(ctx, env, f, s)
+	}
+	return f.openApp(ctx, env, s, arg)
+}
+
+// openApp opens a game's editions by app id.
+func (f *StoreGifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
+	app, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || app <= 0 {
+		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+	}
+	offers, _, err := f.Catalog.StoreGiftOffers(ctx, app)
+	if err != nil {
+		if reseller.IsNotFound(err) || reseller.IsInvalidRequest(err) {
+			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+		}
+		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+	}
+	if len(offers.Offers) == 0 {
+		return f.again(ctx, env, f, s, env.T("gifts.no_editions"))
+	}
+	s.Set("app", id)
+	s.Set("appname", f.appName(ctx, app))
+	s.Set("page", "")
+	s.Goto(sgEditions)
+	return f.show(ctx, env, f, s)
+}
+
+// appName is the game's name from the top list, or "" when it is not there.
+func (f *StoreGifts) appName(ctx context.Context, app int64) string {
+	games, _, err := f.Catalog.StoreGames(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, g := range games {
+		if g.AppID == app {
+			return g.Name
+		}
+	}
+	return ""
+}
+
+// Handle takes choices, search text, an app id and the invite link.
+func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	if r, ok, err := f.confirm(ctx, env, f, s, ev, sgInvite); ok {
+		return r, err
+	}
+	if ev.Kind != EvButton {
+		text := strings.TrimSpace(ev.Text)
+		switch s.Step {
+		case sgGames:
+			if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+				return f.openApp(ctx, env, s, text)
+			}
+			if text == "" || len(text) > maxQuery {
+				return f.again(ctx, env, f, s, env.T("search.bad"))
+			}
+			s.Set("q", text)
+			s.Set("page", "")
+			return f.show(ctx, env, f, s)
+		case sgInvite:
+			u, err := url.Parse(text)
+			if err != nil || u.Scheme != "https" || u.Host == "" || len(text) > maxInviteURL || strings.ContainsAny(text, " \t\n") {
+				return f.again(ctx, env, f, s, env.T("gifts.bad_invite"))
+			}
+			s.Set("invite", text)
+			return f.quote(ctx, env, f, s)
+		}
+		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+	}
+	b := ev.Button
+	switch b.Action {
+	case actBack:
+		return f.back(ctx, env, f, s)
+	case actPage:
+		s.Set("page", b.Arg)
+	case actNoop:
+		return &Reply{NoScreen: true}, nil
+	case "clr":
+		s.Set("q", "")
+		s.Set("page", "")
+	case actPick:
+		id, ok := picked(s, b.Arg)
+		if !ok {
+			break
+		}
+		switch s.Step {
+		case sgGames:
+			return f.openApp(ctx, env, s, id)
+		case sgEditions:
+			s.Set("sub", id)
+			s.Goto(sgRegions)
+		case sgRegions:
+			s.Set("region", id)
+			s.Goto(sgInvite)
+		}
+		s.Set("page", "")
+	}
+	return f.show(ctx, env, f, s)
+}
+
+// edition returns the chosen edition of the chosen game.
+func (f *StoreGifts) edition(ctx context.Context, s *Session) (*reseller.StoreGiftEdition, bool, error) {
+	app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
+	offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := range offers.Offers {
+		if strconv.FormatInt(offers.Offers[i].SubID, 10) == s.Get("sub") {
+			return &offers.Offers[i], stale, nil
+		}
+	}
+	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "edition gone"}
+}
+
+func (f *StoreGifts) gameLabel(s *Session) string {
+	if n := s.Get("appname"); n != "" {
+		return n
+	}
+	return "App " + s.Get("app")
+}
+
+func (f *StoreGifts) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+	ed, stale, err := f.edition(ctx, s)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, r := range ed.Regions {
+		if r.Region == s.Get("region") {
+			return &state.Quote{
+				Line: "gifts", Item: s.Get("sub"), Category: s.Get("app"),
+				ItemName: f.gameLabel(s) + " — " + ed.Name + " (" + r.Region + ")",
+				Fields:   map[string]string{"region": r.Region, "invite_url": s.Get("invite"), "app_name": s.Get("appname")},
+				For:      s.Get("invite"), Quantity: 1, UpstreamUSD: r.PriceUSD.Decimal,
+			}, stale, nil
+		}
+	}
+	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "region gone"}
+}
+
+// Show renders the current step.
+func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+	switch s.Step {
+	case stepConfirm:
+		return f.showConfirm(ctx, env, s)
+	case sgInvite:
+		ed, stale, err := f.edition(ctx, s)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		text := env.T("gifts.invite", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name), "region", locales.Escape(s.Get("region")))
+		return &Screen{Text: withStale(env, text, stale), Rows: [][]Button{navRow(env)}}, nil
+	case sgRegions:
+		ed, stale, err := f.edition(ctx, s)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		items := make([]listItem, 0, len(ed.Regions))
+		for _, r := range ed.Regions {
+			items = append(items, listItem{r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), r.Region})
+		}
+		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
+		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+	case sgEditions:
+		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
+		offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		items := make([]listItem, 0, len(offers.Offers))
+		for _, ed := range offers.Offers {
+			if len(ed.Regions) == 0 {
+				continue
+			}
+			lowest := ed.Regions[0].PriceUSD.Decimal
+			for _, r := range ed.Regions[1:] {
+				if r.PriceUSD.LessThan(lowest) {
+					lowest = r.PriceUSD.Decimal
+				}
+			}
+			label := ed.Name + " — " + env.T("gifts.from", "price", f.Pricing.Price(env.Lang, "gifts", lowest))
+			items = append(items, listItem{label, strconv.FormatInt(ed.SubID, 10)})
+		}
+		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
+		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+	default:
+		s.Step = sgGames
+		games, stale, err := f.Catalog.StoreGames(ctx)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		q := strings.ToLower(s.Get("q"))
+		var items []listItem
+		for _, g := range games {
+			if q == "" || strings.Contains(strings.ToLower(g.Name), q) {
+				items = append(items, listItem{g.Name, strconv.FormatInt(g.AppID, 10)})
+			}
+		}
+		text := env.T("gifts.games")
+		if q != "" {
+			text += "\n" + env.T("search.results", "q", locales.Escape(s.Get("q")))
+			if len(items) == 0 {
+				text += "\n\n" + env.T("gifts.none")
+			}
+		}
+		rows := f.listRows(env, s, items)
+		if q != "" {
+			rows = append(rows, []Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
+		}
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+	}
+}

@@ -1,0 +1,218 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// StoreTopup is the store wallet top-up line: the store login (checked
+// with the upstream before anything is priced), the currency, the amount.
+type StoreTopup struct{ *Shop }
+
+// Store top-up steps.
+const (
+	stLogin    = "login"
+	stCurrency = "currency"
+	stAmount   = "amount"
+)
+
+// loginRe is a plausible store login: no spaces, 2 to 64 characters.
+var loginRe = regexp.MustCompile(`^[^\s]{2,64}$`)
+
+// amountRe is a positive decimal with at most 2 places ("10", "10.5", "10,50").
+var amountRe = regexp.MustCompile(`^[0-9]{1,9}([.,][0-9]{1,2})?$`)
+
+// quickAmounts are the amount buttons per currency.
+var quickAmounts = map[reseller.Currency][]int64{
+	reseller.USD: {5, 10, 20, 50}, reseller.RUB: {500, 1000, 2000, 5000},
+	reseller.UAH: {200, 500, 1000, 2000}, reseller.KZT: {2500, 5000, 10000, 25000},
+}
+
+// Start asks for the store login.
+func (f *StoreTopup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
+	s.Step = stLogin
+	return f.show(ctx, env, f, s)
+}
+
+// Handle takes the login, the currency and the amount.
+func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	if r, ok, err := f.confirm(ctx, env, f, s, ev, stAmount); ok {
+		return r, err
+	}
+	if ev.Kind != EvButton {
+		switch s.Step {
+		case stLogin:
+			return f.setLogin(ctx, env, s, strings.TrimSpace(ev.Text))
+		case stAmount:
+			return f.setAmount(ctx, env, s, strings.TrimSpace(ev.Text))
+		}
+		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+	}
+	b := ev.Button
+	switch b.Action {
+	case actBack:
+		return f.back(ctx, env, f, s)
+	case actPick:
+		if s.Step == stCurrency {
+			rates, _, err := f.Catalog.StoreRates(ctx)
+			if err != nil {
+				return &Reply{Screen: failScreen(env, err), Save: true}, nil
+			}
+			if _, ok := rates.Rates[reseller.Currency(b.Arg)]; ok || b.Arg == string(reseller.USD) {
+				s.Set("cur", b.Arg)
+				s.Goto(stAmount)
+			}
+		}
+	case actQty:
+		if s.Step == stAmount {
+			return f.setAmount(ctx, env, s, b.Arg)
+		}
+	}
+	return f.show(ctx, env, f, s)
+}
+
+// setLogin checks the login with the upstream (rate limited) and refuses
+// one that cannot be refilled.
+func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
+	if !loginRe.MatchString(login) {
+		return f.again(ctx, env, f, s, env.T("topup.bad_login"))
+	}
+	if err := f.allow(ctx, env); err != nil {
+		var rl *errRateLimited
+		if errors.As(err, &rl) {
+			return limited(env, rl), nil
+		}
+		return nil, err
+	}
+	check, err := f.Catalog.CheckStoreLogin(ctx, login)
+	switch {
+	case err != nil && (reseller.IsInvalidRequest(err) || reseller.IsNotFound(err)):
+		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+	case err != nil:
+		return f.again(ctx, env, f, s, env.T("topup.check_failed"))
+	case !check.CanRefill:
+		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+	}
+	s.Set("login", login)
+	s.Goto(stCurrency)
+	return f.show(ctx, env, f, s)
+}
+
+// minimum is the smallest amount in the chosen currency.
+func (f *StoreTopup) minimum(rates *reseller.StoreRates, cur string) (decimal.Decimal, error) {
+	return reseller.MinTopupIn(rates, reseller.Currency(cur))
+}
+
+func (f *StoreTopup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
+	rates, _, err := f.Catalog.StoreRates(ctx)
+	if err != nil {
+		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+	}
+	cur := s.Get("cur")
+	lo, err := f.minimum(rates, cur)
+	if err != nil {
+		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+	}
+	text = strings.ReplaceAll(strings.ReplaceAll(text, " ", ""), "\u00a0", "")
+	if !amountRe.MatchString(text) {
+		return f.again(ctx, env, f, s, env.T("topup.bad_amount"))
+	}
+	amount := decimal.RequireFromString(strings.Replace(text, ",", ".", 1))
+	if amount.LessThan(lo) {
+		return f.again(ctx, env, f, s, env.T("topup.below_min", "min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur))
+	}
+	s.Set("amount", amount.StringFixed(2))
+	return f.quote(ctx, env, f, s)
+}
+
+func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+	rates, stale, err := f.Catalog.StoreRates(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	cur := s.Get("cur")
+	rate := decimal.NewFromInt(1)
+	if cur != string(reseller.USD) {
+		r, ok := rates.Rates[reseller.Currency(cur)]
+		if !ok || !r.IsPositive() {
+			return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "currency gone"}
+		}
+		rate = r
+	}
+	amount, err := decimal.NewFromString(s.Get("amount"))
+	if err != nil {
+		return nil, false, err
+	}
+	if lo, err := f.minimum(rates, cur); err != nil || amount.LessThan(lo) {
+		s.Step = stAmount
+		return nil, false, &badInput{env.T("topup.bad_amount")}
+	}
+	shown := locales.Decimal(env.Lang, amount, 2) + "\u00a0" + cur
+	return &state.Quote{
+		Line: "topup", Item: cur, ItemName: env.T("topup.item", "amount", shown),
+		Fields:   map[string]string{"store_login": s.Get("login"), "currency": cur, "amount": s.Get("amount")},
+		For:      s.Get("login"),
+		Quantity: 1, UpstreamUSD: amount.DivRound(rate, 4),
+	}, stale, nil
+}
+
+// Show renders the current step.
+func (f *StoreTopup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+	switch s.Step {
+	case stepConfirm:
+		return f.showConfirm(ctx, env, s)
+	case stCurrency:
+		rates, stale, err := f.Catalog.StoreRates(ctx)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		curs := []string{string(reseller.USD)}
+		for c := range rates.Rates {
+			if c != reseller.USD {
+				curs = append(curs, string(c))
+			}
+		}
+		slices.Sort(curs[1:])
+		var row []Button
+		for _, c := range curs {
+			row = append(row, Button{Text: c, Action: actPick, Arg: c})
+		}
+		text := env.T("topup.currency", "login", locales.Escape(s.Get("login")))
+		return &Screen{Text: withStale(env, text, stale), Rows: [][]Button{row, navRow(env)}}, nil
+	case stAmount:
+		rates, stale, err := f.Catalog.StoreRates(ctx)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		cur := s.Get("cur")
+		lo, err := f.minimum(rates, cur)
+		if err != nil {
+			return failScreen(env, err), nil
+		}
+		var row []Button
+		for _, n := range quickAmounts[reseller.Currency(cur)] {
+			if decimal.NewFromInt(n).GreaterThanOrEqual(lo) {
+				row = append(row, Button{Text: locales.Number(env.Lang, n) + " " + cur, Action: actQty, Arg: decimal.NewFromInt(n).String()})
+			}
+		}
+		text := env.T("topup.amount", "login", locales.Escape(s.Get("login")), "currency", cur,
+			"min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur)
+		rows := [][]Button{}
+		if len(row) > 0 {
+			rows = append(rows, row)
+		}
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+	default:
+		s.Step = stLogin
+		return &Screen{Text: env.T("topup.login"), Rows: [][]Button{navRow(env)}}, nil
+	}
+}
