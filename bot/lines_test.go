@@ -118,3 +118,46 @@ func TestPremiumFromDeepLinkToConfirmation(t *testing.T) {
 		t.Fatalf("confirmation = %q", m.Text)
 	}
 }
+
+// Every other line, from its command or deep link to the confirmation
+// screen, through the fake Bot API server and the simulator.
+func TestEveryLineReachesConfirmation(t *testing.T) {
+	for _, c := range []struct {
+		line, cmd, arg string
+		steps          []string // "tap:<label prefix>" or text to send
+		want           string
+	}{
+		{"keys", "keys", "", []string{"elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:2"}, "ELDEN RING Standard Edition"},
+		{"keys deep link", "start", "key-" + resellersim.DemoGameRestricted, []string{"tap:ELDEN RING Standard", "1"}, "(Steam, CIS)"},
+		{"games", "games", "", []string{"tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "5123456789"}, "PUBG Mobile UC (Global) — 60 UC"},
+		{"games deep link", "start", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "12345", "2001"}, "Zone ID: 2001"},
+		{"services", "services", "", []string{"tap:", "tap:", "login@example.com", "secretpass"}, "••••••"},
+		{"services deep link", "start", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1"}, "For:"},
+		{"topup", "topup", "", []string{"gabe", "tap:USD", "10"}, "10.00"},
+		{"gifts", "gifts", "", []string{"tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/abcd/XYZ"}, "ELDEN RING Standard Edition (US)"},
+		{"gifts by app id", "start", "game-1245620", []string{"tap:", "tap:TR", "https://s.team/p/abcd/XYZ"}, "(TR)"},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			h := newHarness(t)
+			b := h.newShopBot()
+			h.run(b)
+			h.fake.SendCommand(chat, c.cmd, c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
+			for _, st := range c.steps {
+				if label, ok := strings.CutPrefix(st, "tap:"); ok {
+					h.tap(b, label)
+				} else {
+					h.say(b, st)
+				}
+			}
+			m := h.menu()
+			if !strings.Contains(m.Text, "Please check your order") || !strings.Contains(m.Text, c.want) {
+				t.Fatalf("confirmation = %q", m.Text)
+			}
+			if v := h.fake.Violations(); len(v) > 0 {
+				t.Fatalf("Bot API schema violations: %v", v)
+			}
+		})
+	}
+}
