@@ -369,6 +369,7 @@ func TestGiftCardsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
+		{name: "entry from the main menu", in: []string{"/start", "tap:💳 Gift cards"}, check: atStep("giftcards", gcBrands)},
 		{name: "search", lang: "ru", in: []string{"/giftcards", "tap:🔍", "apple", "tap:Apple <US>", "tap:Apple 25"}, check: atStep("giftcards", gcQty)},
 		{name: "search by text and nothing found", in: []string{"/giftcards", "nothing-like-this", "tap:⬅️"}, check: atStep("giftcards", gcBrands)},
 		{name: "bad quantities", lang: "uk", in: []string{"/giftcards", "apple", "tap:Apple <US>", "tap:Apple 25", "0", "4", "51", "two", "3"}, check: func(t *testing.T, w *world) {
