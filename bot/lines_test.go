@@ -132,7 +132,7 @@ func TestEveryLineReachesConfirmation(t *testing.T) {
 		{"games", "games", "", []string{"tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "5123456789"}, "PUBG Mobile UC (Global) — 60 UC"},
 		{"games deep link", "start", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "12345", "2001"}, "Zone ID: 2001"},
 		{"services", "services", "", []string{"tap:", "tap:", "login@example.com", "secretpass"}, "••••••"},
-		{"services deep link", "start", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1"}, "For:"},
+		{"services deep link", "start", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1"}, "Details:"},
 		{"topup", "topup", "", []string{"gabe", "tap:USD", "10"}, "10.00"},
 		{"gifts", "gifts", "", []string{"tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/abcd/XYZ"}, "ELDEN RING Standard Edition (US)"},
 		{"gifts by app id", "start", "game-1245620", []string{"tap:", "tap:TR", "https://s.team/p/abcd/XYZ"}, "(TR)"},

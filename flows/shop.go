@@ -377,8 +377,12 @@ func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
 	b.WriteString("\n")
 	b.WriteString(env.T("confirm.item", "item", locales.Escape(q.ItemName)))
 	if q.For != "" {
+		key := "confirm.for"
+		if q.Line == "games" || q.Line == "services" {
+			key = "confirm.details" // the offer's fields, not a person
+		}
 		b.WriteString("\n")
-		b.WriteString(env.T("confirm.for", "who", locales.Escape(q.For)))
+		b.WriteString(env.T(key, "who", locales.Escape(q.For)))
 	}
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
