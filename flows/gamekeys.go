@@ -56,6 +56,9 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 			if q == "" || len(q) > maxQuery {
 				return f.again(ctx, env, f, s, env.T("search.bad"))
 			}
+			if r, err := f.limited(ctx, env); r != nil || err != nil {
+				return r, err // a new search text may cost an upstream call
+			}
 			s.Set("q", q)
 			s.Set("page", "")
 			s.Step = gkGames

@@ -56,6 +56,9 @@ func (g *GiftCards) Handle(ctx context.Context, env *Env, s *Session, ev Event) 
 			if q == "" || len(q) > maxQuery {
 				return g.again(ctx, env, g, s, env.T("search.bad"))
 			}
+			if r, err := g.limited(ctx, env); r != nil || err != nil {
+				return r, err // a new search text may cost an upstream call
+			}
 			s.Set("q", q)
 			s.Set("page", "")
 			if s.Step == gcSearch {

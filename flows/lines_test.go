@@ -572,6 +572,17 @@ func TestStoreTopupLine(t *testing.T) {
 	})
 }
 
+func TestSearchesAreRateLimited(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Limiter = &countLimiter{Limit: 1}
+	for _, in := range []string{"/keys", "elden", "cyberpunk"} {
+		w.do(in)
+	}
+	if w.s.Get("q") != "elden" || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
+		t.Fatalf("the second search was not refused:\n%s", w.out.String())
+	}
+}
+
 func TestLoginChecksAreRateLimited(t *testing.T) {
 	w := newWorld(t)
 	w.shop.Limiter = &countLimiter{Limit: 2}

@@ -322,6 +322,17 @@ func (sh *Shop) allow(ctx context.Context, env *Env) error {
 	return nil
 }
 
+// limited counts one costly action and returns the "please wait" reply
+// when the buyer is over the limit, nil otherwise.
+func (sh *Shop) limited(ctx context.Context, env *Env) (*Reply, error) {
+	err := sh.allow(ctx, env)
+	var rl *errRateLimited
+	if errors.As(err, &rl) {
+		return limited(env, rl), nil
+	}
+	return nil, err
+}
+
 // limited is the polite "please wait" reply.
 func limited(env *Env, e *errRateLimited) *Reply {
 	n := int64((e.wait + time.Second - 1) / time.Second)
@@ -339,12 +350,8 @@ type pricer interface {
 // quote prices the buyer's choice, stores the quote and shows the
 // confirmation screen. It counts against the buyer's rate limit.
 func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notices ...Notice) (*Reply, error) {
-	if err := sh.allow(ctx, env); err != nil {
-		var rl *errRateLimited
-		if errors.As(err, &rl) {
-			return limited(env, rl), nil
-		}
-		return nil, err
+	if r, err := sh.limited(ctx, env); r != nil || err != nil {
+		return r, err
 	}
 	q, stale, err := f.price(ctx, env, s)
 	var bad *badInput

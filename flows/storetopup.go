@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -86,12 +85,8 @@ func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login s
 	if !loginRe.MatchString(login) {
 		return f.again(ctx, env, f, s, env.T("topup.bad_login"))
 	}
-	if err := f.allow(ctx, env); err != nil {
-		var rl *errRateLimited
-		if errors.As(err, &rl) {
-			return limited(env, rl), nil
-		}
-		return nil, err
+	if r, err := f.limited(ctx, env); r != nil || err != nil {
+		return r, err
 	}
 	check, err := f.Catalog.CheckStoreLogin(ctx, login)
 	switch {
