@@ -278,12 +278,22 @@ func runScripts(t *testing.T, line string, scripts []script) {
 			for _, in := range sc.in {
 				w.do(in)
 			}
-			w.golden(filepath.Join(line, strings.ReplaceAll(sc.name, " ", "_")))
+			w.golden(filepath.Join(line, goldenName(sc.name)))
 			if sc.check != nil {
 				sc.check(t, w)
 			}
 		})
 	}
+}
+
+// goldenName turns a script name into a file name: letters, digits, - and _.
+func goldenName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 func atStep(flow, step string) func(t *testing.T, w *world) {
