@@ -129,3 +129,21 @@ func TestHiddenAndSoldOutCardsAreNotChoosable(t *testing.T) {
 		t.Fatalf("choosable cards %q", ids)
 	}
 }
+
+func TestHiddenCategoriesNeverReachTheBrandList(t *testing.T) {
+	e, _, _, _ := newShop(t)
+	s := flows.Session{}
+	ev := flows.Event{Kind: flows.EvCommand, Command: "giftcards", Now: time.Now(), User: flows.User{ID: 1, LanguageCode: "en"}}
+	if _, err := e.Handle(context.Background(), &s, ev); err != nil {
+		t.Fatal(err)
+	}
+	ev = flows.Event{Kind: flows.EvButton, Button: flows.Callback{Version: flows.CallbackVersion, Nonce: s.Nonce, Action: "i", Arg: "0"}, Now: time.Now(), User: ev.User}
+	r, err := e.Handle(context.Background(), &s, ev) // the first brand: Apple
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := strings.Split(s.Get("ids"), "\x1f")
+	if s.Step != "regions" || !slices.Contains(ids, resellersim.DemoGiftCategory) || slices.Contains(ids, resellersim.DemoGiftCategoryHidden) {
+		t.Fatalf("step %q regions %q screen %q", s.Step, ids, r.Screen.Text)
+	}
+}
