@@ -54,6 +54,7 @@ type Bot struct {
 	wake    chan struct{}
 	bc      *broadcaster
 	watch   *upstreamWatch
+	pay     *Payments // nil: payments disabled
 	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
@@ -162,6 +163,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
+	if b.pay != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.pay.sweepLoop(intakeCtx) }()
+	}
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.poll(intakeCtx) }()
@@ -242,11 +247,11 @@ func (b *Bot) registerCommands(ctx context.Context) error {
 		if i == 0 {
 			lang = b.Engine.DefaultLang
 		}
-		if err := set(lang, string(l), buyerCommands, nil); err != nil {
+		if err := set(lang, string(l), b.buyerCommandList(), nil); err != nil {
 			return fmt.Errorf("setMyCommands %q: %w", l, err)
 		}
 		for _, id := range b.opts.Admins {
-			err := set(lang, string(l), append(slices.Clone(buyerCommands), adminCommands...), &models.BotCommandScopeChat{ChatID: id})
+			err := set(lang, string(l), append(slices.Clone(b.buyerCommandList()), adminCommands...), &models.BotCommandScopeChat{ChatID: id})
 			if err != nil {
 				return fmt.Errorf("setMyCommands for admin %d %q: %w", id, l, err)
 			}

@@ -96,18 +96,29 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
+	var pay *bot.Payments
 	if cfg.ResellerURL != "" {
 		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey, reseller.WithObserver(metrics.ObserveUpstream))
 		if err != nil {
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
-		newLines(cfg, client, conn.Client, state.DefaultPrefix).Register(engine)
+		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
+		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
+		shop.Checkout = pay
+		shop.Register(engine)
 	}
-	return bot.New(bot.Options{
+	b, err := bot.New(bot.Options{
 		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 	}, conn.Client, engine)
+	if err != nil {
+		return nil, err
+	}
+	if pay != nil {
+		b.UsePayments(pay)
+	}
+	return b, nil
 }
 
 // newLines builds the product lines' shared dependencies from the

@@ -1,0 +1,445 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/catalog"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/reseller/resellersim"
+	"shopbot/state"
+)
+
+const payAdmin = int64(9001)
+
+// payShop is a running bot with the product lines and payments over the
+// upstream simulator.
+type payShop struct {
+	*harness
+	b      *bot.Bot
+	pay    *bot.Payments
+	sim    *resellersim.Sim
+	client *reseller.Client
+}
+
+func newPayShop(t *testing.T, stars, wallet bool) *payShop {
+	t.Helper()
+	h := newHarness(t)
+	sim := resellersim.New(resellersim.Config{Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	client, err := reseller.New(srv.URL+"/api/v1", "test-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h.newBot(func(o *bot.Options) { o.Admins = []int64{payAdmin} })
+	pay := bot.NewPayments(bot.PaymentOptions{Stars: stars, Wallet: wallet, Upstream: client})
+	shop := &flows.Shop{
+		Catalog:  catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
+		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
+		Quotes:   state.NewQuotes(h.rdb.Client, h.rdb.Prefix),
+		Limiter:  state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
+		Checkout: pay,
+	}
+	shop.Register(b.Engine)
+	b.UsePayments(pay)
+	h.run(b)
+	h.wait("getUpdates", 1) // set up: polling starts after the commands are registered
+	return &payShop{harness: h, b: b, pay: pay, sim: sim, client: client}
+}
+
+// quote stores a live quote of the buyer for n Apple 10 USD cards at the
+// simulator's current price.
+func (s *payShop) quote(n int) *state.Quote {
+	s.t.Helper()
+	offers, err := s.client.GiftCardOffers(context.Background(), resellersim.DemoGiftCategory)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var price decimal.Decimal
+	for _, o := range offers.Offers {
+		if o.CardID == resellersim.DemoGiftCard {
+			price = o.PriceUSD.Decimal
+		}
+	}
+	p := flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013")}
+	q := &state.Quote{
+		Line: "giftcards", Item: resellersim.DemoGiftCard, Category: resellersim.DemoGiftCategory,
+		ItemName: "Apple Gift Card 10 USD", Quantity: n, UpstreamUSD: price.Mul(decimal.NewFromInt(int64(n))),
+		ChatID: chat, UserID: chat, Created: time.Now(), Expires: time.Now().Add(15 * time.Minute),
+	}
+	q.ShopUSD = p.ShopUSD(q.Line, q.UpstreamUSD)
+	q.Stars = p.Stars(q.ShopUSD)
+	if err := s.pay.Quotes.Save(context.Background(), q); err != nil {
+		s.t.Fatal(err)
+	}
+	return q
+}
+
+func (s *payShop) env() *flows.Env {
+	return &flows.Env{Lang: locales.En, Now: time.Now(), User: flows.User{ID: chat}}
+}
+
+// checkout hands q to payments the way the confirmation step does.
+func (s *payShop) checkout(q *state.Quote) *flows.Reply {
+	s.t.Helper()
+	r, err := s.pay.Pay(context.Background(), s.env(), &flows.Session{}, q)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return r
+}
+
+// invoice returns the last invoice message in the chat.
+func (s *payShop) invoice() botapitest.Message {
+	s.t.Helper()
+	ms := s.fake.MessagesIn(chat)
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Invoice != nil {
+			return ms[i]
+		}
+	}
+	s.t.Fatal("no invoice in the chat")
+	return botapitest.Message{}
+}
+
+func (s *payShop) payInvoice(opts botapitest.PayOptions) botapitest.PayResult {
+	s.t.Helper()
+	res, err := s.fake.Pay(context.Background(), chat, s.invoice().MessageID, opts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return res
+}
+
+// order waits for the quote's order.
+func (s *payShop) order(quoteID string) *state.Order {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		o, err := s.pay.Orders.ByQuote(context.Background(), quoteID)
+		if err == nil {
+			return o
+		}
+		if !errors.Is(err, state.ErrOrderNotFound) {
+			s.t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.t.Fatalf("no order for quote %s", quoteID)
+	return nil
+}
+
+func (s *payShop) noOrder(quoteID string) {
+	s.t.Helper()
+	s.idle(s.b)
+	if o, err := s.pay.Orders.ByQuote(context.Background(), quoteID); err == nil {
+		s.t.Fatalf("quote %s has order %d", quoteID, o.ID)
+	}
+}
+
+func (s *payShop) scheduled(o *state.Order) {
+	s.t.Helper()
+	if _, ok, err := s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID)); err != nil || !ok {
+		s.t.Fatalf("order %d is not scheduled for fulfilment (%v)", o.ID, err)
+	}
+}
+
+// texts returns the texts of the bot's messages in chat c containing sub.
+func (s *payShop) texts(c int64, sub string) []string {
+	var out []string
+	for _, m := range s.fake.MessagesIn(c) {
+		if strings.Contains(m.Text, sub) {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+func itoa(n int64) string { return decimal.NewFromInt(n).String() }
+
+func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.fake.SendCommand(chat, "giftcards", "")
+	s.wait("sendMessage", 1)
+	s.idle(s.b)
+	s.tap(s.b, "Apple")
+	s.tap(s.b, "US")
+	s.tap(s.b, "Apple Gift Card 10 USD")
+	s.say(s.b, "2")
+	s.tap(s.b, locales.T(locales.En, "btn.pay"))
+	inv := s.wait("sendInvoice", 1)[0]
+	if inv.String("currency") != "XTR" || inv.String("provider_token") != "" || !strings.HasPrefix(inv.String("payload"), "q:") {
+		t.Fatalf("invoice currency %q token %q payload %q", inv.String("currency"), inv.String("provider_token"), inv.String("payload"))
+	}
+	qid := strings.TrimPrefix(inv.String("payload"), "q:")
+	q, err := s.pay.Quotes.Load(context.Background(), qid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.payInvoice(botapitest.PayOptions{})
+	if res.Declined || res.TotalAmount != q.Stars {
+		t.Fatalf("payment declined=%v (%q), amount %d of %d", res.Declined, res.ErrorMessage, res.TotalAmount, q.Stars)
+	}
+	o := s.order(qid)
+	if o.Status != state.OrderPaid || o.ChargeID != res.ChargeID || o.PayMethod != state.PayStars || o.Stars != q.Stars ||
+		o.Line != "giftcards" || o.UserID != chat || o.ChatID != chat || o.Lang != "en" ||
+		!o.UpstreamUSD.Equal(q.UpstreamUSD) || !o.ShopUSD.Equal(q.ShopUSD) {
+		t.Fatalf("order %+v", o)
+	}
+	var item state.Quote
+	if err := json.Unmarshal(o.Item, &item); err != nil || item.ID != qid || item.Quantity != 2 || item.Item != resellersim.DemoGiftCard {
+		t.Fatalf("order item %s: %v", o.Item, err)
+	}
+	s.scheduled(o)
+	s.idle(s.b)
+	if got := s.texts(chat, "Payment received"); len(got) != 1 || !strings.Contains(got[0], "#"+itoa(o.ID)) {
+		t.Fatalf("buyer was told %q", got)
+	}
+}
+
+func TestDoubleTapOnPaySendsOneInvoice(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.fake.SendCommand(chat, "stars", "")
+	s.wait("sendMessage", 1)
+	s.idle(s.b)
+	s.say(s.b, "@durov")
+	s.tap(s.b, "500")
+	m := s.menu()
+	data := button(t, m, locales.T(locales.En, "btn.pay"))
+	q1 := s.fake.Press(chat, m.MessageID, data)
+	q2 := s.fake.Press(chat, m.MessageID, data)
+	a1, a2 := s.waitAnswer(q1), s.waitAnswer(q2)
+	s.idle(s.b)
+	if n := len(s.fake.CallsFor("sendInvoice")); n != 1 {
+		t.Fatalf("%d invoices for one quote", n)
+	}
+	if a1.Text != locales.T(locales.En, "pay.invoice_sent") || a2.Text != locales.T(locales.En, "pay.invoice_again") {
+		t.Fatalf("answers %q, %q", a1.Text, a2.Text)
+	}
+	// The invoice pays a Stars order end to end as well.
+	res := s.payInvoice(botapitest.PayOptions{})
+	if res.Declined {
+		t.Fatalf("declined: %q", res.ErrorMessage)
+	}
+	o := s.order(strings.TrimPrefix(res.Payload, "q:"))
+	if o.Line != "stars" {
+		t.Fatalf("order line %q", o.Line)
+	}
+}
+
+func TestDuplicateSuccessfulPaymentMakesOneOrder(t *testing.T) {
+	s := newPayShop(t, true, false)
+	q := s.quote(1)
+	s.checkout(q)
+	res := s.payInvoice(botapitest.PayOptions{Duplicate: true})
+	if len(res.UpdateIDs) != 2 {
+		t.Fatalf("pushed %d updates", len(res.UpdateIDs))
+	}
+	o := s.order(q.ID)
+	s.idle(s.b)
+	if got, err := s.pay.Orders.ByCharge(context.Background(), res.ChargeID); err != nil || got.ID != o.ID {
+		t.Fatalf("by charge: %v %v", got, err)
+	}
+	if n, _ := s.pay.Orders.CountByUser(context.Background(), chat); n != 1 {
+		t.Fatalf("%d orders", n)
+	}
+	if got := s.texts(chat, "Payment received"); len(got) != 1 {
+		t.Fatalf("buyer told %d times", len(got))
+	}
+	if s.fake.Refunded(res.ChargeID) {
+		t.Fatal("the only charge was refunded")
+	}
+}
+
+func TestSecondChargeForPaidQuoteIsRefunded(t *testing.T) {
+	s := newPayShop(t, true, false)
+	q := s.quote(1)
+	s.checkout(q)
+	first := s.payInvoice(botapitest.PayOptions{})
+	o := s.order(q.ID)
+	second := s.fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.fake.Refunded(second) {
+		if time.Now().After(deadline) {
+			t.Fatal("second charge not refunded")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The same second charge arrives again: refunded once, told once.
+	s.fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, second)
+	s.idle(s.b)
+	if s.fake.Refunded(first.ChargeID) {
+		t.Fatal("the first charge was refunded")
+	}
+	if got, _ := s.pay.Orders.ByQuote(context.Background(), q.ID); got.ID != o.ID || got.ChargeID != first.ChargeID {
+		t.Fatalf("order changed: %+v", got)
+	}
+	if got := s.texts(chat, "second payment"); len(got) != 1 {
+		t.Fatalf("buyer told of the refund %d times", len(got))
+	}
+	if _, err := s.pay.Orders.ByCharge(context.Background(), second); !errors.Is(err, state.ErrOrderNotFound) {
+		t.Fatalf("second charge has an order: %v", err)
+	}
+}
+
+func TestPreCheckoutRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(s *payShop, q *state.Quote)
+		key   string
+	}{
+		{"expired quote", func(s *payShop, q *state.Quote) {
+			q.Expires = time.Now().Add(-time.Second)
+			if err := s.pay.Quotes.Save(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}, "pay.refuse_expired"},
+		{"changed price", func(s *payShop, q *state.Quote) {
+			s.sim.SetPrice(resellersim.DemoGiftCard, decimal.RequireFromString("11.5"))
+		}, "pay.refuse_price"},
+		{"no stock", func(s *payShop, q *state.Quote) {
+			s.sim.SetStock(resellersim.DemoGiftCard, 1)
+		}, "pay.refuse_stock"},
+		{"low upstream balance", func(s *payShop, q *state.Quote) {
+			s.sim.SetBalance(decimal.RequireFromString("1"))
+		}, "pay.refuse_unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newPayShop(t, true, false)
+			q := s.quote(2)
+			s.checkout(q)
+			tc.setup(s, q)
+			res := s.payInvoice(botapitest.PayOptions{})
+			if !res.Declined || res.ErrorMessage != locales.T(locales.En, tc.key) {
+				t.Fatalf("declined=%v %q, want %q", res.Declined, res.ErrorMessage, locales.T(locales.En, tc.key))
+			}
+			s.noOrder(q.ID)
+			alerts := s.texts(payAdmin, "could not pay")
+			if want := tc.key == "pay.refuse_unavailable"; want != (len(alerts) == 1) {
+				t.Fatalf("payAdmin alerts: %q", alerts)
+			}
+		})
+	}
+}
+
+func TestWalletPayDebitsAndCreatesOrder(t *testing.T) {
+	s := newPayShop(t, false, true)
+	ctx := context.Background()
+	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(100), "payAdmin:1", "", "9001"); err != nil {
+		t.Fatal(err)
+	}
+	q := s.quote(2)
+	r := s.checkout(q)
+	if r.Screen == nil || !strings.Contains(r.Screen.Text, "Paid from your wallet") {
+		t.Fatalf("reply %+v", r)
+	}
+	o := s.order(q.ID)
+	if o.PayMethod != state.PayWallet || o.ChargeID != bot.WalletRef(q.ID) || o.Stars != 0 || !o.ShopUSD.Equal(q.ShopUSD) {
+		t.Fatalf("order %+v", o)
+	}
+	s.scheduled(o)
+	want := decimal.NewFromInt(100).Sub(q.ShopUSD)
+	if bal, _ := s.pay.Wallets.Balance(ctx, chat); !bal.Equal(want) {
+		t.Fatalf("balance %s, want %s", bal, want)
+	}
+	// A second tap changes nothing.
+	r = s.checkout(q)
+	if r.Answer != locales.T(locales.En, "pay.already_paid", "order", o.ID) {
+		t.Fatalf("second tap answered %q", r.Answer)
+	}
+	if bal, _ := s.pay.Wallets.Balance(ctx, chat); !bal.Equal(want) {
+		t.Fatalf("balance %s after a second tap, want %s", bal, want)
+	}
+	// /wallet shows the balance and the payment.
+	s.fake.SendCommand(chat, "wallet", "")
+	m := s.wait("sendMessage", 1)[0].String("text")
+	if !strings.Contains(m, "Your wallet") || !strings.Contains(m, locales.T(locales.En, "wallet.kind_pay")) || !strings.Contains(m, locales.T(locales.En, "wallet.kind_credit")) {
+		t.Fatalf("/wallet = %q", m)
+	}
+}
+
+func TestWalletWithoutEnoughFundsChargesNothing(t *testing.T) {
+	s := newPayShop(t, false, true)
+	ctx := context.Background()
+	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(1), "payAdmin:1", "", "9001"); err != nil {
+		t.Fatal(err)
+	}
+	q := s.quote(2)
+	r := s.checkout(q)
+	if !r.Alert || !strings.Contains(r.Answer, "Not enough money") {
+		t.Fatalf("reply %+v", r)
+	}
+	s.noOrder(q.ID)
+	if bal, _ := s.pay.Wallets.Balance(ctx, chat); !bal.Equal(decimal.NewFromInt(1)) {
+		t.Fatalf("balance %s", bal)
+	}
+}
+
+func TestBothMethodsOfferAChoice(t *testing.T) {
+	s := newPayShop(t, true, true)
+	q := s.quote(1)
+	r := s.checkout(q)
+	if r.Screen == nil || len(r.Screen.Rows) < 2 || r.Screen.Rows[0][0].Arg != q.ID || r.Screen.Rows[1][0].Arg != q.ID {
+		t.Fatalf("choice screen %+v", r.Screen)
+	}
+	if len(s.fake.CallsFor("sendInvoice")) != 0 {
+		t.Fatal("an invoice before the buyer chose")
+	}
+}
+
+func TestSweepFindsLostPayment(t *testing.T) {
+	s := newPayShop(t, true, false)
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
+	s.noOrder(q.ID)
+	n, err := s.pay.Sweep(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep repaired %d: %v", n, err)
+	}
+	o := s.order(q.ID)
+	if o.ChargeID != res.ChargeID || o.Status != state.OrderPaid {
+		t.Fatalf("order %+v", o)
+	}
+	s.scheduled(o)
+	if n, err := s.pay.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep repaired %d: %v", n, err)
+	}
+	if len(s.texts(chat, "Payment received")) != 1 {
+		t.Fatal("buyer not told once")
+	}
+}
+
+func TestSweepRefundsLostPaymentWhoseQuoteIsGone(t *testing.T) {
+	s := newPayShop(t, true, false)
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
+	if err := s.rdb.Client.Del(ctx, s.rdb.Prefix+"quote:"+q.ID).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.pay.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("sweep repaired %d: %v", n, err)
+	}
+	if !s.fake.Refunded(res.ChargeID) {
+		t.Fatal("not refunded")
+	}
+	s.noOrder(q.ID)
+	if n, err := s.pay.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("second sweep repaired %d: %v", n, err)
+	}
+}
