@@ -17,6 +17,7 @@ import (
 
 	"shopbot/flows"
 	"shopbot/locales"
+	"shopbot/reseller"
 	"shopbot/state"
 )
 
@@ -35,8 +36,10 @@ type Options struct {
 	Metrics       *Metrics
 	Now           func() time.Time
 	HTTPClient    *http.Client
-	ShutdownGrace time.Duration // how long in-flight updates may take on shutdown; default 8s
-	IdlePoll      time.Duration // how often idle workers look for work from other processes; default 100ms
+	ShutdownGrace time.Duration    // how long in-flight updates may take on shutdown; default 8s
+	IdlePoll      time.Duration    // how often idle workers look for work from other processes; default 100ms
+	Reseller      *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
+	Fulfil        FulfilConfig     // fulfilment timing and test failpoints
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -53,6 +56,7 @@ type Bot struct {
 	admins  map[int64]bool
 	wake    chan struct{}
 	bc      *broadcaster
+	ful     *fulfiller
 	watch   *upstreamWatch
 	pay     *Payments // nil: payments disabled
 	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
@@ -116,6 +120,8 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
+	b.ful = newFulfiller(b)
+	b.registerOrders(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -163,6 +169,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
+	if b.opts.Reseller != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.ful.run(intakeCtx) }()
+	}
 	if b.pay != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.pay.sweepLoop(intakeCtx) }()

@@ -1,0 +1,608 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/reseller"
+	"shopbot/reseller/resellersim"
+	"shopbot/state"
+)
+
+// shop is a harness with the upstream simulator and the order stores, for
+// driving the fulfilment worker with orders created as payments would.
+type shop struct {
+	*harness
+	sim      *resellersim.Sim
+	client   *reseller.Client
+	orders   *state.Orders
+	sched    *state.Schedule
+	wallets  *state.Wallets
+	start    decimal.Decimal
+	external decimal.Decimal // upstream spending the test did itself
+	cfg      bot.FulfilConfig
+	creates  atomic.Int64 // order-creating requests seen by the simulator
+	polls    atomic.Int64 // GET /orders/{n} requests
+}
+
+func newShop(t *testing.T) *shop {
+	t.Helper()
+	h := newHarness(t)
+	sim := resellersim.New(resellersim.Config{Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	client, err := reseller.New(srv.URL+"/api/v1", "test-key", reseller.WithMaxAttempts(1), reseller.WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &shop{
+		harness: h, sim: sim, client: client,
+		orders:  state.NewOrders(h.rdb.Client, h.rdb.Prefix),
+		sched:   state.NewSchedule(h.rdb.Client, h.rdb.Prefix),
+		wallets: state.NewWallets(h.rdb.Client, h.rdb.Prefix),
+		start:   sim.Balance(),
+		cfg: bot.FulfilConfig{
+			Tick: 10 * time.Millisecond, Lease: time.Second, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond,
+			Grace: 300 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+		},
+	}
+	sim.OnRequest(func(r *http.Request, _ []byte) {
+		switch {
+		case r.Method == http.MethodPost:
+			s.creates.Add(1)
+		case r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/orders/"):
+			s.polls.Add(1)
+		}
+	})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			s.checkInvariants()
+		}
+	})
+	return s
+}
+
+// worker builds a bot running the fulfilment worker.
+func (s *shop) worker(failpoint func(step string, id int64) error) *bot.Bot {
+	cfg := s.cfg
+	cfg.Failpoint = failpoint
+	return s.newBot(func(o *bot.Options) {
+		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
+	})
+}
+
+// paid stores a paid order for q as payments would, and schedules it.
+func (s *shop) paid(q state.Quote, method string) *state.Order {
+	s.t.Helper()
+	ctx := context.Background()
+	q.ID = fmt.Sprintf("q%d", time.Now().UnixNano())
+	q.ChatID, q.UserID = chat, chat
+	if q.ItemName == "" {
+		q.ItemName = q.Line + " item"
+	}
+	if q.ShopUSD.IsZero() {
+		q.ShopUSD = decimal.RequireFromString("12.5")
+	}
+	if q.Stars == 0 {
+		q.Stars = 962
+	}
+	item, _ := json.Marshal(q)
+	o := &state.Order{QuoteID: q.ID, ChatID: chat, UserID: chat, Lang: "en", Line: q.Line, Item: item,
+		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, Stars: q.Stars, PayMethod: method}
+	switch method {
+	case state.PayStars:
+		o.ChargeID = s.fake.PushSuccessfulPayment(chat, q.ID, q.Stars, "")
+	case state.PayWallet:
+		o.ChargeID = "pay:" + q.ID
+		if _, _, err := s.wallets.Credit(ctx, chat, q.ShopUSD, "credit:"+q.ID, "test", "admin"); err != nil {
+			s.t.Fatal(err)
+		}
+		if _, err := s.wallets.Debit(ctx, chat, q.ShopUSD, o.ChargeID, "order"); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	created, _, err := s.orders.CreatePaid(ctx, o)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.sched.Put(ctx, bot.OrderJob(created.ID), time.Now()); err != nil {
+		s.t.Fatal(err)
+	}
+	return created
+}
+
+func giftCards(n int) state.Quote {
+	return state.Quote{Line: "giftcards", Category: resellersim.DemoGiftCategory, Item: resellersim.DemoGiftCard,
+		ItemName: "Apple Gift Card 10 USD", Quantity: n, UpstreamUSD: decimal.NewFromInt(int64(10 * n))}
+}
+
+// waitStatus waits until order id reaches status.
+func (s *shop) waitStatus(id int64, status string) *state.Order {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var o *state.Order
+	for time.Now().Before(deadline) {
+		var err error
+		if o, err = s.orders.Get(context.Background(), id); err == nil && o.Status == status {
+			return o
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("order %d stayed %s (reason %q), want %s", id, o.Status, o.Reason, status)
+	return nil
+}
+
+// waitMessage waits for a bot message in chatID containing substr.
+func (s *shop) waitMessage(chatID int64, substr string) botapitest.Message {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range s.fake.MessagesIn(chatID) {
+			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, substr) {
+				return m
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("no message in chat %d containing %q", chatID, substr)
+	return botapitest.Message{}
+}
+
+func (s *shop) countMessages(chatID int64, substr string) int {
+	n := 0
+	for _, m := range s.fake.MessagesIn(chatID) {
+		if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// starRefunds counts successful refundStarPayment calls for the charge.
+func (s *shop) starRefunds(charge string) int {
+	n := 0
+	for _, c := range s.fake.CallsFor("refundStarPayment") {
+		if c.ErrorCode == 0 && c.Params["telegram_payment_charge_id"] == charge {
+			n++
+		}
+	}
+	return n
+}
+
+// checkInvariants: each charge led to exactly one delivered upstream order
+// or exactly one refund, and the upstream balance moved by exactly the
+// charged_usd of delivered orders (plus what the test spent itself).
+func (s *shop) checkInvariants() {
+	t := s.t
+	ctx := context.Background()
+	all, err := s.orders.List(ctx, 0, 1000, state.OrderFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spent := decimal.Zero
+	for _, o := range all {
+		refunds := s.starRefunds(o.ChargeID)
+		if o.PayMethod == state.PayWallet {
+			refunds = 0
+			if _, ok, _ := s.wallets.Moved(ctx, o.UserID, "refund:order:"+strconv.FormatInt(o.ID, 10)); ok {
+				refunds = 1
+			}
+		}
+		switch o.Status {
+		case state.OrderDelivered:
+			up, ok := s.sim.Order(int(o.UpstreamNumber))
+			if !ok || up.Status != resellersim.OrderCompleted {
+				t.Errorf("order %d delivered but upstream %d is %v", o.ID, o.UpstreamNumber, up.Status)
+			}
+			if refunds != 0 {
+				t.Errorf("order %d delivered and refunded", o.ID)
+			}
+			if !o.ChargedUSD.Equal(up.ChargedUSD) {
+				t.Errorf("order %d charged %s, upstream says %s", o.ID, o.ChargedUSD, up.ChargedUSD)
+			}
+			spent = spent.Add(up.ChargedUSD)
+		case state.OrderRefunded:
+			if refunds != 1 {
+				t.Errorf("order %d refunded %d times", o.ID, refunds)
+			}
+			if o.UpstreamNumber != 0 {
+				if up, _ := s.sim.Order(int(o.UpstreamNumber)); up.Status == resellersim.OrderCompleted {
+					t.Errorf("order %d refunded but upstream %d completed", o.ID, o.UpstreamNumber)
+				}
+			}
+		case state.OrderNeedsReview:
+			if refunds != 0 {
+				t.Errorf("order %d in review was refunded", o.ID)
+			}
+		default:
+			t.Errorf("order %d left %s", o.ID, o.Status)
+		}
+	}
+	if moved := s.start.Sub(s.sim.Balance()).Sub(s.external); !moved.Equal(spent) {
+		t.Errorf("upstream balance moved by %s, delivered orders cost %s", moved, spent)
+	}
+}
+
+func TestHappyDeliveryPerLine(t *testing.T) {
+	cases := []struct {
+		name  string
+		quote state.Quote
+		want  string // in the buyer's message
+	}{
+		{"giftcards", giftCards(2), "<code>"},
+		{"keys", state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, "<code>"},
+		{"stars", state.Quote{Line: "stars", Item: "stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, "credited to the account"},
+		{"premium", state.Quote{Line: "premium", Item: "3", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 1}, "Premium is now active"},
+		{"topup", state.Quote{Line: "topup", Fields: map[string]string{"store_login": "gaben", "currency": "USD", "amount": "5"}, Quantity: 1}, "store account"},
+		{"services", state.Quote{Line: "services", Category: resellersim.DemoManualServiceNoChat, Item: resellersim.DemoManualOfferNoChat,
+			Fields: map[string]string{"trade_url": "https://steamcommunity.com/tradeoffer/new/?partner=1&token=x"}, Quantity: 1}, "service has been completed"},
+		{"gifts", state.Quote{Line: "gifts", Category: strconv.Itoa(resellersim.DemoStoreApp), Item: strconv.Itoa(resellersim.DemoStoreSub),
+			Fields: map[string]string{"region": "US", "invite_url": "https://s.team/p/abc-def/XYZ"}, Quantity: 1}, "gift has been sent"},
+		{"games", state.Quote{Line: "games", Category: resellersim.DemoTopUpCategory, Item: resellersim.DemoTopUpOffer,
+			Fields: map[string]string{"player_id": "5123456789"}, Quantity: 1}, "no code to enter"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newShop(t)
+			o := s.paid(tc.quote, state.PayStars)
+			s.run(s.worker(nil))
+			got := s.waitStatus(o.ID, state.OrderDelivered)
+			m := s.waitMessage(chat, tc.want)
+			if tc.want == "<code>" {
+				if len(got.Codes) == 0 || !strings.Contains(m.RawText, "<code>"+got.Codes[0]+"</code>") {
+					t.Fatalf("codes %d, message %q", len(got.Codes), m.RawText)
+				}
+				if n := len(s.fake.CallsFor("sendDocument")); n != 0 {
+					t.Fatalf("%d documents for a short list of codes", n)
+				}
+			} else if len(got.Codes) != 0 {
+				t.Fatalf("a %s order has codes", tc.name)
+			}
+			s.waitMessage(chat, "is being processed")
+			if s.creates.Load() != 1 {
+				t.Fatalf("%d creates", s.creates.Load())
+			}
+		})
+	}
+}
+
+func TestManyCodesAlsoComeAsTxtFile(t *testing.T) {
+	s := newShop(t)
+	o := s.paid(giftCards(12), state.PayWallet)
+	s.run(s.worker(nil))
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	m := s.waitMessage(chat, "attached file")
+	if strings.Count(m.RawText, "<code>") != 12 {
+		t.Fatalf("message has %d codes", strings.Count(m.RawText, "<code>"))
+	}
+	docs := s.wait("sendDocument", 1)
+	if docs[0].ErrorCode != 0 {
+		t.Fatalf("sendDocument failed: %s", docs[0].Description)
+	}
+	var doc botapitest.Message
+	for _, msg := range s.fake.MessagesIn(chat) {
+		if msg.Document != nil {
+			doc = msg
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(string(doc.FileData)), "\n"); len(lines) != 12 || lines[0] != got.Codes[0] {
+		t.Fatalf("file has %d lines", len(lines))
+	}
+}
+
+func TestCreate429IsRetriedLater(t *testing.T) {
+	s := newShop(t)
+	s.sim.RateLimitNext(2, time.Second)
+	o := s.paid(giftCards(1), state.PayStars)
+	s.run(s.worker(nil))
+	s.waitStatus(o.ID, state.OrderDelivered)
+	if n := len(s.sim.Orders()); n != 1 {
+		t.Fatalf("%d upstream orders", n)
+	}
+}
+
+func TestCreate5xxBeforeExecutionIsRetriedAfterGrace(t *testing.T) {
+	s := newShop(t)
+	s.sim.FailNextOn("/gift-cards/order", 1, http.StatusBadGateway)
+	o := s.paid(giftCards(1), state.PayStars)
+	start := time.Now()
+	s.run(s.worker(nil))
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	if time.Since(start) < s.cfg.Grace {
+		t.Fatal("retried before the grace period")
+	}
+	if got.Attempts != 2 || len(s.sim.Orders()) != 1 {
+		t.Fatalf("attempts %d, upstream orders %d", got.Attempts, len(s.sim.Orders()))
+	}
+}
+
+func TestAmbiguousCreateThatWasCreatedIsAdopted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault func(*resellersim.Sim)
+	}{
+		{"connection cut", func(sim *resellersim.Sim) { sim.CutAfterCreate(1) }},
+		{"5xx after execute", func(sim *resellersim.Sim) { sim.FailCreateAfterExecute(1, http.StatusInternalServerError) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newShop(t)
+			tc.fault(s.sim)
+			o := s.paid(giftCards(1), state.PayStars)
+			s.run(s.worker(nil))
+			got := s.waitStatus(o.ID, state.OrderDelivered)
+			if s.sim.CreateCount() != 1 || got.Attempts != 1 {
+				t.Fatalf("creates %d, attempts %d: bought twice", s.sim.CreateCount(), got.Attempts)
+			}
+		})
+	}
+}
+
+func TestPoll429And5xxAreRetried(t *testing.T) {
+	s := newShop(t)
+	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteAfter: 300 * time.Millisecond})
+	o := s.paid(giftCards(1), state.PayStars)
+	var once sync.Once
+	s.run(s.worker(func(step string, id int64) error {
+		if step == bot.FailpointPlaced {
+			once.Do(func() {
+				s.sim.FailNextOn("/orders/", 2, http.StatusServiceUnavailable)
+				s.sim.RateLimitNext(1, time.Second)
+			})
+		}
+		return nil
+	}))
+	s.waitStatus(o.ID, state.OrderDelivered)
+	if s.polls.Load() < 4 {
+		t.Fatalf("only %d polls", s.polls.Load())
+	}
+}
+
+func TestSeveralMatchesNeedReview(t *testing.T) {
+	s := newShop(t)
+	ctx := context.Background()
+	for range 2 { // two identical orders someone else placed moments ago
+		up, err := s.client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.external = s.external.Add(up.ChargedUSD.Decimal)
+	}
+	s.sim.CutAfterCreate(1)
+	o := s.paid(giftCards(1), state.PayStars)
+	s.run(s.worker(nil))
+	got := s.waitStatus(o.ID, state.OrderNeedsReview)
+	s.waitMessage(admin, fmt.Sprintf("Order #%d needs review", o.ID))
+	s.external = decimal.Zero // every upstream order stays unclaimed until an admin decides
+	for _, up := range s.sim.Orders() {
+		s.external = s.external.Add(up.ChargedUSD)
+	}
+	if got.UpstreamNumber != 0 || s.sim.CreateCount() != 3 {
+		t.Fatalf("upstream %d, creates %d", got.UpstreamNumber, s.sim.CreateCount())
+	}
+}
+
+func TestUpstream400OnCreateRefunds(t *testing.T) {
+	t.Run("out of stock", func(t *testing.T) {
+		s := newShop(t)
+		q := giftCards(1)
+		q.Item = resellersim.DemoGiftCardOutOfStock
+		o := s.paid(q, state.PayStars)
+		s.run(s.worker(nil))
+		s.waitStatus(o.ID, state.OrderRefunded)
+		if !s.fake.Refunded(o.ChargeID) {
+			t.Fatal("the charge was not refunded")
+		}
+		s.waitMessage(chat, "could not be completed")
+		s.waitMessage(chat, "were refunded to your Telegram balance")
+	})
+	t.Run("insufficient balance alerts admins", func(t *testing.T) {
+		s := newShop(t)
+		s.sim.SetBalance(decimal.NewFromInt(1))
+		s.start = decimal.NewFromInt(1)
+		o := s.paid(giftCards(1), state.PayWallet)
+		s.run(s.worker(nil))
+		s.waitStatus(o.ID, state.OrderRefunded)
+		s.waitMessage(admin, "upstream balance is too low")
+		s.waitMessage(chat, "temporarily unavailable")
+		if bal, _ := s.wallets.Balance(context.Background(), chat); !bal.Equal(decimal.RequireFromString("12.5")) {
+			t.Fatalf("wallet balance %s after refund", bal)
+		}
+	})
+}
+
+func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
+	for _, method := range []string{state.PayStars, state.PayWallet} {
+		t.Run(method, func(t *testing.T) {
+			s := newShop(t)
+			s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+			o := s.paid(giftCards(1), method)
+			var crashed atomic.Bool
+			stop := s.run(s.worker(func(step string, id int64) error {
+				if step == bot.FailpointRefunded {
+					crashed.Store(true)
+					return errors.New("crash")
+				}
+				return nil
+			}))
+			deadline := time.Now().Add(10 * time.Second)
+			for !crashed.Load() && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			stop()
+			if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
+				t.Fatalf("after the crash the order is %s", cur.Status)
+			}
+			s.run(s.worker(nil))
+			s.waitStatus(o.ID, state.OrderRefunded)
+			ctx := context.Background()
+			switch method {
+			case state.PayStars:
+				if n := s.starRefunds(o.ChargeID); n != 1 {
+					t.Fatalf("%d refunds", n)
+				}
+			case state.PayWallet:
+				entries, _ := s.wallets.Ledger(ctx, chat, 0, 10)
+				if len(entries) != 3 { // credit, debit, one refund
+					t.Fatalf("ledger has %d entries", len(entries))
+				}
+				if bal, _ := s.wallets.Balance(ctx, chat); !bal.Equal(decimal.RequireFromString("12.5")) {
+					t.Fatalf("wallet balance %s", bal)
+				}
+			}
+			s.waitMessage(chat, "Order #"+strconv.FormatInt(o.ID, 10)+"</b>: ")
+		})
+	}
+}
+
+func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
+	s := newShop(t)
+	s.cfg.StuckAfter = 200 * time.Millisecond
+	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.paid(giftCards(1), state.PayStars)
+	s.run(s.worker(nil))
+	placed := s.waitStatus(o.ID, state.OrderPlaced)
+	s.waitMessage(admin, "still not finished")
+	time.Sleep(500 * time.Millisecond)
+	if n := s.countMessages(admin, "still not finished"); n != 1 {
+		t.Fatalf("%d stuck alerts", n)
+	}
+	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+		t.Fatal(err)
+	}
+	s.waitStatus(o.ID, state.OrderDelivered)
+}
+
+func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
+	s := newShop(t)
+	s.fake.BlockChat(chat)
+	o := s.paid(giftCards(1), state.PayStars)
+	b := s.worker(nil)
+	s.run(b)
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	time.Sleep(100 * time.Millisecond)
+	if cur, _ := s.orders.Get(context.Background(), o.ID); !cur.DeliveredAt.IsZero() {
+		t.Fatal("delivered to a buyer who blocked the bot")
+	}
+	s.fake.UnblockChat(chat)
+	s.fake.SendCommand(chat, "start", "")
+	m := s.waitMessage(chat, "<code>"+got.Codes[0]+"</code>")
+	s.waitMessage(chat, "Welcome")
+	if cur := s.waitDelivered(o.ID); cur.DeliveredAt.IsZero() {
+		t.Fatalf("delivery not recorded after %q", m.RawText)
+	}
+}
+
+// waitTold waits until the buyer got the finished order's result.
+func (s *shop) waitTold(id int64) {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		o, err := s.orders.Get(context.Background(), id)
+		if err == nil && (!o.DeliveredAt.IsZero() || o.NotifiedStatus == state.OrderRefunded) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("the buyer never heard about order %d", id)
+}
+
+func (s *shop) waitDelivered(id int64) *state.Order {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		o, err := s.orders.Get(context.Background(), id)
+		if err == nil && (!o.DeliveredAt.IsZero() || time.Now().After(deadline)) {
+			return o
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRestartAtEachLifecycleStep(t *testing.T) {
+	steps := []struct {
+		step string
+		fail bool // the upstream order fails, so the refund steps run
+	}{
+		{bot.FailpointIntent, false}, {bot.FailpointCreated, false}, {bot.FailpointPlaced, false},
+		{bot.FailpointCompleted, false}, {bot.FailpointRefunding, true}, {bot.FailpointRefunded, true},
+	}
+	for _, tc := range steps {
+		t.Run(tc.step, func(t *testing.T) {
+			s := newShop(t)
+			want := state.OrderDelivered
+			if tc.fail {
+				want = state.OrderRefunded
+				s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+			}
+			o := s.paid(giftCards(1), state.PayStars)
+			hit := make(chan struct{})
+			var once sync.Once
+			stop := s.run(s.worker(func(step string, id int64) error {
+				if step != tc.step {
+					return nil
+				}
+				once.Do(func() { close(hit) })
+				return errors.New("crash")
+			}))
+			select {
+			case <-hit:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the failpoint was never reached")
+			}
+			stop()
+			s.run(s.worker(nil))
+			s.waitStatus(o.ID, want)
+			s.waitTold(o.ID)
+			if s.sim.CreateCount() != 1 {
+				t.Fatalf("%d creates: bought twice", s.sim.CreateCount())
+			}
+		})
+	}
+}
+
+func TestUnscheduledPaidOrderIsResumedOnStart(t *testing.T) {
+	s := newShop(t)
+	o := s.paid(giftCards(1), state.PayStars)
+	if err := s.sched.Remove(context.Background(), bot.OrderJob(o.ID)); err != nil {
+		t.Fatal(err)
+	}
+	s.run(s.worker(nil))
+	s.waitStatus(o.ID, state.OrderDelivered)
+}
+
+func TestMyOrdersShowsCodesAgain(t *testing.T) {
+	s := newShop(t)
+	o := s.paid(giftCards(2), state.PayStars)
+	b := s.worker(nil)
+	s.run(b)
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	s.waitMessage(chat, "<code>")
+	s.fake.SendCommand(chat, "orders", "")
+	list := s.waitMessage(chat, "Your orders")
+	s.idle(b)
+	id := s.fake.Press(chat, list.MessageID, button(t, list, "#"+strconv.FormatInt(o.ID, 10)+" · Apple Gift Card 10 USD"))
+	s.waitAnswer(id)
+	s.idle(b)
+	view, _ := s.fake.Message(chat, list.MessageID)
+	for _, c := range got.Codes {
+		if !strings.Contains(view.RawText, "<code>"+c+"</code>") {
+			t.Fatalf("order view lacks a code: %q", view.RawText)
+		}
+	}
+	if !strings.Contains(view.RawText, "completed") {
+		t.Fatalf("order view: %q", view.RawText)
+	}
+}
