@@ -97,11 +97,13 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
 	var pay *bot.Payments
+	var upstream *reseller.Client // places and tracks paid orders
 	if cfg.ResellerURL != "" {
 		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey, reseller.WithObserver(metrics.ObserveUpstream))
 		if err != nil {
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
+		upstream = client
 		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
 		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
 		shop.Checkout = pay
@@ -111,6 +113,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
+		Reseller: upstream,
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
