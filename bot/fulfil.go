@@ -449,8 +449,11 @@ func (f *fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if err != nil {
 		return false, time.Time{}, err
 	}
-	attempt := newAttemptID()
+	attempt, prev := newAttemptID(), o.AttemptID
 	o, err = f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != prev {
+			return errAttemptMoved // another worker started an attempt meanwhile
+		}
 		n.AttemptID, n.Request, n.Signature, n.PlacingAt = attempt, raw, req.signature(), f.now().UTC()
 		n.Attempts++
 		return nil

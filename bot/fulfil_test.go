@@ -34,6 +34,7 @@ type shop struct {
 	wallets  *state.Wallets
 	start    decimal.Decimal
 	external decimal.Decimal // upstream spending the test did itself
+	foreign  map[int]bool    // upstream orders no order of ours may own
 	cfg      bot.FulfilConfig
 	creates  atomic.Int64 // order-creating requests seen by the simulator
 	polls    atomic.Int64 // GET /orders/{n} requests
@@ -55,6 +56,7 @@ func newShop(t *testing.T) *shop {
 		sched:   state.NewSchedule(h.rdb.Client, h.rdb.Prefix),
 		wallets: state.NewWallets(h.rdb.Client, h.rdb.Prefix),
 		start:   sim.Balance(),
+		foreign: map[int]bool{},
 		cfg: bot.FulfilConfig{
 			Tick: 10 * time.Millisecond, Lease: time.Second, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond,
 			Grace: 300 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
@@ -232,6 +234,15 @@ func (s *shop) checkInvariants() {
 			t.Errorf("order %d left %s", o.ID, o.Status)
 		}
 	}
+	for _, up := range s.sim.Orders() {
+		owner, err := s.orders.ByUpstream(ctx, int64(up.Number))
+		switch {
+		case s.foreign[up.Number] && err == nil:
+			t.Errorf("order %d adopted upstream %d, which is not ours", owner.ID, up.Number)
+		case !s.foreign[up.Number] && err != nil:
+			t.Errorf("upstream order %d (%s) belongs to no order: bought twice?", up.Number, up.Status)
+		}
+	}
 	if moved := s.start.Sub(s.sim.Balance()).Sub(s.external); !moved.Equal(spent) {
 		t.Errorf("upstream balance moved by %s, delivered orders cost %s", moved, spent)
 	}
@@ -389,6 +400,7 @@ func TestSeveralMatchesNeedReview(t *testing.T) {
 	s.external = decimal.Zero // every upstream order stays unclaimed until an admin decides
 	for _, up := range s.sim.Orders() {
 		s.external = s.external.Add(up.ChargedUSD)
+		s.foreign[up.Number] = true
 	}
 	if got.UpstreamNumber != 0 || s.sim.CreateCount() != 3 {
 		t.Fatalf("upstream %d, creates %d", got.UpstreamNumber, s.sim.CreateCount())
@@ -605,4 +617,24 @@ func TestMyOrdersShowsCodesAgain(t *testing.T) {
 	if !strings.Contains(view.RawText, "completed") {
 		t.Fatalf("order view: %q", view.RawText)
 	}
+}
+
+func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
+	s := newShop(t)
+	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	o := s.paid(giftCards(1), state.PayStars)
+	balance := s.fake.StarBalance()
+	s.fake.SetStarBalance(0) // refundStarPayment answers BALANCE_TOO_LOW
+	s.run(s.worker(nil))
+	s.waitMessage(admin, fmt.Sprintf("Refund of order #%d failed", o.ID))
+	time.Sleep(300 * time.Millisecond)
+	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
+		t.Fatalf("order is %s while the refund fails", cur.Status)
+	}
+	if n := s.countMessages(admin, "Refund of order"); n != 1 {
+		t.Fatalf("%d refund alerts", n)
+	}
+	s.fake.SetStarBalance(balance)
+	s.waitStatus(o.ID, state.OrderRefunded)
+	s.waitTold(o.ID)
 }

@@ -122,8 +122,8 @@ func (f *fulfiller) sendResult(ctx context.Context, o *state.Order) error {
 	item := locales.Escape(itemName(o))
 	if len(o.Codes) == 0 {
 		text := locales.T(lang, "order.delivered", "id", o.ID, "item", item)
-		if q, err := quoteOf(o); err == nil && q.For != "" {
-			text += "\n" + locales.T(lang, "order.delivered_to", "to", locales.Escape(q.For))
+		if to := recipient(o); to != "" {
+			text += "\n" + locales.T(lang, "order.delivered_to", "to", locales.Escape(to))
 		}
 		text += "\n\n" + locales.T(lang, "order.note."+o.Line)
 		_, err := f.b.Send(ctx, o.ChatID, text, nil)
@@ -170,6 +170,22 @@ func (f *fulfiller) sendCodesFile(ctx context.Context, o *state.Order) error {
 		})
 		return err
 	})
+}
+
+// recipientLines are the lines whose quote names a recipient (a username,
+// a store login, an invite link); the field answers of services and in-game
+// top-ups (which may hold a password) are never repeated.
+var recipientLines = map[string]bool{"stars": true, "premium": true, "topup": true, "gifts": true}
+
+// recipient is who received the order, as the buyer typed it, or "".
+func recipient(o *state.Order) string {
+	if !recipientLines[o.Line] {
+		return ""
+	}
+	if q, err := quoteOf(o); err == nil {
+		return q.For
+	}
+	return ""
 }
 
 // statusText is the buyer's word for an order status.
@@ -235,8 +251,8 @@ func (f *fulfiller) orderView(ctx context.Context, env *flows.Env, userID, id in
 	}
 	text := env.T("order.view", "id", o.ID, "item", locales.Escape(itemName(o)), "price", price,
 		"date", locales.DateTime(env.Lang, o.CreatedAt), "status", statusText(env.Lang, o))
-	if q, err := quoteOf(o); err == nil && q.For != "" {
-		text += "\n" + env.T("order.delivered_to", "to", locales.Escape(q.For))
+	if to := recipient(o); to != "" {
+		text += "\n" + env.T("order.delivered_to", "to", locales.Escape(to))
 	}
 	switch {
 	case len(o.Codes) > 0:
