@@ -47,6 +47,10 @@ type Upstream interface {
 	GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, error)
 	StarsPricing(ctx context.Context) (*reseller.StarsPricing, error)
 	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, error)
+	TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, error)
+	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, error)
+	StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, error)
+	StoreRates(ctx context.Context) (*reseller.StoreRates, error)
 }
 
 // Payments takes the buyer's money exactly once: Stars invoices with

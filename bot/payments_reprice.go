@@ -64,6 +64,68 @@ func Reprice(ctx context.Context, up Upstream, q *state.Quote) (*CurrentPrice, e
 			}
 		}
 		return nil, gone
+	case "games":
+		offers, err := up.TopUpOffers(ctx, q.Category)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range offers.Offers {
+			if o.OfferID == q.Item {
+				return &CurrentPrice{UpstreamUSD: o.PriceUSD.Mul(n), Stock: -1}, nil
+			}
+		}
+		return nil, gone
+	case "services":
+		offers, err := up.ManualServiceOffers(ctx, q.Category)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range offers.Offers {
+			if o.ID == q.Item {
+				return &CurrentPrice{UpstreamUSD: o.PriceUSD.Mul(n), Stock: -1}, nil
+			}
+		}
+		return nil, gone
+	case "gifts":
+		app, err := strconv.ParseInt(q.Category, 10, 64)
+		if err != nil {
+			return nil, gone
+		}
+		offers, err := up.StoreGiftOffers(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		for _, ed := range offers.Offers {
+			if strconv.FormatInt(ed.SubID, 10) != q.Item {
+				continue
+			}
+			for _, r := range ed.Regions {
+				if r.Region == q.Fields["region"] {
+					return &CurrentPrice{UpstreamUSD: r.PriceUSD.Mul(n), Stock: -1}, nil
+				}
+			}
+		}
+		return nil, gone
+	case "topup":
+		// The buyer's amount in their currency, converted at today's rate,
+		// exactly as the flow quoted it.
+		rates, err := up.StoreRates(ctx)
+		if err != nil {
+			return nil, err
+		}
+		amount, err := decimal.NewFromString(q.Fields["amount"])
+		if err != nil {
+			return nil, gone
+		}
+		rate := decimal.NewFromInt(1)
+		if cur := q.Fields["currency"]; cur != string(reseller.USD) {
+			r, ok := rates.Rates[reseller.Currency(cur)]
+			if !ok || !r.IsPositive() {
+				return nil, gone
+			}
+			rate = r
+		}
+		return &CurrentPrice{UpstreamUSD: amount.DivRound(rate, 4), Stock: -1}, nil
 	}
 	return nil, fmt.Errorf("re-price quote %s: line %q has no re-price", q.ID, q.Line)
 }

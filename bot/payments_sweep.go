@@ -21,7 +21,7 @@ func (p *Payments) sweepLoop(ctx context.Context) {
 	t := time.NewTicker(p.opts.SweepEvery)
 	defer t.Stop()
 	for {
-		if n, err := p.Sweep(ctx); err != nil && ctx.Err() == nil {
+		if n, err := p.Sweep(ctx); err != nil && ctx.Err() == nil && !errors.Is(err, ErrSweepBusy) {
 			p.b.log.Warn("payment sweep", "err", err)
 		} else if n > 0 {
 			p.b.log.Info("payment sweep repaired payments", "count", n)
@@ -34,6 +34,9 @@ func (p *Payments) sweepLoop(ctx context.Context) {
 	}
 }
 
+// ErrSweepBusy means another process (or the periodic run) is sweeping.
+var ErrSweepBusy = errors.New("another payment sweep is running")
+
 // sweepPage is the getStarTransactions page size (Telegram's maximum).
 const sweepPage = 100
 
@@ -43,12 +46,16 @@ const sweepPage = 100
 // order becomes a paid order (then fulfilled), or is refunded when its
 // quote is gone or already paid. It also finishes wallet payments
 // interrupted between the debit and the order. It is idempotent and
-// returns how many payments it repaired. Only one process sweeps at a time.
+// returns how many payments it repaired. Only one process sweeps at a
+// time: the others get ErrSweepBusy.
 func (p *Payments) Sweep(ctx context.Context) (int, error) {
 	lock := p.p + "sweep-lock"
 	ok, err := p.rdb.SetNX(ctx, lock, 1, 5*time.Minute).Result()
-	if err != nil || !ok {
+	if err != nil {
 		return 0, err
+	}
+	if !ok {
+		return 0, ErrSweepBusy
 	}
 	defer p.rdb.Del(context.WithoutCancel(ctx), lock)
 	n, err := p.sweepWallet(ctx)

@@ -167,6 +167,24 @@ func (s *payShop) texts(c int64, sub string) []string {
 	return out
 }
 
+// sweep runs the Stars sweep, waiting out the run the bot makes at start.
+func (s *payShop) sweep() int {
+	s.t.Helper()
+	for range 200 {
+		n, err := s.pay.Sweep(context.Background())
+		if errors.Is(err, bot.ErrSweepBusy) {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return n
+	}
+	s.t.Fatal("the sweep stayed busy")
+	return 0
+}
+
 func itoa(n int64) string { return decimal.NewFromInt(n).String() }
 
 func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
@@ -401,22 +419,20 @@ func TestBothMethodsOfferAChoice(t *testing.T) {
 
 func TestSweepFindsLostPayment(t *testing.T) {
 	s := newPayShop(t, true, false)
-	ctx := context.Background()
 	q := s.quote(1)
 	s.checkout(q)
 	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
 	s.noOrder(q.ID)
-	n, err := s.pay.Sweep(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("sweep repaired %d: %v", n, err)
+	if n := s.sweep(); n != 1 {
+		t.Fatalf("sweep repaired %d", n)
 	}
 	o := s.order(q.ID)
 	if o.ChargeID != res.ChargeID || o.Status != state.OrderPaid {
 		t.Fatalf("order %+v", o)
 	}
 	s.scheduled(o)
-	if n, err := s.pay.Sweep(ctx); err != nil || n != 0 {
-		t.Fatalf("second sweep repaired %d: %v", n, err)
+	if n := s.sweep(); n != 0 {
+		t.Fatalf("second sweep repaired %d", n)
 	}
 	if len(s.texts(chat, "Payment received")) != 1 {
 		t.Fatal("buyer not told once")
@@ -432,14 +448,57 @@ func TestSweepRefundsLostPaymentWhoseQuoteIsGone(t *testing.T) {
 	if err := s.rdb.Client.Del(ctx, s.rdb.Prefix+"quote:"+q.ID).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.pay.Sweep(ctx); err != nil || n != 1 {
-		t.Fatalf("sweep repaired %d: %v", n, err)
+	if n := s.sweep(); n != 1 {
+		t.Fatalf("sweep repaired %d", n)
 	}
 	if !s.fake.Refunded(res.ChargeID) {
 		t.Fatal("not refunded")
 	}
 	s.noOrder(q.ID)
-	if n, err := s.pay.Sweep(ctx); err != nil || n != 0 {
-		t.Fatalf("second sweep repaired %d: %v", n, err)
+	if n := s.sweep(); n != 0 {
+		t.Fatalf("second sweep repaired %d", n)
+	}
+}
+
+func TestRepriceEveryLine(t *testing.T) {
+	s := newPayShop(t, true, false)
+	ctx := context.Background()
+	app := itoa(resellersim.DemoStoreApp)
+	for _, tc := range []struct {
+		q    state.Quote
+		item string // the simulator's id for SetPrice
+	}{
+		{state.Quote{Line: "giftcards", Item: resellersim.DemoGiftCard, Category: resellersim.DemoGiftCategory, Quantity: 3}, resellersim.DemoGiftCard},
+		{state.Quote{Line: "keys", Item: resellersim.DemoGameKey, Category: resellersim.DemoGame, Quantity: 2}, resellersim.DemoGameKey},
+		{state.Quote{Line: "stars", Item: "stars", Quantity: 500}, "stars"},
+		{state.Quote{Line: "premium", Item: "3", Quantity: 1}, "premium-3"},
+		{state.Quote{Line: "games", Item: resellersim.DemoTopUpOffer, Category: resellersim.DemoTopUpCategory, Quantity: 1}, resellersim.DemoTopUpOffer},
+		{state.Quote{Line: "services", Item: resellersim.DemoManualOffer, Category: resellersim.DemoManualService, Quantity: 1}, resellersim.DemoManualOffer},
+		{state.Quote{Line: "gifts", Item: itoa(resellersim.DemoStoreSub), Category: app, Fields: map[string]string{"region": "TR"}, Quantity: 1}, itoa(resellersim.DemoStoreSub) + ":TR"},
+		{state.Quote{Line: "topup", Item: "USD", Fields: map[string]string{"currency": "USD", "amount": "12.50"}, Quantity: 1}, ""},
+	} {
+		t.Run(tc.q.Line, func(t *testing.T) {
+			first, err := bot.Reprice(ctx, s.client, &tc.q)
+			if err != nil || !first.UpstreamUSD.IsPositive() {
+				t.Fatalf("reprice: %+v %v", first, err)
+			}
+			if tc.item == "" {
+				if !first.UpstreamUSD.Equal(decimal.RequireFromString("12.5")) {
+					t.Fatalf("USD top-up priced %s", first.UpstreamUSD)
+				}
+				return
+			}
+			if !s.sim.SetPrice(tc.item, decimal.RequireFromString("0.77")) {
+				t.Fatalf("no item %s in the simulator", tc.item)
+			}
+			again, err := bot.Reprice(ctx, s.client, &tc.q)
+			want := decimal.RequireFromString("0.77").Mul(decimal.NewFromInt(int64(tc.q.Quantity)))
+			if err != nil || !again.UpstreamUSD.Equal(want) {
+				t.Fatalf("after a price change: %+v %v, want %s", again, err, want)
+			}
+		})
+	}
+	if _, err := bot.Reprice(ctx, s.client, &state.Quote{Line: "giftcards", Item: "nope", Category: resellersim.DemoGiftCategory, Quantity: 1}); !reseller.IsNotFound(err) {
+		t.Fatalf("a gone card: %v", err)
 	}
 }
