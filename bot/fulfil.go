@@ -137,9 +137,11 @@ func (f *fulfiller) run(ctx context.Context) {
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				// A job in flight finishes even when ctx ends (a POST must not
-				// be cut by our own shutdown), within the lease.
-				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.cfg.Lease)
+				// be cut by our own shutdown); its lease is kept alive meanwhile.
+				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(f.cfg.Lease, jobTimeout))
 				defer cancel()
+				stop := f.keepLease(jctx, j)
+				defer stop()
 				f.runJob(jctx, j)
 			}()
 		}
@@ -149,6 +151,32 @@ func (f *fulfiller) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// jobTimeout bounds one pass over an order (a POST, polls, messages).
+const jobTimeout = 2 * time.Minute
+
+// keepLease extends the job's lease while it runs; stop ends that.
+func (f *fulfiller) keepLease(ctx context.Context, j state.Job) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(f.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := f.sched.Extend(ctx, j, f.now().Add(f.cfg.Lease)); err != nil {
+					f.b.log.Warn("extend order job lease", "job", j.Name, "err", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // resume gives every unfinished order without a job one, due now.
