@@ -632,7 +632,7 @@ func (f *fulfiller) reconcile(ctx context.Context, o *state.Order, req *upstream
 
 // review parks the order for an admin.
 func (f *fulfiller) review(ctx context.Context, o *state.Order, why string) (bool, time.Time, error) {
-	_, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderNeedsReview, func(n *state.Order) error {
+	n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderNeedsReview, func(n *state.Order) error {
 		n.Reason = why
 		return nil
 	}, why)
@@ -640,6 +640,8 @@ func (f *fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 		return false, time.Time{}, err
 	}
 	f.b.log.Error("order needs review", "order", o.ID, "why", why)
+	lang := f.lang(o)
+	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(itemName(o))))
 	_, _ = f.b.Alerts().Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":review",
 		locales.T(f.b.Engine.DefaultLang, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
 	return false, time.Time{}, nil

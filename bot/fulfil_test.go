@@ -397,6 +397,7 @@ func TestSeveralMatchesNeedReview(t *testing.T) {
 	s.run(s.worker(nil))
 	got := s.waitStatus(o.ID, state.OrderNeedsReview)
 	s.waitMessage(admin, fmt.Sprintf("Order #%d needs review", o.ID))
+	s.waitMessage(chat, "needs a manual check")
 	s.external = decimal.Zero // every upstream order stays unclaimed until an admin decides
 	for _, up := range s.sim.Orders() {
 		s.external = s.external.Add(up.ChargedUSD)
