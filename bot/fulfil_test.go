@@ -18,6 +18,9 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/catalog"
+	"shopbot/flows"
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -638,4 +641,56 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 	s.fake.SetStarBalance(balance)
 	s.waitStatus(o.ID, state.OrderRefunded)
 	s.waitTold(o.ID)
+}
+
+func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
+	s := newShop(t)
+	cfg := s.cfg
+	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin} })
+	pay := bot.NewPayments(bot.PaymentOptions{Stars: true, Upstream: s.client})
+	sh := &flows.Shop{
+		Catalog:  catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
+		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Quotes:   state.NewQuotes(s.rdb.Client, s.rdb.Prefix),
+		Limiter:  state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
+		Checkout: pay,
+	}
+	sh.Register(b.Engine)
+	b.UsePayments(pay)
+	s.run(b)
+	s.fake.SendCommand(chat, "giftcards", "")
+	s.wait("sendMessage", 1)
+	s.idle(b)
+	s.tap(b, "Apple")
+	s.tap(b, "US")
+	s.tap(b, "Apple Gift Card 10 USD")
+	s.say(b, "3")
+	s.tap(b, locales.T(locales.En, "btn.pay"))
+	s.wait("sendInvoice", 1)
+	var inv botapitest.Message
+	for _, m := range s.fake.MessagesIn(chat) {
+		if m.Invoice != nil {
+			inv = m
+		}
+	}
+	res, err := s.fake.Pay(context.Background(), chat, inv.MessageID, botapitest.PayOptions{})
+	if err != nil || res.Declined {
+		t.Fatalf("payment: %v %q", err, res.ErrorMessage)
+	}
+	o, err := s.orders.ByCharge(context.Background(), res.ChargeID)
+	for i := 0; err != nil && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond)
+		o, err = s.orders.ByCharge(context.Background(), res.ChargeID)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	if len(got.Codes) != 3 {
+		t.Fatalf("%d codes", len(got.Codes))
+	}
+	m := s.waitMessage(chat, "<code>"+got.Codes[2]+"</code>")
+	if strings.Count(m.RawText, "<code>") != 3 {
+		t.Fatalf("codes message %q", m.RawText)
+	}
 }
