@@ -723,6 +723,9 @@ func (f *fulfiller) checkStuck(ctx context.Context, o *state.Order) {
 // complete stores the codes (placed -> delivered) and hands them over.
 func (f *fulfiller) complete(ctx context.Context, o *state.Order, up *reseller.Order) (bool, time.Time, error) {
 	codes := up.DeliverableCodes()
+	if len(codes) == 0 && (o.Line == "giftcards" || o.Line == "keys") {
+		return f.review(ctx, o, fmt.Sprintf("upstream %d completed without codes", up.Number))
+	}
 	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlaced}, state.OrderDelivered, func(n *state.Order) error {
 		n.Codes, n.UpstreamStatus = codes, string(up.Status)
 		if !up.ChargedUSD.IsZero() {

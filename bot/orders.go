@@ -76,7 +76,11 @@ func (f *fulfiller) redeliver(ctx context.Context, userID int64) {
 	for _, o := range list {
 		if o.Status == state.OrderDelivered && o.DeliveredAt.IsZero() {
 			if err := f.finishNotices(ctx, o); err != nil {
+				// Hand it to the worker, which retries until it gets through.
 				f.b.log.Warn("redeliver order", "order", o.ID, "err", err)
+				if err := f.sched.Put(ctx, OrderJob(o.ID), f.now().Add(f.cfg.RetryMin)); err != nil {
+					f.b.log.Error("schedule redelivery", "order", o.ID, "err", err)
+				}
 			}
 		}
 	}
