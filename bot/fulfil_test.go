@@ -287,6 +287,9 @@ func TestHappyDeliveryPerLine(t *testing.T) {
 				t.Fatalf("a %s order has codes", tc.name)
 			}
 			s.waitMessage(chat, "is being processed")
+			if tc.name == "services" {
+				s.waitMessage(chat, "It will be done by")
+			}
 			if s.creates.Load() != 1 {
 				t.Fatalf("%d creates", s.creates.Load())
 			}
