@@ -502,3 +502,49 @@ func TestRepriceEveryLine(t *testing.T) {
 		t.Fatalf("a gone card: %v", err)
 	}
 }
+
+func TestBothMethodsChoiceLeadsToAnInvoiceOrTheWallet(t *testing.T) {
+	s := newPayShop(t, true, true)
+	if cmds := s.fake.MyCommands(botapitest.CommandScope{Type: "default"}); !hasCommand(cmds, "wallet") {
+		t.Fatalf("/wallet not in the command menu: %+v", cmds)
+	}
+	s.fake.SendCommand(chat, "stars", "")
+	s.wait("sendMessage", 1)
+	s.idle(s.b)
+	s.say(s.b, "@durov")
+	s.tap(s.b, "500")
+	s.tap(s.b, locales.T(locales.En, "btn.pay"))
+	m := s.menu()
+	if !strings.Contains(m.Text, "How would you like to pay?") {
+		t.Fatalf("choice screen = %q", m.Text)
+	}
+	// The wallet is empty: a polite refusal, nothing charged.
+	wallet := locales.T(locales.En, "btn.pay_wallet", "balance", locales.Money(locales.En, decimal.Zero))
+	if a := s.waitAnswer(s.fake.Press(chat, m.MessageID, button(t, m, wallet))); !strings.Contains(a.Text, "Not enough money") {
+		t.Fatalf("empty wallet answered %q", a.Text)
+	}
+	s.idle(s.b)
+	for _, b := range m.ReplyMarkup.Buttons() {
+		if strings.HasPrefix(b.Text, "⭐") {
+			s.waitAnswer(s.fake.Press(chat, m.MessageID, b.CallbackData))
+		}
+	}
+	s.idle(s.b)
+	if n := len(s.fake.CallsFor("sendInvoice")); n != 1 {
+		t.Fatalf("%d invoices", n)
+	}
+	res := s.payInvoice(botapitest.PayOptions{})
+	if res.Declined {
+		t.Fatalf("declined: %q", res.ErrorMessage)
+	}
+	s.order(strings.TrimPrefix(res.Payload, "q:"))
+}
+
+func hasCommand(cmds []botapitest.BotCommand, name string) bool {
+	for _, c := range cmds {
+		if c.Command == name {
+			return true
+		}
+	}
+	return false
+}
