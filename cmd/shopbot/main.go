@@ -121,6 +121,9 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 	if pay != nil {
 		b.UsePayments(pay)
 	}
+	if upstream != nil {
+		b.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
+	}
 	return b, nil
 }
 
