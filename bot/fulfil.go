@@ -122,6 +122,8 @@ func (f *fulfiller) run(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); f.retention(ctx) }()
 	sem := make(chan struct{}, f.cfg.Parallel)
 	t := time.NewTicker(f.cfg.Tick)
 	defer t.Stop()
@@ -144,6 +146,29 @@ func (f *fulfiller) run(ctx context.Context) {
 				defer stop()
 				f.runJob(jctx, j)
 			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// retentionEvery is how often finished orders past the retention period
+// are shrunk to their summary (codes and requests dropped).
+const retentionEvery = 6 * time.Hour
+
+func (f *fulfiller) retention(ctx context.Context) {
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		n, err := f.orders.ExpireDelivered(ctx, f.orders.Retention)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			f.b.log.Warn("shrink finished orders", "err", err)
+		case n > 0:
+			f.b.log.Info("shrank finished orders past retention", "orders", n)
 		}
 		select {
 		case <-ctx.Done():
