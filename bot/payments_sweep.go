@@ -167,8 +167,9 @@ func (p *Payments) sweepWallet(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if o.CreatedAt.After(p.b.opts.Now().Add(-time.Minute)) {
-			_, _ = p.b.Send(ctx, q.ChatID, locales.T(lang, "pay.paid_wallet", "amount", locales.Money(lang, q.ShopUSD), "order", o.ID, "balance", "—"), nil)
+		if o.CreatedAt.After(p.b.opts.Now().Add(-time.Minute)) { // created just now: the buyer never heard
+			bal, _ := p.Wallets.Balance(ctx, q.UserID)
+			_, _ = p.b.Send(ctx, q.ChatID, locales.T(lang, "pay.paid_wallet", "amount", locales.Money(lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(lang, bal)), nil)
 		}
 		n++
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
@@ -547,4 +548,35 @@ func hasCommand(cmds []botapitest.BotCommand, name string) bool {
 		}
 	}
 	return false
+}
+
+func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
+	s := newPayShop(t, false, true)
+	ctx := context.Background()
+	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(100), "admin:1", "", "9001"); err != nil {
+		t.Fatal(err)
+	}
+	q := s.quote(1)
+	// What a process that died right after the debit leaves behind.
+	s.rdb.Client.ZAdd(ctx, s.rdb.Prefix+"pay:wallet-pending", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).UnixMilli()), Member: itoa(chat) + ":" + q.ID})
+	if _, err := s.pay.Wallets.Debit(ctx, chat, q.ShopUSD, bot.WalletRef(q.ID), "order"); err != nil {
+		t.Fatal(err)
+	}
+	s.noOrder(q.ID)
+	if n := s.sweep(); n != 1 {
+		t.Fatalf("sweep repaired %d", n)
+	}
+	o := s.order(q.ID)
+	s.scheduled(o)
+	if n := s.sweep(); n != 0 {
+		t.Fatalf("second sweep repaired %d", n)
+	}
+	want := decimal.NewFromInt(100).Sub(q.ShopUSD)
+	if bal, _ := s.pay.Wallets.Balance(ctx, chat); !bal.Equal(want) {
+		t.Fatalf("balance %s, want %s", bal, want)
+	}
+	s.idle(s.b)
+	if len(s.texts(chat, "Paid from your wallet")) != 1 {
+		t.Fatal("buyer not told once")
+	}
 }
