@@ -486,3 +486,24 @@ func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 		}
 	}
 }
+
+// Telegram's refunded_payment service message is not the buyer typing:
+// it gets no "please send text" answer.
+func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
+		MessageID: 900, Date: time.Now().Unix(), Chat: botapitest.Chat{ID: chat, Type: "private", FirstName: "B"},
+		From:            &botapitest.User{ID: chat, FirstName: "B"},
+		RefundedPayment: &botapitest.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
+	}})
+	h.fake.SendCommand(chat, "help", "")
+	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != locales.T(locales.En, "help.text") {
+		t.Fatalf("sent %+v", got)
+	}
+	h.idle(b)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+		t.Fatalf("%d messages; the service message was answered", n)
+	}
+}

@@ -42,6 +42,9 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		if m.Chat.Type != models.ChatTypePrivate || m.From == nil {
 			return false, nil // the shop lives in private chats only
 		}
+		if m.RefundedPayment != nil || m.SuccessfulPayment != nil {
+			return false, nil // service messages about payments: nothing for the buyer to answer
+		}
 		ev.User = flowUser(*m.From, b.admins)
 		switch {
 		case m.Text != "":
