@@ -159,24 +159,33 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 			br.b.log.Warn("broadcast take", "job", id, "err", err)
 			return
 		}
-		buyers, err := br.b.Users.Buyers(ctx, pos, 1)
-		if err != nil {
-			br.b.log.Warn("broadcast buyers", "job", id, "err", err)
+		if !br.sendAt(ctx, j, pos) {
 			return
 		}
-		if len(buyers) == 0 {
-			br.finish(ctx, id, state.BroadcastDone)
-			return
-		}
-		br.sendOne(ctx, id, j.Text, buyers[0])
 	}
 }
 
-func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64) {
-	// The position is taken: finish this one message even if shutdown has
-	// begun, so a graceful restart loses nobody.
+// sendAt sends the job's message to the buyer at pos, which this process
+// has taken. It finishes even if shutdown has begun, so a graceful restart
+// loses nobody; it returns false when the job has no buyers left.
+func (br *broadcaster) sendAt(ctx context.Context, j *state.BroadcastJob, pos int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	buyers, err := br.b.Users.Buyers(ctx, pos, 1)
+	if err != nil {
+		br.b.log.Warn("broadcast buyers", "job", j.ID, "err", err)
+		_ = br.jobs.Record(ctx, j.ID, "failed")
+		return true
+	}
+	if len(buyers) == 0 {
+		br.finish(ctx, j.ID, state.BroadcastDone)
+		return false
+	}
+	br.sendOne(ctx, j.ID, j.Text, buyers[0])
+	return true
+}
+
+func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64) {
 	if blocked, _ := br.b.Users.Blocked(ctx, buyer); blocked {
 		_ = br.jobs.Record(ctx, id, "blocked")
 		return
