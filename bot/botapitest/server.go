@@ -374,6 +374,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if m != nil {
 		call.Method = m.Name
 	}
+	if err != nil && (r.Context().Err() != nil || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The client went away mid-request (a bot shutting down cancels its
+		// calls): Telegram sees a dropped connection, not a bad request.
+		return
+	}
 	if err != nil {
 		v := &Violation{Method: call.Method, Problem: "malformed request: " + err.Error()}
 		s.finish(w, call, nil, badRequest("schema: "+v.Error()), []*Violation{v})
