@@ -16,7 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-//go:embed en.json ru.json uk.json
+//go:embed *.json
 var embedded embed.FS
 
 // loadDefault parses the embedded catalogs once; the result is never
@@ -284,7 +284,10 @@ func isKeyName(s string) bool {
 	return true
 }
 
-// loadCatalog reads and parses <lang>.json for every supported language.
+// loadCatalog reads and parses <lang>.json for every supported language,
+// plus any <lang>.<part>.json beside it (one part per area of the shop, for
+// example en.admin.json), merged into one catalog. A key defined twice,
+// in one file or across parts, is an error.
 func loadCatalog(fsys fs.FS) (*catalog, error) {
 	c := &catalog{msgs: make(map[Lang]map[string]entry)}
 	for _, l := range Supported() {
@@ -296,6 +299,26 @@ func loadCatalog(fsys fs.FS) (*catalog, error) {
 		m, err := parseCatalog(data)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		parts, err := fs.Glob(fsys, string(l)+".*.json")
+		if err != nil {
+			return nil, fmt.Errorf("list catalog parts: %w", err)
+		}
+		for _, part := range parts {
+			data, err := fs.ReadFile(fsys, part)
+			if err != nil {
+				return nil, fmt.Errorf("read catalog: %w", err)
+			}
+			pm, err := parseCatalog(data)
+			if err != nil {
+				return nil, fmt.Errorf("parse %s: %w", part, err)
+			}
+			for k, v := range pm {
+				if _, dup := m[k]; dup {
+					return nil, fmt.Errorf("parse %s: key %q is already defined", part, k)
+				}
+				m[k] = v
+			}
 		}
 		c.msgs[l] = m
 	}

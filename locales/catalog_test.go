@@ -476,6 +476,24 @@ func TestLoadCatalogMissingFile(t *testing.T) {
 	}
 }
 
+func TestLoadCatalogParts(t *testing.T) {
+	fsys := fstest.MapFS{
+		"en.json": {Data: []byte(`{"a.b": "x"}`)}, "en.admin.json": {Data: []byte(`{"adm.c": "y"}`)},
+		"ru.json": {Data: []byte(`{"a.b": "x"}`)}, "uk.json": {Data: []byte(`{"a.b": "x"}`)},
+	}
+	c, err := loadCatalog(fsys)
+	if err != nil {
+		t.Fatalf("loadCatalog with a part: %v", err)
+	}
+	if got := c.t(En, "adm.c", nil); got != "y" {
+		t.Errorf("key from en.admin.json = %q, want y", got)
+	}
+	fsys["en.chat.json"] = &fstest.MapFile{Data: []byte(`{"a.b": "again"}`)}
+	if _, err := loadCatalog(fsys); err == nil || !strings.Contains(err.Error(), "en.chat.json") {
+		t.Errorf("loadCatalog with a key defined twice = %v, want an error naming en.chat.json", err)
+	}
+}
+
 // TestConcurrentUse runs the first load and lookups from many goroutines;
 // with -race it proves the catalog is safe to share.
 func TestConcurrentUse(t *testing.T) {
