@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -235,8 +234,9 @@ func (b *Bot) setup(ctx context.Context) error {
 // buyerCommands are shown in Telegram's command menu, in this order.
 var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "paysupport", "cancel"}
 
-// adminCommands are added to the buyers' list in each admin's own chat.
-var adminCommands = []string{"broadcast"}
+// adminCommands are added to the buyers' list in each admin's own chat
+// (where /orders lists the whole shop's orders).
+var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "broadcast"}
 
 // registerCommands sets the command menu for buyers (default scope) and,
 // in each admin's chat scope, the buyers' commands plus the admin ones:
@@ -244,8 +244,21 @@ var adminCommands = []string{"broadcast"}
 func (b *Bot) registerCommands(ctx context.Context) error {
 	set := func(lang locales.Lang, code string, names []string, scope models.BotCommandScope) error {
 		var cmds []models.BotCommand
+		_, admin := scope.(*models.BotCommandScopeChat)
 		for _, c := range names {
+			if admin && c == "orders" {
+				continue // listed with the admin commands, as the shop-wide list
+			}
 			cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, "cmd."+c)})
+		}
+		if admin {
+			for _, c := range adminCommands {
+				key := "cmd." + c
+				if c == "orders" {
+					key = "cmd.orders_admin"
+				}
+				cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, key)})
+			}
 		}
 		return b.API.Do(ctx, "setMyCommands", 0, func(ctx context.Context) error {
 			_, err := b.API.TG.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds, Scope: scope, LanguageCode: code})
@@ -261,7 +274,7 @@ func (b *Bot) registerCommands(ctx context.Context) error {
 			return fmt.Errorf("setMyCommands %q: %w", l, err)
 		}
 		for _, id := range b.opts.Admins {
-			err := set(lang, string(l), append(slices.Clone(b.buyerCommandList()), adminCommands...), &models.BotCommandScopeChat{ChatID: id})
+			err := set(lang, string(l), b.buyerCommandList(), &models.BotCommandScopeChat{ChatID: id})
 			if err != nil {
 				return fmt.Errorf("setMyCommands for admin %d %q: %w", id, l, err)
 			}
