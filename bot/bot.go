@@ -13,6 +13,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
 	"shopbot/locales"
@@ -39,6 +40,11 @@ type Options struct {
 	IdlePoll      time.Duration    // how often idle workers look for work from other processes; default 100ms
 	Reseller      *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	Fulfil        FulfilConfig     // fulfilment timing and test failpoints
+	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
+	// figures: revenue in USD and margins. Default 0.013.
+	StarsUSDRate decimal.Decimal
+	// LowBalanceUSD is the upstream balance below which admins are alerted.
+	LowBalanceUSD decimal.Decimal
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -95,6 +101,9 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 8 * time.Second
+	}
+	if !opts.StarsUSDRate.IsPositive() {
+		opts.StarsUSDRate = decimal.RequireFromString("0.013")
 	}
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = 100 * time.Millisecond
