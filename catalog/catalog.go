@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -18,7 +20,26 @@ import (
 const (
 	TopGamesTTL = 10 * time.Minute // the store-gift top-games list
 	EditionsTTL = 30 * time.Minute // a store game's gift editions
+	// BalanceTTL is how long the upstream balance is trusted for pausing
+	// items buyers browse; the pre-checkout check always asks afresh.
+	BalanceTTL = 30 * time.Second
 )
+
+// UpstreamBalance returns the reseller's upstream balance, cached for
+// BalanceTTL, so buyers never browse into an item it cannot pay for.
+func (c *Cached) UpstreamBalance(ctx context.Context) (decimal.Decimal, error) {
+	s, _, err := state.GetJSON(ctx, c.Cache, "acct:balance", c.opt(BalanceTTL), func(ctx context.Context) (string, error) {
+		a, err := c.Client.Me(ctx)
+		if err != nil {
+			return "", err
+		}
+		return a.BalanceUSD.String(), nil
+	})
+	if err != nil {
+		return decimal.Zero, err
+	}
+	return decimal.NewFromString(s)
+}
 
 // Cached implements flows.Catalog over the reseller client and the cache.
 type Cached struct {

@@ -55,8 +55,10 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 	clock.Store(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixNano())
 	cache.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	e := flows.NewEngine(nil, locales.En)
+	cat := catalog.New(client, cache, 5*time.Minute)
 	shop := &flows.Shop{
-		Catalog: catalog.New(client, cache, 5*time.Minute),
+		Catalog: cat,
+		Funds:   cat,
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  state.NewQuotes(r.Client, r.Prefix),
 		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
@@ -96,7 +98,8 @@ func TestThousandBrowsesCostOneUpstreamRequestPerPeriod(t *testing.T) {
 		t.Fatalf("a stampede of 1000 browses made %d upstream requests, want 1", n)
 	}
 	st := cache.Stats()
-	if st.Fetches != 1 || st.Hits+st.Misses < 1000 {
+	// Two fetches: the cards and the upstream balance that pauses items.
+	if st.Fetches != 2 || u.requests("/api/v1/me") != 1 || st.Hits+st.Misses < 1000 {
 		t.Fatalf("cache stats %+v", st)
 	}
 	browse(t, e, 1) // a hit
@@ -145,5 +148,37 @@ func TestHiddenCategoriesNeverReachTheBrandList(t *testing.T) {
 	ids := strings.Split(s.Get("ids"), "\x1f")
 	if s.Step != "regions" || !slices.Contains(ids, resellersim.DemoGiftCategory) || slices.Contains(ids, resellersim.DemoGiftCategoryHidden) {
 		t.Fatalf("step %q regions %q screen %q", s.Step, ids, r.Screen.Text)
+	}
+}
+
+// The upstream balance is read once per BalanceTTL however many buyers
+// browse, and an item it cannot cover is shown as temporarily unavailable.
+func TestLowUpstreamBalancePausesItemsAndIsReadOncePerPeriod(t *testing.T) {
+	e, u, _, clock := newShop(t)
+	r, _ := browse(t, e, 1)
+	if strings.Contains(r.Screen.Text, "temporarily unavailable") {
+		t.Fatalf("a funded account paused items:\n%s", r.Screen.Text)
+	}
+	u.sim.SetBalance(decimal.RequireFromString("0.50"))
+	for i := range 50 {
+		browse(t, e, int64(i+2)) // still the cached balance
+	}
+	if n := u.requests("/api/v1/me"); n != 1 {
+		t.Fatalf("50 browses read the balance %d times, want 1", n)
+	}
+	clock.Add(int64(catalog.BalanceTTL + time.Second))
+	r, _ = browse(t, e, 99)
+	if n := u.requests("/api/v1/me"); n != 2 {
+		t.Fatalf("after the period: %d balance reads, want 2", n)
+	}
+	if !strings.Contains(r.Screen.Text, "temporarily unavailable") {
+		t.Fatalf("a balance of 0.50 paused nothing:\n%s", r.Screen.Text)
+	}
+	for _, row := range r.Screen.Rows {
+		for _, b := range row {
+			if b.Action == "i" {
+				t.Fatalf("an item the balance cannot cover can still be picked: %+v", b)
+			}
+		}
 	}
 }

@@ -120,6 +120,9 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 			if o.Stock < max(o.MinQuantity, 1) {
 				return &Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, nil
 			}
+			if !f.funds(ctx).covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
+				return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
+			}
 			s.Set("key", id)
 			s.Goto(gkQty)
 		}
@@ -214,9 +217,9 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 			}
 		}
 		slices.Sort(opts)
-		items := []listItem{{env.T("keys.any"), gkAny}}
+		items := []listItem{{Label: env.T("keys.any"), ID: gkAny}}
 		for _, o := range opts {
-			items = append(items, listItem{o, o})
+			items = append(items, listItem{Label: o, ID: o})
 		}
 		text := env.T("keys.choose_region")
 		if s.Step == gkPlatform {
@@ -238,11 +241,16 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		b.WriteString("\n")
 		var rows [][]Button
 		var ids []string
+		funds := f.funds(ctx)
 		for _, o := range offers.Keys {
 			price := f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal)
 			b.WriteString("\n")
 			if o.Stock < max(o.MinQuantity, 1) {
 				b.WriteString(env.T("gc.card_sold_out", "name", locales.Escape(o.Name)))
+				continue
+			}
+			if !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
+				b.WriteString(env.T("catalog.paused_line", "name", locales.Escape(o.Name)))
 				continue
 			}
 			b.WriteString(env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
@@ -260,7 +268,10 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		lo, hi := max(o.MinQuantity, 1), min(o.MaxQuantity, o.Stock, 100)
+		lo, hi := max(o.MinQuantity, 1), f.funds(ctx).affordable(o.PriceUSD.Decimal, min(o.MaxQuantity, o.Stock, 100))
+		if hi < lo {
+			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
+		}
 		text := env.T("qty.prompt", "item", locales.Escape(o.Name),
 			"price", f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
@@ -274,7 +285,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		}
 		items := make([]listItem, 0, len(games))
 		for _, g := range games {
-			items = append(items, listItem{g.Name + " · " + g.Region + " · " + g.Platform, g.GameID})
+			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.GameID})
 		}
 		all := env.T("keys.any")
 		region, platform := cmp.Or(s.Get("region"), all), cmp.Or(s.Get("platform"), all)

@@ -113,6 +113,9 @@ func (g *GiftCards) Handle(ctx context.Context, env *Env, s *Session, ev Event) 
 			if o.Stock < max(o.MinQuantity, 1) {
 				return &Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, nil
 			}
+			if !g.funds(ctx).covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
+				return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
+			}
 			s.Set("card", id)
 			s.Goto(gcQty)
 		default:
@@ -192,7 +195,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		}
 		items := make([]listItem, 0, len(cats))
 		for _, c := range cats {
-			items = append(items, listItem{c.Name, c.CategoryID})
+			items = append(items, listItem{Label: c.Name, ID: c.CategoryID})
 		}
 		text := env.T("search.results", "q", locales.Escape(s.Get("q")))
 		if len(items) == 0 {
@@ -215,7 +218,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 				if label == "" {
 					label = sub.CategoryID
 				}
-				items = append(items, listItem{label, sub.CategoryID})
+				items = append(items, listItem{Label: label, ID: sub.CategoryID})
 			}
 		}
 		text := env.T("gc.regions", "brand", locales.Escape(s.Get("brand")))
@@ -230,11 +233,16 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		b.WriteString(env.T("gc.cards", "name", locales.Escape(offers.Name)))
 		var rows [][]Button
 		var ids []string
+		funds := g.funds(ctx)
 		for _, o := range offers.Offers {
 			price := g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal)
 			b.WriteString("\n")
 			if o.Stock < max(o.MinQuantity, 1) {
 				b.WriteString(env.T("gc.card_sold_out", "name", locales.Escape(o.Name)))
+				continue
+			}
+			if !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
+				b.WriteString(env.T("catalog.paused_line", "name", locales.Escape(o.Name)))
 				continue
 			}
 			b.WriteString(env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
@@ -253,7 +261,10 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		lo, hi := max(o.MinQuantity, 1), min(o.MaxQuantity, o.Stock, 100)
+		lo, hi := max(o.MinQuantity, 1), g.funds(ctx).affordable(o.PriceUSD.Decimal, min(o.MaxQuantity, o.Stock, 100))
+		if hi < lo {
+			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
+		}
 		text := env.T("qty.prompt", "item", locales.Escape(o.Name),
 			"price", g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
@@ -268,7 +279,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		items := make([]listItem, 0, len(brands))
 		for _, b := range brands {
 			if len(b.Subcategories) > 0 {
-				items = append(items, listItem{b.Brand, b.Brand})
+				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
 			}
 		}
 		rows := g.listRows(env, s, items)

@@ -259,8 +259,13 @@ func (f *Premium) Show(ctx context.Context, env *Env, s *Session) (*Screen, erro
 			return failScreen(env, err), nil
 		}
 		sc := &Screen{Text: withStale(env, env.T("premium.plan", "username", locales.Escape(s.Get("user"))), stale)}
+		funds := f.funds(ctx)
 		for _, pl := range p.Plans {
 			label := env.T("premium.plan_btn", "months", env.N("count.months", int64(pl.Months)), "price", f.Pricing.Price(env.Lang, "premium", pl.PriceUSD.Decimal))
+			if !funds.covers(pl.PriceUSD.Decimal) {
+				sc.Rows = append(sc.Rows, []Button{{Text: pausedLabel(env, label), Action: actPaused}})
+				continue
+			}
 			sc.Rows = append(sc.Rows, []Button{{Text: label, Action: actQty, Arg: strconv.Itoa(pl.Months)}})
 		}
 		sc.Rows = append(sc.Rows, navRow(env))

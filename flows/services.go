@@ -139,6 +139,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			b.WriteString("\n<i>" + locales.Escape(offers.Info) + "</i>")
 		}
 		items := make([]listItem, 0, len(offers.Offers))
+		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
 			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal)
 			b.WriteString("\n\n" + env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
@@ -148,7 +149,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			if o.Note != "" {
 				b.WriteString("\n<i>" + locales.Escape(o.Note) + "</i>")
 			}
-			items = append(items, listItem{o.Name + " — " + price, o.ID})
+			items = append(items, listItem{Label: o.Name + " — " + price, ID: o.ID, Paused: !funds.covers(o.PriceUSD.Decimal)})
 		}
 		if len(items) == 0 {
 			b.WriteString("\n\n" + env.T("catalog.empty"))
@@ -162,7 +163,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		}
 		items := make([]listItem, 0, len(list))
 		for _, sv := range list {
-			items = append(items, listItem{sv.Name, sv.ID})
+			items = append(items, listItem{Label: sv.Name, ID: sv.ID})
 		}
 		text := env.T("svc.list")
 		if len(items) == 0 {

@@ -39,6 +39,13 @@ type Catalog interface {
 	CheckStoreLogin(ctx context.Context, login string) (*reseller.StoreLoginCheck, error)
 }
 
+// Funds reports the upstream balance that pays for orders, cached briefly
+// (catalog.Cached in production). When it cannot cover an item, buyers see
+// the item as temporarily unavailable and are never asked to pay for it.
+type Funds interface {
+	UpstreamBalance(ctx context.Context) (decimal.Decimal, error)
+}
+
 // QuoteStore keeps quotes (state.Quotes in production).
 type QuoteStore interface {
 	Save(ctx context.Context, q *state.Quote) error
@@ -128,6 +135,7 @@ type Shop struct {
 	Quotes   QuoteStore
 	Limiter  Limiter  // nil: no limit
 	Checkout Checkout // nil: PaymentsDisabled
+	Funds    Funds    // nil: items are never paused for the upstream balance
 	QuoteTTL time.Duration
 	PerPage  int // list entries per page (default 8)
 
@@ -146,6 +154,9 @@ func (sh *Shop) Register(e *Engine) {
 	if sh.Checkout == nil {
 		sh.Checkout = PaymentsDisabled{}
 	}
+	e.HandleButton(actPaused, func(_ context.Context, env *Env, _ *Session, _ Event) (*Reply, error) {
+		return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
+	})
 	e.Register("giftcards", &GiftCards{sh})
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})
@@ -169,13 +180,56 @@ const (
 	actEdit     = "e"
 	actRetry    = "r"
 	actForMe    = "me"
+	actPaused   = "pz" // an item the upstream balance cannot cover now
 	stepConfirm = "confirm"
 )
 
-// listItem is one entry of a paginated list.
+// listItem is one entry of a paginated list. A paused item is shown as
+// temporarily unavailable and cannot be picked.
 type listItem struct {
-	Label string
-	ID    string
+	Label  string
+	ID     string
+	Paused bool
+}
+
+// funds is the upstream balance as far as it is known for one screen.
+type funds struct {
+	balance decimal.Decimal
+	known   bool
+}
+
+// funds reads the upstream balance once for a screen. When it cannot be
+// read nothing is paused: the pre-checkout check still refuses a payment
+// the balance cannot cover.
+func (sh *Shop) funds(ctx context.Context) funds {
+	if sh.Funds == nil {
+		return funds{}
+	}
+	b, err := sh.Funds.UpstreamBalance(ctx)
+	if err != nil {
+		return funds{}
+	}
+	return funds{balance: b, known: true}
+}
+
+// covers reports whether the balance pays for an item at upstream price usd.
+func (f funds) covers(usd decimal.Decimal) bool {
+	return !f.known || f.balance.GreaterThanOrEqual(usd)
+}
+
+// affordable is how many units at upstream price usd the balance pays for,
+// at most limit.
+func (f funds) affordable(usd decimal.Decimal, limit int) int {
+	if !f.known || !usd.IsPositive() {
+		return limit
+	}
+	n := f.balance.Div(usd).Floor().IntPart()
+	return int(min(max(n, 0), int64(limit)))
+}
+
+// pausedLabel marks an item's label as temporarily unavailable.
+func pausedLabel(env *Env, label string) string {
+	return env.T("catalog.paused_btn", "item", label)
 }
 
 // listRows renders one page of items as buttons (one per row), then
@@ -189,6 +243,10 @@ func (sh *Shop) listRows(env *Env, s *Session, items []listItem) [][]Button {
 	var rows [][]Button
 	var ids []string
 	for i := page * per; i < min(len(items), (page+1)*per); i++ {
+		if items[i].Paused {
+			rows = append(rows, []Button{{Text: pausedLabel(env, items[i].Label), Action: actPaused}})
+			continue
+		}
 		rows = append(rows, []Button{{Text: items[i].Label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
 		ids = append(ids, items[i].ID)
 	}
@@ -361,6 +419,9 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	if err != nil {
 		return &Reply{Notices: notices, Screen: failScreen(env, err), Save: true}, nil
 	}
+	if !sh.funds(ctx).covers(q.UpstreamUSD) {
+		return sh.again(ctx, env, f, s, env.T("catalog.paused_quote"))
+	}
 	q.ChatID, q.UserID = env.User.ID, env.User.ID
 	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
 	q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
@@ -434,6 +495,11 @@ func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev 
 		if err != nil || q.Expired(env.Now) || q.UserID != env.User.ID {
 			s.GoBack() // quote() goes to confirm again
 			r, err := sh.quote(ctx, env, f, s, Notice{Text: env.T("quote.repriced")})
+			return r, true, err
+		}
+		if !sh.funds(ctx).covers(q.UpstreamUSD) {
+			s.GoBack()
+			r, err := sh.again(ctx, env, f, s, env.T("catalog.paused_quote"))
 			return r, true, err
 		}
 		r, err := sh.Checkout.Pay(ctx, env, s, q)

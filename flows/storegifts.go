@@ -189,8 +189,9 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			return failScreen(env, err), nil
 		}
 		items := make([]listItem, 0, len(ed.Regions))
+		funds := f.funds(ctx)
 		for _, r := range ed.Regions {
-			items = append(items, listItem{r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), r.Region})
+			items = append(items, listItem{Label: r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), ID: r.Region, Paused: !funds.covers(r.PriceUSD.Decimal)})
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
 		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
@@ -201,6 +202,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			return failScreen(env, err), nil
 		}
 		items := make([]listItem, 0, len(offers.Offers))
+		funds := f.funds(ctx)
 		for _, ed := range offers.Offers {
 			if len(ed.Regions) == 0 {
 				continue
@@ -212,7 +214,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 				}
 			}
 			label := ed.Name + " — " + env.T("gifts.from", "price", f.Pricing.Price(env.Lang, "gifts", lowest))
-			items = append(items, listItem{label, strconv.FormatInt(ed.SubID, 10)})
+			items = append(items, listItem{Label: label, ID: strconv.FormatInt(ed.SubID, 10), Paused: !funds.covers(lowest)})
 		}
 		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
 		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
@@ -226,7 +228,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		var items []listItem
 		for _, g := range games {
 			if q == "" || strings.Contains(strings.ToLower(g.Name), q) {
-				items = append(items, listItem{g.Name, strconv.FormatInt(g.AppID, 10)})
+				items = append(items, listItem{Label: g.Name, ID: strconv.FormatInt(g.AppID, 10)})
 			}
 		}
 		text := env.T("gifts.games")

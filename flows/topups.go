@@ -164,7 +164,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		}
 		items := make([]listItem, 0, len(cats))
 		for _, c := range cats {
-			items = append(items, listItem{c.Name, c.CategoryID})
+			items = append(items, listItem{Label: c.Name, ID: c.CategoryID})
 		}
 		text := env.T("search.results", "q", locales.Escape(s.Get("q")))
 		if len(items) == 0 {
@@ -189,7 +189,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 				if sub.Variant != "" {
 					label += " · " + sub.Variant
 				}
-				items = append(items, listItem{label, sub.CategoryID})
+				items = append(items, listItem{Label: label, ID: sub.CategoryID})
 			}
 		}
 		text := env.T("tu.subs", "brand", locales.Escape(s.Get("brand")))
@@ -204,8 +204,9 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 			text += "\n<i>" + locales.Escape(offers.Note) + "</i>"
 		}
 		items := make([]listItem, 0, len(offers.Offers))
+		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			items = append(items, listItem{o.Name + " — " + f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), o.OfferID})
+			items = append(items, listItem{Label: o.Name + " — " + f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), ID: o.OfferID, Paused: !funds.covers(o.PriceUSD.Decimal)})
 		}
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
@@ -220,7 +221,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		items := make([]listItem, 0, len(brands))
 		for _, b := range brands {
 			if len(b.Subcategories) > 0 {
-				items = append(items, listItem{b.Brand, b.Brand})
+				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
 			}
 		}
 		rows := append(f.listRows(env, s, items), []Button{{Text: env.T("btn.search"), Action: actSearch}}, navRow(env))

@@ -140,8 +140,10 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 	for line, m := range cfg.Markup.Lines {
 		p.Lines[line] = flows.Markup{Percent: m.Percent, Fixed: m.Fixed}
 	}
+	cat := catalog.New(client, state.NewCache(rdb, prefix), cfg.CatalogTTL)
 	return &flows.Shop{
-		Catalog:  catalog.New(client, state.NewCache(rdb, prefix), cfg.CatalogTTL),
+		Catalog:  cat,
+		Funds:    cat,
 		Pricing:  p,
 		Quotes:   state.NewQuotes(rdb, prefix),
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),

@@ -1,0 +1,138 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/state"
+)
+
+// fixedFunds is an upstream balance that tests set; Err makes it unknown.
+type fixedFunds struct {
+	Balance decimal.Decimal
+	Err     error
+}
+
+func (f *fixedFunds) UpstreamBalance(context.Context) (decimal.Decimal, error) {
+	return f.Balance, f.Err
+}
+
+// payCounter is a Checkout that counts what reached payment.
+type payCounter struct{ n int }
+
+func (p *payCounter) Pay(_ context.Context, env *Env, _ *Session, _ *state.Quote) (*Reply, error) {
+	p.n++
+	return &Reply{Answer: "paying", NoScreen: true}, nil
+}
+
+func fundedWorld(t *testing.T, balance string) (*world, *fixedFunds, *payCounter) {
+	w := newWorld(t)
+	funds := &fixedFunds{Balance: decimal.RequireFromString(balance)}
+	pay := &payCounter{}
+	w.shop.Funds, w.shop.Checkout = funds, pay
+	return w, funds, pay
+}
+
+func (w *world) hasButton(prefix string) bool {
+	for _, row := range w.last.Screen.Rows {
+		for _, b := range row {
+			if strings.HasPrefix(b.Text, prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestLowUpstreamBalancePausesGiftCardsItCannotCover(t *testing.T) {
+	// Apple 10 USD costs 10.35 upstream, Apple 25 USD 25.80; the balance is 20.
+	w, _, pay := fundedWorld(t, "20.00")
+	w.do("/start gc-apple-us")
+	if !strings.Contains(w.last.Screen.Text, "<s>Apple 25 USD</s> — temporarily unavailable") || w.hasButton("Apple 25 USD") {
+		t.Fatalf("Apple 25 USD is not paused:\n%s", w.last.Screen.Text)
+	}
+	if !w.hasButton("Apple 10 USD") {
+		t.Fatalf("Apple 10 USD is paused though 20 covers 10.35")
+	}
+	// A press on the paused card's old index (the balance dropped since) is refused.
+	w.s.Set("ids", "apple-us-25")
+	w.do("tap:Apple 10")
+	if w.s.Step != gcCards || !strings.Contains(w.out.String(), "temporarily unavailable. Please try again") {
+		t.Fatalf("a paused card was chosen: step %q\n%s", w.s.Step, w.out.String())
+	}
+	w.do("/start gc-apple-us")
+	w.do("tap:Apple 10 USD")
+	// 20 covers one card: the quick quantities stop at 1.
+	if !w.hasButton("1") || w.hasButton("2") || w.hasButton("5") {
+		t.Fatalf("quick quantities beyond the balance: %+v", w.last.Screen.Rows)
+	}
+	// Typing more than the balance covers is refused before any quote.
+	w.do("2")
+	if w.s.Step != gcQty || w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "Nothing was charged") {
+		t.Fatalf("2 cards were quoted on a balance of 20: step %q quote %q", w.s.Step, w.s.Get("quote"))
+	}
+	w.do("1")
+	w.do("tap:💳")
+	if pay.n != 1 {
+		t.Fatalf("a covered card did not reach payment: %d", pay.n)
+	}
+}
+
+func TestBalanceDroppingAfterTheQuoteStopsPay(t *testing.T) {
+	w, funds, pay := fundedWorld(t, "100")
+	w.do("/start gc-apple-us")
+	w.do("tap:Apple 10 USD")
+	w.do("3")
+	if w.s.Step != stepConfirm {
+		t.Fatalf("not at confirmation: %s", w.s.Step)
+	}
+	funds.Balance = decimal.RequireFromString("30") // 3 * 10.35 = 31.05
+	w.do("tap:💳")
+	if pay.n != 0 || w.s.Step != gcQty || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
+		t.Fatalf("paid on a balance that no longer covers the quote: pay %d step %q", pay.n, w.s.Step)
+	}
+}
+
+func TestLowUpstreamBalancePausesPremiumPlansAndStars(t *testing.T) {
+	// Premium plans cost 11.99, 15.99 and 28.99 upstream; a Star 0.015.
+	w, _, pay := fundedWorld(t, "20")
+	w.do("/premium")
+	w.do("durov")
+	if !w.hasButton("⏸") || w.hasButton("12 months") {
+		t.Fatalf("the 12-month plan is not paused: %+v", w.last.Screen.Rows)
+	}
+	w.do("tap:⏸")
+	if !strings.Contains(w.out.String(), "answer (alert=true): Sorry, this item is temporarily unavailable") || w.s.Step != msPlan {
+		t.Fatalf("a paused plan was not refused:\n%s", w.out.String())
+	}
+	w.do("tap:6 months")
+	w.do("tap:💳")
+	if pay.n != 1 {
+		t.Fatalf("a covered plan did not reach payment")
+	}
+
+	w, _, _ = fundedWorld(t, "20")
+	w.do("/stars")
+	w.do("durov")
+	w.do("2000") // 2000 * 0.015 = 30 > 20
+	if w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
+		t.Fatalf("stars beyond the balance were quoted:\n%s", w.out.String())
+	}
+	w.do("1000") // 15
+	if w.s.Step != stepConfirm {
+		t.Fatalf("1000 stars on a balance of 20 not quoted: %s", w.s.Step)
+	}
+}
+
+func TestUnknownBalancePausesNothing(t *testing.T) {
+	w, funds, _ := fundedWorld(t, "0")
+	funds.Err = errors.New("upstream down")
+	w.do("/start gc-apple-us")
+	if !w.hasButton("Apple 25 USD") || strings.Contains(w.last.Screen.Text, "temporarily unavailable") {
+		t.Fatalf("an unknown balance paused items:\n%s", w.last.Screen.Text)
+	}
+}
