@@ -844,7 +844,28 @@ func (f *fulfiller) refund(ctx context.Context, o *state.Order) (bool, time.Time
 	}
 	_, _ = f.b.Alerts().Clear(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refund")
 	f.b.log.Info("order refunded", "order", n.ID, "method", n.PayMethod)
+	f.alertRefunded(ctx, n)
 	return true, time.Time{}, nil
+}
+
+// alertRefunded tells admins, once per order, that an order failed and its
+// money went back to the buyer, and why.
+func (f *fulfiller) alertRefunded(ctx context.Context, o *state.Order) {
+	lang := f.b.Engine.DefaultLang
+	paid := locales.Money(lang, o.ShopUSD)
+	if o.PayMethod == state.PayStars {
+		paid = locales.Stars(lang, o.Stars)
+	}
+	why := o.Reason
+	if why != "" {
+		why = locales.T(lang, why)
+	}
+	if why == "" || why == o.Reason {
+		why = "—"
+	}
+	_, _ = f.b.Alerts().Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refunded",
+		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(itemName(o)), "paid", paid,
+			"number", o.UpstreamNumber, "why", why))
 }
 
 // refundedText tells the buyer where the money went.

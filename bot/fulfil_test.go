@@ -427,6 +427,7 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 		}
 		s.waitMessage(chat, "could not be completed")
 		s.waitMessage(chat, "were refunded to your Telegram balance")
+		s.waitMessage(admin, "Order #"+strconv.FormatInt(o.ID, 10)+" (Apple Gift Card 10 USD) failed and was refunded: ")
 	})
 	t.Run("insufficient balance alerts admins", func(t *testing.T) {
 		s := newShop(t)
@@ -483,6 +484,10 @@ func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 				}
 			}
 			s.waitMessage(chat, "Order #"+strconv.FormatInt(o.ID, 10)+"</b>: ")
+			s.waitMessage(admin, "failed and was refunded")
+			if n := s.countMessages(admin, "failed and was refunded"); n != 1 {
+				t.Fatalf("%d refund alerts for one order, want 1", n)
+			}
 		})
 	}
 }
