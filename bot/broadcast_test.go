@@ -173,3 +173,36 @@ func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 		}
 	}
 }
+
+// The admin's broadcast screens, from compose to the final report, read as
+// the golden files say; in Russian too.
+func TestBroadcastScreensGolden(t *testing.T) {
+	for _, lang := range []string{"en", "ru"} {
+		t.Run(lang, func(t *testing.T) {
+			h := newHarness(t)
+			b := h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+			h.run(b)
+			h.fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
+			ctx := context.Background()
+			for id := int64(1); id <= 3; id++ {
+				if err := b.Users.Started(ctx, id, time.Unix(1700000000+id, 0)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.fake.BlockChat(2)
+			l := locales.Lang(lang)
+			var out strings.Builder
+			h.fake.SendCommand(admin, "broadcast", "")
+			out.WriteString(renderMessage(h.waitText(admin, locales.T(l, "bc.compose"))) + "\n")
+			h.fake.SendText(admin, "Sale <b>today</b>")
+			preview := h.waitText(admin, "Sale &lt;b&gt;today")
+			out.WriteString(renderMessage(preview) + "\n")
+			if _, err := h.fake.PressButton(admin, preview.MessageID, locales.T(l, "btn.bc_send")); err != nil {
+				t.Fatal(err)
+			}
+			report := h.waitText(admin, "✅")
+			out.WriteString(renderMessage(report))
+			golden(t, "broadcast/screens_"+lang, out.String())
+		})
+	}
+}
