@@ -760,6 +760,7 @@ func (f creditFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) 
 	if !r.walletEnabled() {
 		text += "\n\n" + env.T("rep.credit.wallet_off")
 	}
+	text += "\n\n" + env.T("rep.credit.question")
 	return &flows.Screen{Text: text, Rows: [][]flows.Button{{
 		{Text: env.T("rep.btn.confirm"), Action: actCreditConfirm}, {Text: env.T("btn.cancel"), Action: "x"},
 	}}}, nil
