@@ -163,7 +163,7 @@ func TestBalanceReport(t *testing.T) {
 	m := s.command(b, admin, "balance", "")
 	for _, want := range []string{
 		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
-		"962 ⭐ (≈ $12.51 at $0.013 a Star)", // 962 × 0.013 = 12.506
+		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
 		"2 orders", "Buyers paid 962 ⭐ (≈ $12.51) and $12.50 from shop wallets, ≈ $25.01 in all", // 12.506 + 12.50
 	} {
 		if !strings.Contains(m.RawText, strings.ReplaceAll(want, " ⭐", "\u00a0⭐")) {
@@ -306,10 +306,12 @@ func statsOrders(t *testing.T, h *harness) time.Time {
 		charged      string
 		at           time.Time
 	}
-	day := func(m time.Month, d, hour, min int) time.Time { return time.Date(2026, m, d, hour, min, 0, 0, time.UTC) }
+	day := func(m time.Month, d, hour, min int) time.Time {
+		return time.Date(2026, m, d, hour, min, 0, 0, time.UTC)
+	}
 	rows := []row{
-		{"giftcards", state.PayWallet, 0, "50.00", state.OrderDelivered, "40.00", day(9, 1, 12, 0)},    // I: outside 30 days
-		{"giftcards", state.PayWallet, 0, "99.00", state.OrderDelivered, "80.00", day(10, 24, 23, 0)},  // H: 30 min before the 30-day window
+		{"giftcards", state.PayWallet, 0, "50.00", state.OrderDelivered, "40.00", day(9, 1, 12, 0)},     // I: outside 30 days
+		{"giftcards", state.PayWallet, 0, "99.00", state.OrderDelivered, "80.00", day(10, 24, 23, 0)},   // H: 30 min before the 30-day window
 		{"keys", state.PayStars, 300, "3.90", state.OrderRefunding, "", day(10, 25, 6, 0)},              // G: 30 days
 		{"games", state.PayWallet, 0, "8.00", state.OrderDelivered, "7.25", day(11, 16, 23, 30)},        // F: 30 days, not 7
 		{"giftcards", state.PayStars, 2000, "26.00", state.OrderDelivered, "21.00", day(11, 17, 0, 30)}, // E: 7 days
