@@ -347,7 +347,7 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 	}
 	if r.b.opts.Reseller == nil {
 		b.WriteString("\n" + env.T("rep.tx.failed", "reason", env.T("rep.up.not_configured")))
-		return &flows.Screen{Text: b.String(), Rows: append(rows, nav)}, nil
+		return &flows.Screen{Text: b.String(), Rows: rows}, nil
 	}
 	cursor, _ := strconv.ParseInt(s.Get("cur"), 10, 64)
 	cctx, cancel := context.WithTimeout(ctx, upstreamWait)

@@ -613,3 +613,19 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	}
 	h.noViolations()
 }
+
+// Without an upstream (RESELLER_BASE_URL unset) /transactions and /balance
+// say so instead of failing.
+func TestReportsWithoutAnUpstream(t *testing.T) {
+	h := newHarness(t)
+	b := h.reportsBot(nil, nil)
+	h.run(b)
+	want := locales.T(locales.En, "rep.up.not_configured")
+	if m := h.command(b, admin, "transactions", ""); !strings.Contains(m.RawText, want) || len(m.ReplyMarkup.InlineKeyboard) != 2 {
+		t.Fatalf("/transactions = %s", renderMessage(m))
+	}
+	if m := h.command(b, admin, "balance", ""); !strings.Contains(m.RawText, want) || !strings.Contains(m.RawText, "0\u00a0⭐") {
+		t.Fatalf("/balance = %s", m.RawText)
+	}
+	h.noViolations()
+}
