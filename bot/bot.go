@@ -130,6 +130,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.bc.register(engine)
 	b.ful = newFulfiller(b)
 	b.registerOrders(engine)
+	b.registerReports(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
