@@ -143,7 +143,10 @@ func (c *orderChat) placed(ctx context.Context, o *state.Order, up *reseller.Ord
 	}
 	enabled, err := c.resolve(ctx, o, up)
 	if err != nil {
+		// The poll finds out later; until then the order's messages carry
+		// no chat button, but its view in My orders does.
 		c.b.log.Warn("order chat: find out whether the order has a chat", "order", o.ID, "err", err)
+		c.wake(ctx, o.ID, false)
 		return false
 	}
 	if enabled {
@@ -522,7 +525,18 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	if o.UpstreamNumber == 0 || (info.Known && !info.Enabled) {
+	if o.UpstreamNumber == 0 {
+		return time.Time{}, nil
+	}
+	if !info.Known {
+		enabled, err := c.resolve(ctx, o, nil)
+		if err != nil {
+			c.b.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
+			return c.now().Add(c.cfg.PollSlow), nil
+		}
+		info.Enabled = enabled
+	}
+	if !info.Enabled {
 		return time.Time{}, nil
 	}
 	activity := info.Activity
@@ -568,15 +582,7 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 // first, and returns how many it sent. It stops at the first that does not
 // get through, so the buyer reads them in order.
 func (c *orderChat) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) (int, error) {
-	msgs := slices.Clone(ch.Messages)
-	slices.SortStableFunc(msgs, func(a, b reseller.ChatMessage) int {
-		ta, oka := a.Time()
-		tb, okb := b.Time()
-		if !oka || !okb {
-			return 0
-		}
-		return ta.Compare(tb)
-	})
+	msgs := chronological(ch.Messages)
 	token := newRelayToken()
 	sent := 0
 	for i := range msgs {
@@ -608,6 +614,24 @@ func (c *orderChat) relay(ctx context.Context, o *state.Order, ch *reseller.Chat
 		sent++
 	}
 	return sent, nil
+}
+
+// chronological returns the messages oldest first: by time when every
+// message has one (the spec does not say how the list is ordered), else as
+// listed.
+func chronological(in []reseller.ChatMessage) []reseller.ChatMessage {
+	msgs := slices.Clone(in)
+	for i := range msgs {
+		if _, ok := msgs[i].Time(); !ok {
+			return msgs
+		}
+	}
+	slices.SortStableFunc(msgs, func(a, b reseller.ChatMessage) int {
+		ta, _ := a.Time()
+		tb, _ := b.Time()
+		return ta.Compare(tb)
+	})
+	return msgs
 }
 
 func newRelayToken() string {
@@ -734,8 +758,9 @@ func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.
 		return head + "\n\n" + env.T("oc.admin_empty")
 	}
 	var entries []string
-	for i := range ch.Messages {
-		m := &ch.Messages[i]
+	msgs := chronological(ch.Messages)
+	for i := range msgs {
+		m := &msgs[i]
 		who := env.T("oc.who_buyer")
 		if fromOperator(m, info.Messages[messageKey(m)] == state.ChatOwn) {
 			who = env.T("oc.who_operator")

@@ -15,6 +15,7 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/locales"
+	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -172,6 +173,9 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	stop := s.run(s.chatWorker())
 	o, processing := s.placedChatOrder()
 	n := o.UpstreamNumber
+	if _, ok, _ := s.sched.Due(context.Background(), bot.ChatJob(o.ID)); ok {
+		t.Fatal("the chat job is in the order schedule, where the fulfilment worker would claim it")
+	}
 
 	greeting := fmt.Sprintf("I am the operator for order #%d", n)
 	relayed := s.waitMessage(chat, greeting)
@@ -452,6 +456,59 @@ func TestOrderChatPollRetries429And5xx(t *testing.T) {
 		if c := s.countMessages(chat, text); c != 1 {
 			t.Errorf("%q relayed %d times", text, c)
 		}
+	}
+	s.finish(o)
+	noViolations(t, s.fake)
+}
+
+// An order placed before the relay existed (no chat record, no chat job)
+// gets its chat when the buyer opens it from My orders: the upstream order
+// says whether a chat is required, and polling starts.
+func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
+	s := newChatShop(t)
+	ctx := context.Background()
+	q := chatService()
+	o := s.paid(q, state.PayStars)
+	if err := s.sched.Remove(ctx, bot.OrderJob(o.ID)); err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.client.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: q.Category, ProductID: q.Item, Fields: q.Fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.orders.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(n *state.Order) error {
+		n.AttemptID, n.PlacingAt = "old", time.Now()
+		return nil
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	o, err = s.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
+		n.UpstreamNumber, n.UpstreamStatus, n.ChargedUSD = up.Number, string(up.Status), up.ChargedUSD.Decimal
+		return nil
+	}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.chatWorker()
+	s.run(b) // resumes the order's tracking; nothing starts its chat
+	greeting := fmt.Sprintf("I am the operator for order #%d", up.Number)
+	if c := s.countMessages(chat, greeting); c != 0 {
+		t.Fatalf("greeting relayed %d times before the chat was opened", c)
+	}
+
+	s.fake.SendCommand(chat, "orders", "")
+	list := s.waitLast(chat, en("orders.title"))
+	qid, err := s.fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitAnswer(qid)
+	view := s.waitLast(chat, "Order #")
+	s.openChat(view, en("oc.btn_open"))
+	s.waitMessage(chat, greeting)
+	info, err := state.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
+	if err != nil || !info.Known || !info.Enabled {
+		t.Fatalf("chat record after opening: %+v %v", info, err)
 	}
 	s.finish(o)
 	noViolations(t, s.fake)
