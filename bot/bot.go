@@ -40,6 +40,7 @@ type Options struct {
 	IdlePoll      time.Duration    // how often idle workers look for work from other processes; default 100ms
 	Reseller      *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	Fulfil        FulfilConfig     // fulfilment timing and test failpoints
+	Chat          ChatConfig       // order chat relay timing
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
 	// figures: revenue in USD and margins. Default 0.013.
 	StarsUSDRate decimal.Decimal
@@ -62,6 +63,7 @@ type Bot struct {
 	wake    chan struct{}
 	bc      *broadcaster
 	ful     *fulfiller
+	chat    *orderChat
 	watch   *upstreamWatch
 	pay     *Payments // nil: payments disabled
 	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
@@ -131,6 +133,8 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.ful = newFulfiller(b)
 	b.registerOrders(engine)
 	b.registerReports(engine)
+	b.chat = newOrderChat(b)
+	b.chat.register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -181,6 +185,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	if b.opts.Reseller != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.ful.run(intakeCtx) }()
+		wg.Add(1)
+		go func() { defer wg.Done(); b.chat.run(intakeCtx) }()
 	}
 	if b.pay != nil {
 		wg.Add(1)

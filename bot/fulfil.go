@@ -18,6 +18,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/shopspring/decimal"
 
+	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -591,7 +592,11 @@ func (f *fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 	if err := f.fail(FailpointPlaced, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
-	_ = f.notifyStatus(ctx, n, state.OrderPlaced, f.processingText(n, up))
+	var rows [][]flows.Button
+	if f.b.chat.placed(ctx, n, up) {
+		rows = openButton(f.lang(n), n.ID, "oc.btn_open")
+	}
+	_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
 	return true, time.Time{}, nil
 }
 
@@ -891,10 +896,15 @@ func (f *fulfiller) refundDelay(o *state.Order) time.Duration {
 
 // notifyStatus tells the buyer about a status change once and records it.
 func (f *fulfiller) notifyStatus(ctx context.Context, o *state.Order, status, text string) error {
+	return f.notifyStatusRows(ctx, o, status, text, nil)
+}
+
+// notifyStatusRows is notifyStatus with buttons (global ones) on the message.
+func (f *fulfiller) notifyStatusRows(ctx context.Context, o *state.Order, status, text string, rows [][]flows.Button) error {
 	if o.NotifiedStatus == status || text == "" {
 		return nil
 	}
-	if _, err := f.b.Send(ctx, o.ChatID, text, nil); err != nil {
+	if _, err := f.b.Send(ctx, o.ChatID, text, rows); err != nil {
 		if !errors.Is(err, ErrBlocked) {
 			f.b.log.Warn("tell buyer about order", "order", o.ID, "status", status, "err", err)
 		}

@@ -130,7 +130,11 @@ func (f *fulfiller) sendResult(ctx context.Context, o *state.Order) error {
 			text += "\n" + locales.T(lang, "order.delivered_to", "to", locales.Escape(to))
 		}
 		text += "\n\n" + locales.T(lang, "order.note."+o.Line)
-		_, err := f.b.Send(ctx, o.ChatID, text, nil)
+		var rows [][]flows.Button
+		if f.b.chat.hasChat(ctx, o) {
+			rows = openButton(lang, o.ID, "oc.btn_open")
+		}
+		_, err := f.b.Send(ctx, o.ChatID, text, rows)
 		return f.blocked(ctx, o, err)
 	}
 	head := locales.T(lang, "order.codes", "id", o.ID, "item", item) + "\n"
@@ -264,6 +268,10 @@ func (f *fulfiller) orderView(ctx context.Context, env *flows.Env, userID, id in
 	case o.Shrunk && o.Status == state.OrderDelivered:
 		text += "\n\n" + env.T("order.shrunk")
 	}
-	rows := [][]flows.Button{{{Text: env.T("btn.orders"), Action: actOrders, Global: true}, {Text: env.T("btn.menu"), Action: "m", Global: true}}}
+	var rows [][]flows.Button
+	if f.b.chat.hasChat(ctx, o) {
+		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: actChatOpen, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
+	}
+	rows = append(rows, []flows.Button{{Text: env.T("btn.orders"), Action: actOrders, Global: true}, {Text: env.T("btn.menu"), Action: "m", Global: true}})
 	return &flows.Reply{Screen: &flows.Screen{Text: text, Rows: rows}, Save: true}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -203,5 +205,65 @@ func TestSendChatMessage_retriedOn429(t *testing.T) {
 	}
 	if calls != 2 {
 		t.Errorf("requests = %d, want 2", calls)
+	}
+}
+
+func TestDownloadChatImage(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	var auth []string
+	var mu sync.Mutex
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/api/v1/chat-files/7", "/elsewhere/pic.png":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(png)
+		case "/api/v1/chat-files/big":
+			w.Write(make([]byte, MaxChatImageSize+1))
+		default:
+			http.Error(w, `{"error":{"type":"not_found","message":"file not found"}}`, http.StatusNotFound)
+		}
+	}
+	api := httptest.NewServer(http.HandlerFunc(handler))
+	t.Cleanup(api.Close)
+	other := httptest.NewServer(http.HandlerFunc(handler))
+	t.Cleanup(other.Close)
+	c, err := New(api.URL+"/api/v1", testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []string{api.URL + "/api/v1/chat-files/7", "chat-files/7", "/api/v1/chat-files/7"} {
+		img, err := c.DownloadChatImage(t.Context(), ref)
+		if err != nil {
+			t.Fatalf("%s: %v", ref, err)
+		}
+		if !bytes.Equal(img.Data, png) || img.ContentType != "image/png" || img.Name != "7" {
+			t.Fatalf("%s: got %d bytes, %q, %q", ref, len(img.Data), img.ContentType, img.Name)
+		}
+	}
+	if _, err := c.DownloadChatImage(t.Context(), other.URL+"/elsewhere/pic.png"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(auth) != 4 || auth[0] != "Bearer "+testKey || auth[2] != "Bearer "+testKey || auth[3] != "" {
+		t.Fatalf("Authorization headers %q: the key must go to the API host only", auth)
+	}
+	mu.Unlock()
+
+	_, err = c.DownloadChatImage(t.Context(), "chat-files/404")
+	var apiErr *Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || strings.Contains(err.Error(), testKey) {
+		t.Fatalf("missing file: %v", err)
+	}
+	var ve *ValidationError
+	if _, err := c.DownloadChatImage(t.Context(), "chat-files/big"); !errors.As(err, &ve) {
+		t.Fatalf("an image over the limit: %v", err)
+	}
+	for _, bad := range []string{"", "ftp://x/y.png", "mailto:a@b"} {
+		if _, err := c.DownloadChatImage(t.Context(), bad); !errors.As(err, &ve) {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

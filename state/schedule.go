@@ -37,9 +37,20 @@ type Schedule struct {
 	tok string
 }
 
-// NewSchedule returns the schedule under prefix.
+// NewSchedule returns the schedule under prefix: the order jobs of the
+// fulfilment worker.
 func NewSchedule(rdb redis.UniversalClient, prefix string) *Schedule {
 	p := prefix + "{sched}:"
+	return &Schedule{rdb: rdb, due: p + "due", tok: p + "tok"}
+}
+
+// NewNamedSchedule returns a separate schedule called name under prefix
+// (keys prefix + "{sched:<name>}:"), for another kind of job with its own
+// worker. A Claim on one schedule never takes the jobs of another, so a
+// worker only ever leases jobs it knows how to run, and jobs of one kind
+// cannot crowd the others out of a Claim's limit.
+func NewNamedSchedule(rdb redis.UniversalClient, prefix, name string) *Schedule {
+	p := prefix + "{sched:" + name + "}:"
 	return &Schedule{rdb: rdb, due: p + "due", tok: p + "tok"}
 }
 

@@ -242,9 +242,11 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 			msg.FileData = f.Data
 		}
 	case "sendPhoto":
-		msg.Photo = s.photoLocked()
 		if f, ok := c.Files["photo"]; ok {
+			msg.Photo = s.photoSizesLocked(f.Data)
 			msg.FileData = f.Data
+		} else {
+			msg.Photo = s.photoLocked()
 		}
 	case "sendInvoice":
 		var prices []struct {
@@ -280,6 +282,7 @@ func (s *Server) documentLocked(c *Call, field string) *Document {
 		d.FileName = f.Name
 		d.MimeType = mimeOf(f.Name, f.Data)
 		d.FileSize = int64(len(f.Data))
+		s.storeFileLocked(id, uid, "documents", extFor(f.Name, f.Data), f.Data)
 		return d
 	}
 	ref := c.String(field)

@@ -8,8 +8,11 @@
 // (Calls, WaitFor, Subscribe) and simulated: a per-chat message store with
 // edits, callback and pre-checkout queries, an update queue for getUpdates
 // with long polling, webhook delivery, Telegram Star payments and refunds,
-// bot commands and webhook settings. FailNext, BlockChat and SetLatency
-// inject faults.
+// bot commands and webhook settings, and files: photos a buyer sends
+// (SendPhoto, SendPhotoData) and files the bot uploads have content, which
+// getFile and the file link <url>/file/bot<token>/<file_path> serve (the
+// link works for an hour after getFile, files over 20 MB are refused).
+// FailNext, BlockChat and SetLatency inject faults.
 //
 // # What the checker covers
 //

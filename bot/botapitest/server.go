@@ -141,6 +141,10 @@ type Server struct {
 	transactions []StarTransaction
 	charges      map[string]*charge
 
+	files     map[string]*storedFile // file_id -> content
+	filePaths map[string]string      // file_path -> file_id
+	downloads []string
+
 	failures []*failure
 	blocked  map[int64]bool
 	latency  time.Duration
@@ -354,6 +358,10 @@ func writeError(w http.ResponseWriter, e *APIError) {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		s.serveFile(w, r, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, methodName, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
@@ -566,6 +574,8 @@ func (s *Server) dispatch(ctx context.Context, m *methodDef, c *Call) (any, *API
 		return s.edit(m.Name, c)
 	case "deleteMessage":
 		return s.deleteMessage(c)
+	case "getFile":
+		return s.getFile(c)
 	case "answerCallbackQuery":
 		return s.answerCallbackQuery(c)
 	case "answerPreCheckoutQuery":

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"io"
 	"net/http"
 	"slices"
@@ -244,11 +245,13 @@ func (s *Server) SendCommand(chatID int64, command, arg string) Update {
 	return s.SendText(chatID, text)
 }
 
-// SendPhoto pushes a photo with a caption from the chat's buyer.
+// SendPhoto pushes a photo with a caption from the chat's buyer. Its sizes
+// have content (generated JPEGs, 90x90 and 800x800), which the bot fetches
+// with getFile and the file link; SendPhotoData sets the content.
 func (s *Server) SendPhoto(chatID int64, caption string) Update {
 	s.mu.Lock()
 	m := s.userMessageLocked(chatID)
-	m.Photo = s.photoLocked()
+	m.Photo = s.photoSizesLocked(TestJPEG(800, 800, color.RGBA{R: 220, G: 60, B: 40, A: 255}))
 	m.Caption = caption
 	u, vs := s.pushLocked(Update{Message: m})
 	s.mu.Unlock()

@@ -260,6 +260,38 @@ func (s *Sim) OperatorSays(n int, text string) error {
 	return nil
 }
 
+// OperatorSendsImage adds an operator message with an image (and text, which
+// may be empty) to the chat of manual-service order n, opening the chat if
+// needed. The image is served at the URL in the message's "image" field.
+func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) error {
+	if len(data) == 0 {
+		return errors.New("an image needs content")
+	}
+	if contentType == "" {
+		contentType = http.DetectContentType(data)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.manualOrder(n)
+	if err != nil {
+		return err
+	}
+	o.chat.opened = true
+	imageID := s.nextMessageID
+	s.files[imageID] = chatFile{contentType: contentType, data: slices.Clone(data)}
+	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
+	return nil
+}
+
+// ChatImage returns the content of the image of a chat message (0 or an
+// unknown id: false).
+func (s *Sim) ChatImage(image int) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.files[image]
+	return slices.Clone(f.data), ok
+}
+
 // FreezeChat freezes the chat of manual-service order n: chat_frozen becomes
 // true and the buyer can no longer write.
 func (s *Sim) FreezeChat(n int) error {

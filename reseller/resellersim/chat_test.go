@@ -189,3 +189,30 @@ func TestChatErrors(t *testing.T) {
 	eq(t, "opened by operator", e.get(path("/orders/%d/chat", quiet))["chat_opened"], any(true))
 	eq(t, "buyer may answer", e.postMessage(quiet, "ok", nil).status, http.StatusOK)
 }
+
+func TestChatOperatorSendsImage(t *testing.T) {
+	e := newEnv(t, Config{})
+	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a", "password": "b"})
+	if err := e.sim.OperatorSendsImage(n, "here is the receipt", "", pngBytes); err != nil {
+		t.Fatal(err)
+	}
+	ms := messages(t, e.get(path("/orders/%d/chat", n)))
+	last := ms[len(ms)-1]
+	eq(t, "author", last["author"], any("operator"))
+	eq(t, "text", last["text"], any("here is the receipt"))
+	url, _ := last["image"].(string)
+	resp, err := e.srv.Client().Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	eq(t, "image bytes", string(got), string(pngBytes))
+	eq(t, "image type", resp.Header.Get("Content-Type"), "image/png")
+	hook := e.sim.ChatMessages(n)
+	data, ok := e.sim.ChatImage(hook[len(hook)-1].Image)
+	eq(t, "ChatImage", ok && bytes.Equal(data, pngBytes), true)
+	if err := e.sim.OperatorSendsImage(n, "", "", nil); err == nil {
+		t.Fatal("an empty image was accepted")
+	}
+}

@@ -1,0 +1,800 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	tgbot "github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// ChatConfig tunes the order chat relay. Zero fields take the defaults.
+type ChatConfig struct {
+	Tick     time.Duration // how often due chat polls are claimed; default 500ms
+	Lease    time.Duration // how long a claimed poll is ours; default 1m
+	PollFast time.Duration // the poll just after activity (a message either way); default 3s
+	PollSlow time.Duration // the slowest poll, reached about four minutes after activity; default 60s
+	// IdleAfterFinish ends polling of a finished order's chat that is still
+	// open after this long without activity; default 24h.
+	IdleAfterFinish time.Duration
+	// IdleMax ends polling of any chat after this long without activity;
+	// default 7 days. The buyer opening or writing to the chat starts it again.
+	IdleMax time.Duration
+	// RelayStale is how old a relay claim must be before another poller
+	// takes it over (its holder died mid-send); default 2m.
+	RelayStale time.Duration
+	Parallel   int // chats polled at once; default 4
+}
+
+func (c *ChatConfig) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Tick, 500*time.Millisecond)
+	def(&c.Lease, time.Minute)
+	def(&c.PollFast, 3*time.Second)
+	def(&c.PollSlow, time.Minute)
+	def(&c.IdleAfterFinish, 24*time.Hour)
+	def(&c.IdleMax, 7*24*time.Hour)
+	def(&c.RelayStale, 2*time.Minute)
+	if c.Parallel <= 0 {
+		c.Parallel = 4
+	}
+}
+
+// ChatJob is the chat schedule's job name of order id ("chat:<id>"). Chat
+// jobs live in their own schedule (state.NewNamedSchedule "chat"), so the
+// fulfilment worker never claims them and the relay never claims order jobs.
+func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
+
+// Global button actions of the order chat.
+const (
+	actChatOpen  = "oc"    // arg: order id; the buyer opens (or replies in) the chat
+	actChatClose = "occ"   // leaves the chat
+	actChatAdmin = "achat" // arg: order id; an admin reads the transcript
+	chatFlow     = "orderchat"
+)
+
+// Telegram's limits for what the relay sends: photos up to 10 MB, other
+// files up to 50 MB, captions up to 1024 characters.
+const (
+	maxPhotoUpload  = 10 << 20
+	maxCaptionChars = 1024
+	maxChatText     = 3500 // of one relayed message's text, leaving room for the header
+)
+
+// orderChat relays the chat of manual-service orders between the buyer and
+// the upstream operator.
+type orderChat struct {
+	b      *Bot
+	up     *reseller.Client
+	orders *state.Orders
+	chats  *state.OrderChats
+	sched  *state.Schedule
+	cfg    ChatConfig
+}
+
+func newOrderChat(b *Bot) *orderChat {
+	cfg := b.opts.Chat
+	cfg.defaults()
+	return &orderChat{
+		b: b, up: b.opts.Reseller, orders: b.ful.orders, chats: state.NewOrderChats(b.rdb, b.opts.Prefix),
+		sched: state.NewNamedSchedule(b.rdb, b.opts.Prefix, "chat"), cfg: cfg,
+	}
+}
+
+func (c *orderChat) now() time.Time { return c.b.opts.Now() }
+
+// register adds the chat flow, its buttons and the admin transcript.
+func (c *orderChat) register(e *flows.Engine) {
+	e.Register(chatFlow, chatFlowImpl{c})
+	e.HandleButton(actChatOpen, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
+		return c.open(ctx, env, s, ev, id)
+	})
+	e.HandleButton(actChatClose, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		if s.Flow != chatFlow {
+			return &flows.Reply{Answer: env.T("oc.closed"), NoScreen: true}, nil
+		}
+		s.Clear()
+		return &flows.Reply{Answer: env.T("oc.closed"), Screen: e.MenuScreen(env), Save: true}, nil
+	})
+	e.HandleButton(actChatAdmin, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		if !env.User.Admin {
+			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+		}
+		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
+		return c.transcript(ctx, env, id)
+	})
+}
+
+// openButton is the "write to the operator" button of order id, valid in
+// any state (it goes on notices the workers send).
+func openButton(lang locales.Lang, id int64, label string) [][]flows.Button {
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, actChatOpen, strconv.FormatInt(id, 10)) // a short id always fits
+	return [][]flows.Button{{{Text: locales.T(lang, label), Data: d}}}
+}
+
+// placed runs when an order gets its upstream number: a manual-service
+// order whose chat is required gets the chat and its polling. It reports
+// whether the order has a chat.
+func (c *orderChat) placed(ctx context.Context, o *state.Order, up *reseller.Order) bool {
+	if c.up == nil || o.Line != "services" {
+		return false
+	}
+	enabled, err := c.resolve(ctx, o, up)
+	if err != nil {
+		// The poll finds out later; until then the order's messages carry
+		// no chat button, but its view in My orders does.
+		c.b.log.Warn("order chat: find out whether the order has a chat", "order", o.ID, "err", err)
+		c.wake(ctx, o.ID, false)
+		return false
+	}
+	if enabled {
+		c.wake(ctx, o.ID, false)
+	}
+	return enabled
+}
+
+// hasChat reports whether a button to the order's chat belongs on its
+// messages: a manual-service order with an upstream number whose chat is
+// known to exist, or not yet known (opening it finds out).
+func (c *orderChat) hasChat(ctx context.Context, o *state.Order) bool {
+	if o.Line != "services" || o.UpstreamNumber == 0 || c.up == nil {
+		return false
+	}
+	info, err := c.chats.Info(ctx, o.ID)
+	if err != nil {
+		return false
+	}
+	return !info.Known || info.Enabled
+}
+
+// resolve finds out, once, whether the order has an upstream chat: the
+// order's chat_required, or when the upstream leaves it out, the service's
+// chat flag in the catalog. up may be nil (it is fetched).
+func (c *orderChat) resolve(ctx context.Context, o *state.Order, up *reseller.Order) (bool, error) {
+	info, err := c.chats.Info(ctx, o.ID)
+	if err != nil {
+		return false, err
+	}
+	if info.Known {
+		return info.Enabled, nil
+	}
+	if up == nil || up.ChatRequired == nil {
+		if up, err = c.up.Order(ctx, o.UpstreamNumber); err != nil {
+			return false, err
+		}
+	}
+	var enabled bool
+	switch {
+	case up.ChatRequired != nil:
+		enabled = *up.ChatRequired
+	case !up.Type.Is(reseller.OrderTypeManualService):
+		enabled = false
+	default:
+		q, err := quoteOf(o)
+		if err != nil {
+			return false, err
+		}
+		offers, err := c.up.ManualServiceOffers(ctx, q.Category)
+		if err != nil {
+			return false, err
+		}
+		enabled = offers.Chat
+	}
+	return enabled, c.chats.SetEnabled(ctx, o.ID, enabled, c.now())
+}
+
+// wake records activity (unless quiet) and makes the chat's poll due now.
+func (c *orderChat) wake(ctx context.Context, id int64, activity bool) {
+	if activity {
+		if err := c.chats.Touch(ctx, id, c.now()); err != nil {
+			c.b.log.Warn("order chat: record activity", "order", id, "err", err)
+		}
+	}
+	if err := c.sched.Put(ctx, ChatJob(id), c.now()); err != nil {
+		c.b.log.Error("order chat: schedule poll", "order", id, "err", err)
+	}
+}
+
+// buyerOrder returns the user's order id with the chat checks: a clear
+// notice when there is no chat to open.
+func (c *orderChat) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64) (*state.Order, *flows.Reply, error) {
+	notice := func(key string) *flows.Reply {
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, "id", num(id))}}, NoScreen: true}
+	}
+	o, err := c.orders.Get(ctx, id)
+	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && o.UserID != userID) {
+		return nil, notice("oc.not_found"), nil // someone else's order looks like none
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Line != "services" || c.up == nil {
+		return nil, notice("oc.no_chat"), nil
+	}
+	if o.UpstreamNumber == 0 {
+		if o.Status == state.OrderRefunding || o.Status == state.OrderRefunded {
+			return nil, notice("oc.no_chat"), nil
+		}
+		return nil, notice("oc.not_placed"), nil
+	}
+	enabled, err := c.resolve(ctx, o, nil)
+	if err != nil {
+		c.b.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
+		return nil, notice("oc.unavailable"), nil
+	}
+	if !enabled {
+		return nil, notice("oc.no_chat"), nil
+	}
+	return o, nil, nil
+}
+
+// open enters the chat of the buyer's order.
+func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event, id int64) (*flows.Reply, error) {
+	o, r, err := c.buyerOrder(ctx, env, ev.User.ID, id)
+	if o == nil {
+		return r, err
+	}
+	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
+	if err != nil {
+		c.b.log.Warn("order chat: read upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unavailable", "id", num(id))}}, NoScreen: true}, nil
+	}
+	c.wake(ctx, id, true)
+	s.Enter(chatFlow, "write", ev.Now.Add(c.b.Engine.FlowTTL))
+	s.Set("order", strconv.FormatInt(id, 10))
+	sc := c.screen(env, o, ch)
+	// Pressed on a notice (the processing message, an operator's message),
+	// the chat shows below it rather than in an older menu far above.
+	sc.Fresh = ev.MsgID == 0 || ev.MsgID != s.MenuMsg
+	return &flows.Reply{Screen: sc, Save: true}, nil
+}
+
+// screen is the chat's live message: what the buyer can do, and why not
+// when the chat takes no messages.
+func (c *orderChat) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
+	text := env.T("oc.open", "id", num(o.ID), "item", locales.Escape(itemName(o)))
+	if ch != nil {
+		if why := chatBlockedKey(ch); why != "" {
+			text += "\n\n" + env.T(why)
+		}
+	}
+	return &flows.Screen{Text: text, Rows: [][]flows.Button{{{Text: env.T("oc.btn_close"), Action: actChatClose, Global: true}}}}
+}
+
+// chatBlockedKey names why a chat takes no messages, or "".
+func chatBlockedKey(ch *reseller.Chat) string {
+	switch {
+	case ch.ChatFrozen:
+		return "oc.frozen"
+	case ch.ChatReadOnly:
+		return "oc.read_only"
+	case !ch.ChatOpened:
+		return "oc.not_opened"
+	}
+	return ""
+}
+
+// chatFlowImpl is the buyer's conversation while in an order's chat: text
+// and photos go to the operator.
+type chatFlowImpl struct{ c *orderChat }
+
+func (f chatFlowImpl) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
+	sc, err := f.Show(ctx, env, s)
+	return &flows.Reply{Screen: sc}, err
+}
+
+func (f chatFlowImpl) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	id, _ := strconv.ParseInt(s.Get("order"), 10, 64)
+	o, err := f.c.orders.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return f.c.screen(env, o, nil), nil
+}
+
+func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	id, _ := strconv.ParseInt(s.Get("order"), 10, 64)
+	switch {
+	case ev.Kind == flows.EvButton:
+		sc, err := f.Show(ctx, env, s)
+		return &flows.Reply{Screen: sc}, err
+	case ev.Kind == flows.EvText && strings.TrimSpace(ev.Text) == "":
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unsupported")}}, NoScreen: true}, nil
+	}
+	o, r, err := f.c.buyerOrder(ctx, env, ev.User.ID, id)
+	if o == nil {
+		s.Clear()
+		if r != nil {
+			r.Save = true
+		}
+		return r, err
+	}
+	msg := &reseller.ChatMessageInput{Body: strings.TrimSpace(ev.Text)}
+	if ev.Kind == flows.EvPhoto {
+		img, err := f.c.telegramFile(ctx, ev.PhotoID)
+		if err != nil {
+			f.c.b.log.Warn("order chat: fetch the buyer's photo", "order", id, "err", err)
+			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.not_sent_photo")}}, NoScreen: true}, nil
+		}
+		msg.Image, msg.ImageName = bytes.NewReader(img), "photo.jpg"
+	}
+	if key := f.c.send(ctx, o, msg); key != "" {
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key)}}, NoScreen: true}, nil
+	}
+	sc := f.c.screen(env, o, nil)
+	sc.Text = env.T("oc.sent")
+	return &flows.Reply{Screen: sc, Save: true}, nil
+}
+
+// send posts the buyer's message to the upstream chat. It returns "" when
+// it was sent, else the locale key telling the buyer why it was not.
+func (c *orderChat) send(ctx context.Context, o *state.Order, msg *reseller.ChatMessageInput) string {
+	sent, err := c.up.SendChatMessage(ctx, o.UpstreamNumber, msg)
+	if err == nil {
+		if key := messageKey(sent); key != "" && sent.Raw != nil {
+			if err := c.chats.MarkOwn(ctx, o.ID, key); err != nil {
+				c.b.log.Warn("order chat: record the buyer's message", "order", o.ID, "err", err)
+			}
+		}
+		c.wake(ctx, o.ID, true)
+		return ""
+	}
+	c.b.log.Warn("order chat: send the buyer's message", "order", o.ID, "upstream", o.UpstreamNumber, "err", err)
+	var ve *reseller.ValidationError
+	var apiErr *reseller.Error
+	switch {
+	case errors.As(err, &ve):
+		return "oc.not_sent_invalid"
+	case reseller.IsRateLimited(err):
+		return "oc.not_sent_later"
+	case errors.As(err, &apiErr) && apiErr.Status == http.StatusBadRequest:
+		// Find out why, to explain it.
+		if ch, err := c.up.Chat(ctx, o.UpstreamNumber); err == nil {
+			switch chatBlockedKey(ch) {
+			case "oc.frozen":
+				return "oc.not_sent_frozen"
+			case "oc.read_only":
+				return "oc.not_sent_read_only"
+			case "oc.not_opened":
+				return "oc.not_sent_not_opened"
+			}
+		}
+		return "oc.not_sent_refused"
+	case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
+		return "oc.not_sent_refused"
+	}
+	return "oc.not_sent_later"
+}
+
+// telegramFile downloads a file the buyer sent (getFile, then the file
+// link). Errors never carry the link, which holds the bot token.
+func (c *orderChat) telegramFile(ctx context.Context, fileID string) ([]byte, error) {
+	var f *models.File
+	err := c.b.API.Do(ctx, "getFile", 0, func(ctx context.Context) error {
+		var err error
+		f, err = c.b.API.TG.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("getFile: %s", scrub(err.Error(), c.b.opts.Token))
+	}
+	if f.FileSize > reseller.MaxChatImageSize {
+		return nil, fmt.Errorf("the file has %d bytes, over %d", f.FileSize, reseller.MaxChatImageSize)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.b.API.TG.FileDownloadLink(f), nil)
+	if err != nil {
+		return nil, errors.New("build the file download request")
+	}
+	resp, err := c.b.opts.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("download file: %s", scrub(err.Error(), c.b.opts.Token))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("download file: status %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, reseller.MaxChatImageSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("download file: %s", scrub(err.Error(), c.b.opts.Token))
+	}
+	if len(data) > reseller.MaxChatImageSize || len(data) == 0 {
+		return nil, fmt.Errorf("download file: %d bytes", len(data))
+	}
+	return data, nil
+}
+
+// messageKey identifies an upstream message for the relay record: its id,
+// or a hash of what it says when it has none.
+func messageKey(m *reseller.ChatMessage) string {
+	if m == nil {
+		return ""
+	}
+	if id := m.ID(); id != "" {
+		return "i:" + id
+	}
+	if len(m.Raw) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(m.Raw)
+	return "h:" + hex.EncodeToString(sum[:12])
+}
+
+// fromOperator reports whether the message is the operator's: as the
+// message says, else whatever we did not send ourselves.
+func fromOperator(m *reseller.ChatMessage, own bool) bool {
+	if op, known := m.FromOperator(); known {
+		return op
+	}
+	return !own
+}
+
+// run polls due chats until ctx ends.
+func (c *orderChat) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	sem := make(chan struct{}, c.cfg.Parallel)
+	t := time.NewTicker(c.cfg.Tick)
+	defer t.Stop()
+	for {
+		jobs, err := c.sched.Claim(ctx, c.now(), c.cfg.Lease, c.cfg.Parallel-len(sem))
+		if err != nil && ctx.Err() == nil {
+			c.b.log.Warn("order chat: claim polls", "err", err)
+		}
+		for _, j := range jobs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				// A poll in flight finishes on shutdown, so nothing it relayed
+				// goes unrecorded; it is bounded by the lease.
+				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
+				defer cancel()
+				c.runJob(jctx, j)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (c *orderChat) runJob(ctx context.Context, j state.Job) {
+	idText, ok := strings.CutPrefix(j.Name, "chat:")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if !ok || err != nil {
+		c.b.log.Error("order chat: unknown job", "job", j.Name)
+		_ = c.sched.Done(ctx, j)
+		return
+	}
+	next, err := c.poll(ctx, id)
+	if err != nil {
+		c.b.log.Warn("order chat: poll failed; will retry", "order", id, "err", err)
+		next = c.now().Add(c.cfg.PollSlow)
+	}
+	if next.IsZero() {
+		err = c.sched.Done(ctx, j)
+	} else {
+		err = c.sched.Reschedule(ctx, j, next)
+	}
+	if err != nil && !errors.Is(err, state.ErrJobLeaseLost) {
+		c.b.log.Warn("order chat: finish poll", "order", id, "err", err)
+	}
+}
+
+// delay is the wait before the next poll: PollFast just after activity,
+// growing with the quiet time to PollSlow.
+func (c *orderChat) delay(activity time.Time) time.Duration {
+	return min(max(c.now().Sub(activity)/4, c.cfg.PollFast), c.cfg.PollSlow)
+}
+
+// poll reads the order's upstream chat once, relays what the operator wrote
+// since, and returns when to look again (zero: polling is over).
+func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
+	o, err := c.orders.Get(ctx, id)
+	if errors.Is(err, state.ErrOrderNotFound) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	info, err := c.chats.Info(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if o.UpstreamNumber == 0 {
+		return time.Time{}, nil
+	}
+	if !info.Known {
+		enabled, err := c.resolve(ctx, o, nil)
+		if err != nil {
+			c.b.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
+			return c.now().Add(c.cfg.PollSlow), nil
+		}
+		info.Enabled = enabled
+	}
+	if !info.Enabled {
+		return time.Time{}, nil
+	}
+	activity := info.Activity
+	if activity.IsZero() {
+		activity = o.UpdatedAt
+	}
+	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
+	var rl *reseller.RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		return c.now().Add(max(rl.RetryAfter, c.delay(activity))), nil
+	case reseller.IsNotFound(err) || reseller.IsInvalidRequest(err):
+		c.b.log.Warn("order chat: the upstream has no chat for the order; polling ends", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		return time.Time{}, c.chats.Stop(ctx, id)
+	case err != nil:
+		c.b.log.Warn("order chat: poll upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		return c.now().Add(max(c.delay(activity), c.cfg.PollFast*2)), nil
+	}
+	relayed, err := c.relay(ctx, o, ch, info)
+	if relayed > 0 {
+		activity = c.now()
+		if terr := c.chats.Touch(ctx, id, activity); terr != nil {
+			c.b.log.Warn("order chat: record activity", "order", id, "err", terr)
+		}
+	}
+	if err != nil {
+		// Not everything reached the buyer; what did is recorded. Try again soon.
+		c.b.log.Warn("order chat: relay to the buyer", "order", id, "err", err)
+		return c.now().Add(max(c.delay(activity), c.cfg.PollFast*2)), nil
+	}
+	idle := c.now().Sub(activity)
+	finished := state.Terminal(o.Status)
+	if (finished && (!ch.ChatOpened || ch.ChatFrozen || ch.ChatReadOnly)) ||
+		(finished && idle >= c.cfg.IdleAfterFinish) || idle >= c.cfg.IdleMax {
+		c.b.log.Info("order chat: polling ends", "order", id, "status", o.Status, "frozen", ch.ChatFrozen,
+			"read_only", ch.ChatReadOnly, "opened", ch.ChatOpened, "idle", idle.Round(time.Second))
+		return time.Time{}, c.chats.Stop(ctx, id)
+	}
+	return c.now().Add(c.delay(activity)), nil
+}
+
+// relay sends the buyer every operator message not relayed yet, oldest
+// first, and returns how many it sent. It stops at the first that does not
+// get through, so the buyer reads them in order.
+func (c *orderChat) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) (int, error) {
+	msgs := chronological(ch.Messages)
+	token := newRelayToken()
+	sent := 0
+	for i := range msgs {
+		m := &msgs[i]
+		key := messageKey(m)
+		if key == "" {
+			continue
+		}
+		v := info.Messages[key]
+		if v == state.ChatRelayed || !fromOperator(m, v == state.ChatOwn) {
+			continue
+		}
+		ok, err := c.chats.ClaimRelay(ctx, o.ID, key, token, c.now(), c.cfg.RelayStale)
+		if err != nil {
+			return sent, err
+		}
+		if !ok {
+			continue // another poller has it, or it is done
+		}
+		if err := c.deliverMessage(ctx, o, m); err != nil {
+			if rerr := c.chats.ReleaseRelay(ctx, o.ID, key, token); rerr != nil {
+				c.b.log.Warn("order chat: release message", "order", o.ID, "err", rerr)
+			}
+			return sent, err
+		}
+		if err := c.chats.MarkRelayed(ctx, o.ID, key); err != nil {
+			return sent, err
+		}
+		sent++
+	}
+	return sent, nil
+}
+
+// chronological returns the messages oldest first: by time when every
+// message has one (the spec does not say how the list is ordered), else as
+// listed.
+func chronological(in []reseller.ChatMessage) []reseller.ChatMessage {
+	msgs := slices.Clone(in)
+	for i := range msgs {
+		if _, ok := msgs[i].Time(); !ok {
+			return msgs
+		}
+	}
+	slices.SortStableFunc(msgs, func(a, b reseller.ChatMessage) int {
+		ta, _ := a.Time()
+		tb, _ := b.Time()
+		return ta.Compare(tb)
+	})
+	return msgs
+}
+
+func newRelayToken() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// num renders an id or number as is: ids are not amounts, so no grouping.
+func num(n int64) string { return strconv.FormatInt(n, 10) }
+
+// cutText shortens s to at most n characters, marking the cut.
+func cutText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// deliverMessage sends one operator message to the buyer, with its image
+// when it has one, and a Reply button.
+func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
+	lang := c.b.ful.lang(o)
+	text := strings.TrimSpace(m.Text())
+	head := locales.T(lang, "oc.operator", "id", num(o.ID))
+	body := head
+	if text != "" {
+		body += "\n" + locales.Escape(cutText(text, maxChatText))
+	}
+	rows := openButton(lang, o.ID, "oc.btn_reply")
+	ref := strings.TrimSpace(m.Image())
+	if ref == "" {
+		if text == "" {
+			return nil // nothing to show: an empty message
+		}
+		_, err := c.b.Send(ctx, o.ChatID, body, rows)
+		return err
+	}
+	img, err := c.up.DownloadChatImage(ctx, ref)
+	if err != nil {
+		var apiErr *reseller.Error
+		var ve *reseller.ValidationError
+		permanent := errors.As(err, &ve) || (errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500 && apiErr.Status != http.StatusTooManyRequests)
+		if !permanent {
+			return fmt.Errorf("download the operator's image: %w", err)
+		}
+		// The image cannot be had: say so rather than hand out the upstream's
+		// link (it names the supplier and may need our API key).
+		c.b.log.Warn("order chat: the operator's image cannot be downloaded", "order", o.ID, "err", err)
+		_, err := c.b.Send(ctx, o.ChatID, body+"\n\n"+locales.T(lang, "oc.image_failed"), rows)
+		return err
+	}
+	caption := body
+	if utf16Len(caption) > maxCaptionChars {
+		// The text goes first in its own message; the image follows.
+		if _, err := c.b.Send(ctx, o.ChatID, body, nil); err != nil {
+			return err
+		}
+		caption = head
+	}
+	return c.sendImage(ctx, o.ChatID, img, caption, rows)
+}
+
+// sendImage uploads an image as a photo, or as a file when Telegram would
+// not take it as one (another format, over 10 MB).
+func (c *orderChat) sendImage(ctx context.Context, chatID int64, img *reseller.ChatImage, caption string, rows [][]flows.Button) error {
+	photo := len(img.Data) <= maxPhotoUpload && (img.ContentType == "image/jpeg" || img.ContentType == "image/png" || img.ContentType == "image/webp")
+	if photo {
+		return c.b.API.Do(ctx, "sendPhoto", chatID, func(ctx context.Context) error {
+			_, err := c.b.API.TG.SendPhoto(ctx, &tgbot.SendPhotoParams{
+				ChatID: chatID, Caption: caption, ParseMode: models.ParseModeHTML, ReplyMarkup: keyboard(rows),
+				Photo: &models.InputFileUpload{Filename: img.Name, Data: bytes.NewReader(img.Data)},
+			})
+			return err
+		})
+	}
+	return c.b.API.Do(ctx, "sendDocument", chatID, func(ctx context.Context) error {
+		_, err := c.b.API.TG.SendDocument(ctx, &tgbot.SendDocumentParams{
+			ChatID: chatID, Caption: caption, ParseMode: models.ParseModeHTML, ReplyMarkup: keyboard(rows),
+			Document: &models.InputFileUpload{Filename: img.Name, Data: bytes.NewReader(img.Data)},
+		})
+		return err
+	})
+}
+
+// transcript shows an admin the upstream chat of an order.
+func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*flows.Reply, error) {
+	notice := func(key string, kv ...any) *flows.Reply {
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, append([]any{"id", num(id)}, kv...)...)}}, NoScreen: true}
+	}
+	o, err := c.orders.Get(ctx, id)
+	if errors.Is(err, state.ErrOrderNotFound) {
+		return notice("oc.admin_not_found"), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.UpstreamNumber == 0 || c.up == nil {
+		return notice("oc.admin_no_upstream"), nil
+	}
+	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
+	switch {
+	case reseller.IsNotFound(err) || reseller.IsInvalidRequest(err):
+		return notice("oc.admin_no_chat", "number", num(o.UpstreamNumber)), nil
+	case err != nil:
+		c.b.log.Warn("order chat: read upstream chat for an admin", "order", id, "err", err)
+		return notice("oc.admin_unavailable", "number", num(o.UpstreamNumber)), nil
+	}
+	info, err := c.chats.Info(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &flows.Reply{Notices: []flows.Notice{{Text: c.transcriptText(env, o, ch, info)}}, NoScreen: true}, nil
+}
+
+// transcriptText renders the chat, newest messages kept when it is too
+// long for one message.
+func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) string {
+	head := env.T("oc.admin_head", "id", num(o.ID), "number", num(o.UpstreamNumber), "user", num(o.UserID))
+	if why := chatBlockedKey(ch); why != "" {
+		head += "\n" + env.T(why+"_admin")
+	}
+	if len(ch.Messages) == 0 {
+		return head + "\n\n" + env.T("oc.admin_empty")
+	}
+	var entries []string
+	msgs := chronological(ch.Messages)
+	for i := range msgs {
+		m := &msgs[i]
+		who := env.T("oc.who_buyer")
+		if fromOperator(m, info.Messages[messageKey(m)] == state.ChatOwn) {
+			who = env.T("oc.who_operator")
+		}
+		line := "<b>" + who + "</b>"
+		if at, ok := m.Time(); ok {
+			line += " · " + locales.DateTime(env.Lang, at)
+		}
+		if t := strings.TrimSpace(m.Text()); t != "" {
+			line += "\n" + locales.Escape(cutText(t, 1000))
+		}
+		if m.Image() != "" {
+			line += "\n" + env.T("oc.admin_image")
+		}
+		entries = append(entries, line)
+	}
+	// Keep the newest that fit, and say how many earlier ones are left out.
+	room := maxMessageChars - utf16Len(head) - 200
+	kept := 0
+	used := 0
+	for i := len(entries) - 1; i >= 0; i-- {
+		n := utf16Len(entries[i]) + 2
+		if used+n > room {
+			break
+		}
+		used += n
+		kept++
+	}
+	text := head
+	if left := len(entries) - kept; left > 0 {
+		text += "\n\n" + env.N("oc.admin_earlier", int64(left))
+	}
+	for _, e := range entries[len(entries)-kept:] {
+		text += "\n\n" + e
+	}
+	return text
+}

@@ -1,0 +1,515 @@
+package bot_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/color"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/reseller/resellersim"
+	"shopbot/state"
+)
+
+var chatCfg = bot.ChatConfig{Tick: 10 * time.Millisecond, Lease: 2 * time.Second, PollFast: 20 * time.Millisecond,
+	PollSlow: 100 * time.Millisecond, RelayStale: 2 * time.Second}
+
+// newChatShop is a shop whose manual-service orders stay processing until
+// the test ends them, as an operator's work would.
+func newChatShop(t *testing.T) *shop {
+	t.Helper()
+	s := newShop(t)
+	s.sim.SetBehavior("manual_service", resellersim.Behavior{Mode: resellersim.Stay})
+	return s
+}
+
+// chatWorker builds a bot with the fulfilment worker and the chat relay.
+// Telegram's per-chat pace (about a message a second) is left out: these
+// tests send many messages to one buyer, and the limiter has its own tests.
+func (s *shop) chatWorker() *bot.Bot {
+	b := s.newBot(func(o *bot.Options) {
+		o.Reseller, o.Fulfil, o.Chat, o.Admins = s.client, s.cfg, chatCfg, []int64{admin}
+	})
+	b.API.Unlimited = true
+	return b
+}
+
+func chatService() state.Quote {
+	return state.Quote{Line: "services", Category: resellersim.DemoManualService, Item: resellersim.DemoManualOffer,
+		ItemName: "PSN Turkey 500 TRY", Fields: map[string]string{"login": "buyer@example.com", "password": "hunter2"}, Quantity: 1}
+}
+
+// placedChatOrder buys a chat-required service through the worker and
+// waits for the "being processed" notice with its chat button.
+func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
+	s.t.Helper()
+	o := s.paid(chatService(), state.PayStars)
+	o = s.waitStatus(o.ID, state.OrderPlaced)
+	m := s.waitMessage(chat, "is being processed")
+	button(s.t, m, en("oc.btn_open"))
+	// The operator's greeting is relayed at once.
+	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber))
+	return o, m
+}
+
+func en(key string, kv ...any) string {
+	for i := 1; i < len(kv); i += 2 {
+		if n, ok := kv[i].(int64); ok {
+			kv[i] = strconv.FormatInt(n, 10) // ids are shown without grouping
+		}
+	}
+	return locales.T(locales.En, key, kv...)
+}
+
+// finish completes the order upstream and waits until it is delivered, so
+// the shop's invariants hold at the end of the test.
+func (s *shop) finish(o *state.Order) {
+	s.t.Helper()
+	if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
+		s.t.Fatal(err)
+	}
+	s.waitStatus(o.ID, state.OrderDelivered)
+}
+
+// openChat presses the button on m and waits for the chat screen.
+func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
+	s.t.Helper()
+	before := len(s.fake.MessagesIn(chat))
+	q, err := s.fake.PressButton(chat, m.MessageID, label)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.waitAnswer(q)
+	// A new message below, or the pressed one when it was the live menu.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, msg := range s.fake.MessagesIn(chat) {
+			if (i >= before || msg.MessageID == m.MessageID) && strings.Contains(msg.RawText, "Chat about order") {
+				return msg
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.t.Fatalf("pressing %q showed no chat screen", label)
+	return botapitest.Message{}
+}
+
+// waitLast waits until the chat's newest bot message contains part.
+func (h *harness) waitLast(chatID int64, part string) botapitest.Message {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, ok := h.fake.LastMessage(chatID); ok && strings.Contains(m.RawText, part) {
+			return m
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	m, _ := h.fake.LastMessage(chatID)
+	h.t.Fatalf("the last message in chat %d is %q, want it to contain %q", chatID, m.RawText, part)
+	return botapitest.Message{}
+}
+
+// upstreamTexts are the chat's messages by author, as the simulator has them.
+func (s *shop) upstreamTexts(n int64, author string) []string {
+	var out []string
+	for _, m := range s.sim.ChatMessages(int(n)) {
+		if m.Author == author {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessage {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range s.sim.ChatMessages(int(n)) {
+			if m.Author == author && m.Text == text {
+				return m
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.t.Fatalf("the upstream chat of %d never got %q from %s (has %q)", n, text, author, s.upstreamTexts(n, author))
+	return resellersim.ChatMessage{}
+}
+
+// waitCount waits until exactly n bot messages in the chat contain part.
+func (s *shop) waitCount(chatID int64, part string, n int) {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s.countMessages(chatID, part) == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.t.Fatalf("chat %d has %d messages with %q, want %d", chatID, s.countMessages(chatID, part), part, n)
+}
+
+func noViolations(t *testing.T, fake *botapitest.Server) {
+	t.Helper()
+	if v := fake.Violations(); len(v) > 0 {
+		t.Fatalf("Bot API schema violations: %v", v)
+	}
+}
+
+// The relay both ways: the buyer opens the chat from the "being processed"
+// message, writes text and sends a photo (both reach the upstream chat, the
+// photo's bytes intact), and every operator message, an image too, reaches
+// the buyer exactly once, across a restart of the bot.
+func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
+	s := newChatShop(t)
+	stop := s.run(s.chatWorker())
+	o, processing := s.placedChatOrder()
+	n := o.UpstreamNumber
+	if _, ok, _ := s.sched.Due(context.Background(), bot.ChatJob(o.ID)); ok {
+		t.Fatal("the chat job is in the order schedule, where the fulfilment worker would claim it")
+	}
+
+	greeting := fmt.Sprintf("I am the operator for order #%d", n)
+	relayed := s.waitMessage(chat, greeting)
+	if !strings.Contains(relayed.RawText, en("oc.operator", "id", o.ID)) {
+		t.Fatalf("relayed greeting %q has no operator header", relayed.RawText)
+	}
+	button(t, relayed, en("oc.btn_reply"))
+
+	screen := s.openChat(processing, en("oc.btn_open"))
+	golden(t, "orderchat/open", renderMessage(screen))
+
+	s.fake.SendText(chat, "My 2FA code is <1234> & ready")
+	s.waitUpstream(n, resellersim.AuthorClient, "My 2FA code is <1234> & ready")
+	s.waitMessage(chat, en("oc.sent"))
+	s.waitMessage(chat, "Got it: My 2FA code is &lt;1234&gt; &amp; ready")
+
+	photo := botapitest.TestJPEG(120, 80, color.RGBA{R: 10, G: 200, B: 90, A: 255})
+	s.fake.SendPhotoData(chat, "the receipt", photo)
+	sent := s.waitUpstream(n, resellersim.AuthorClient, "the receipt")
+	if got, ok := s.sim.ChatImage(sent.Image); !ok || !bytes.Equal(got, photo) {
+		t.Fatalf("the upstream got %d image bytes, want the buyer's %d", len(got), len(photo))
+	}
+	s.waitMessage(chat, "Got it: the receipt")
+
+	// The bot stops; the operator writes meanwhile; another process carries on.
+	stop()
+	if err := s.sim.OperatorSays(int(n), "While you were away: all set"); err != nil {
+		t.Fatal(err)
+	}
+	s.run(s.chatWorker())
+	s.waitMessage(chat, "While you were away: all set")
+
+	proof := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00")
+	if err := s.sim.OperatorSendsImage(int(n), "Here is the proof", "image/png", proof); err != nil {
+		t.Fatal(err)
+	}
+	img := s.waitMessage(chat, "Here is the proof")
+	if img.Method != "sendPhoto" || !bytes.Equal(img.FileData, proof) {
+		t.Fatalf("operator image came as %s with %d bytes", img.Method, len(img.FileData))
+	}
+	button(t, img, en("oc.btn_reply"))
+
+	s.finish(o)
+	delivered := s.waitMessage(chat, "is delivered")
+	button(t, delivered, en("oc.btn_open"))
+
+	for _, text := range []string{greeting, "Got it: My 2FA code", "Got it: the receipt", "While you were away", "Here is the proof"} {
+		if c := s.countMessages(chat, text); c != 1 {
+			t.Errorf("the buyer got %q %d times, want once", text, c)
+		}
+	}
+	// The buyer's own messages are never relayed back.
+	if c := s.countMessages(chat, "hunter2") + s.countMessages(chat, "My 2FA code is &lt;1234&gt; &amp; ready\n"); c != 0 {
+		t.Errorf("the buyer's own words came back %d times", c)
+	}
+	if got := s.upstreamTexts(n, resellersim.AuthorClient); len(got) != 2 {
+		t.Errorf("upstream has the buyer's messages %q, want exactly two", got)
+	}
+	noViolations(t, s.fake)
+}
+
+// /cancel and the Close button leave the chat; text after that is not sent
+// to the operator. Commands keep working inside the chat.
+func TestOrderChatCloseAndCommands(t *testing.T) {
+	s := newChatShop(t)
+	b := s.chatWorker()
+	s.run(b)
+	o, processing := s.placedChatOrder()
+	screen := s.openChat(processing, en("oc.btn_open"))
+
+	s.fake.SendCommand(chat, "help", "")
+	s.waitLast(chat, en("help.text"))
+	s.fake.SendText(chat, "still in the chat")
+	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
+
+	q, err := s.fake.PressButton(chat, screen.MessageID, en("oc.btn_close"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := s.waitAnswer(q); a.Text != en("oc.closed") {
+		t.Fatalf("close answered %q", a.Text)
+	}
+	s.idle(b)
+	s.fake.SendText(chat, "after closing")
+	s.waitCount(chat, en("err.text_expected"), 1)
+
+	s.openChat(processing, en("oc.btn_open"))
+	s.fake.SendCommand(chat, "cancel", "")
+	s.waitMessage(chat, en("cancel.done"))
+	s.idle(b)
+	s.fake.SendText(chat, "after cancel")
+	s.waitCount(chat, en("err.text_expected"), 2)
+	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 1 {
+		t.Fatalf("upstream got %q: text outside the chat was sent", got)
+	}
+	s.finish(o)
+	noViolations(t, s.fake)
+}
+
+// The chat is opened from "My orders" too, and only for the buyer's own
+// orders that have a chat.
+func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
+	s := newChatShop(t)
+	b := s.chatWorker()
+	s.run(b)
+	o, _ := s.placedChatOrder()
+
+	// From "My orders": the order's view has the button.
+	s.fake.SendCommand(chat, "orders", "")
+	list := s.waitLast(chat, en("orders.title"))
+	q, err := s.fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitAnswer(q)
+	view := s.waitLast(chat, "Order #")
+	s.openChat(view, en("oc.btn_open"))
+
+	// Someone else forging the button sees nothing of the order.
+	const other = int64(5002)
+	before := len(s.sim.ChatMessages(int(o.UpstreamNumber)))
+	s.waitAnswer(s.fake.Press(other, 1, "1:0:oc:"+strconv.FormatInt(o.ID, 10)))
+	s.waitLast(other, en("oc.not_found", "id", o.ID))
+	s.fake.SendText(other, "let me in")
+	s.waitCount(other, en("err.text_expected"), 1)
+	if got := len(s.sim.ChatMessages(int(o.UpstreamNumber))); got != before {
+		t.Fatalf("a stranger's press changed the upstream chat: %d -> %d messages", before, got)
+	}
+
+	// A service without chat, and a gift card, have none.
+	noChat := state.Quote{Line: "services", Category: resellersim.DemoManualServiceNoChat, Item: resellersim.DemoManualOfferNoChat,
+		Fields: map[string]string{"trade_url": "https://steamcommunity.com/tradeoffer/new/?partner=1&token=x"}, Quantity: 1}
+	o2 := s.waitStatus(s.paid(noChat, state.PayStars).ID, state.OrderPlaced)
+	o3 := s.waitStatus(s.paid(giftCards(1), state.PayWallet).ID, state.OrderDelivered)
+	for _, id := range []int64{o2.ID, o3.ID} {
+		s.waitAnswer(s.fake.Press(chat, 1, "1:0:oc:"+strconv.FormatInt(id, 10)))
+		s.waitLast(chat, en("oc.no_chat", "id", id))
+	}
+	if c := s.countMessages(chat, fmt.Sprintf("order #%d:", o2.ID)); c != 0 {
+		t.Fatalf("a service without chat got %d operator messages", c)
+	}
+	s.finish(o)
+	s.finish(o2)
+	noViolations(t, s.fake)
+}
+
+// Frozen and read-only chats are explained, and what the buyer writes is
+// answered "not sent", never dropped silently. Polling ends once the order
+// is finished and the chat frozen.
+func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
+	s := newChatShop(t)
+	b := s.chatWorker()
+	s.run(b)
+	o, processing := s.placedChatOrder()
+	n := int(o.UpstreamNumber)
+	s.openChat(processing, en("oc.btn_open"))
+
+	if err := s.sim.SetChatReadOnly(n, true); err != nil {
+		t.Fatal(err)
+	}
+	s.fake.SendText(chat, "are you there?")
+	s.waitLast(chat, en("oc.not_sent_read_only"))
+	s.fake.SendPhoto(chat, "")
+	s.waitLast(chat, en("oc.not_sent_read_only"))
+	s.fake.SendText(chat, "")
+	s.waitLast(chat, en("oc.unsupported"))
+	screen := s.openChat(processing, en("oc.btn_open"))
+	if !strings.Contains(screen.RawText, en("oc.read_only")) {
+		t.Fatalf("the chat screen does not say it is read-only: %q", screen.RawText)
+	}
+
+	if err := s.sim.SetChatReadOnly(n, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sim.FreezeChat(n); err != nil {
+		t.Fatal(err)
+	}
+	s.fake.SendText(chat, "hello?")
+	s.waitLast(chat, en("oc.not_sent_frozen"))
+	screen = s.openChat(processing, en("oc.btn_open"))
+	if !strings.Contains(screen.RawText, en("oc.frozen")) {
+		t.Fatalf("the chat screen does not say it is frozen: %q", screen.RawText)
+	}
+	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 0 {
+		t.Fatalf("upstream got %q from a blocked chat", got)
+	}
+
+	s.finish(o)
+	sched := state.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok, err := sched.Due(context.Background(), bot.ChatJob(o.ID)); err == nil && !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("polling of a finished order's frozen chat never ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	noViolations(t, s.fake)
+}
+
+// Admins read any order's chat with the achat button; anyone else gets the
+// outdated-menu answer and nothing of the chat.
+func TestAdminReadsOrderChatTranscript(t *testing.T) {
+	s := newChatShop(t)
+	b := s.chatWorker()
+	s.run(b)
+	o, processing := s.placedChatOrder()
+	s.openChat(processing, en("oc.btn_open"))
+	s.fake.SendText(chat, "login is <me>")
+	s.waitMessage(chat, "Got it: login is &lt;me&gt;")
+	data := "1:0:achat:" + strconv.FormatInt(o.ID, 10)
+
+	s.waitAnswer(s.fake.Press(admin, 1, data))
+	tr := s.waitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
+	for _, want := range []string{
+		"<b>Operator</b>", "<b>Buyer</b>", "login is &lt;me&gt;", "Got it: login is &lt;me&gt;",
+		fmt.Sprintf("upstream #%d", o.UpstreamNumber), fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber),
+	} {
+		if !strings.Contains(tr.RawText, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, tr.RawText)
+		}
+	}
+	if strings.Index(tr.RawText, "login is &lt;me&gt;") > strings.Index(tr.RawText, "Got it") {
+		t.Errorf("transcript out of order:\n%s", tr.RawText)
+	}
+
+	before := len(s.fake.MessagesIn(chat))
+	q := s.fake.Press(chat, processing.MessageID, data)
+	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
+		t.Fatalf("a buyer's achat answered %q", a.Text)
+	}
+	s.idle(b)
+	for _, m := range s.fake.MessagesIn(chat)[before:] {
+		if strings.Contains(m.RawText, "Chat of order") {
+			t.Fatalf("a buyer saw the transcript: %q", m.RawText)
+		}
+	}
+	// Unknown orders are said to be unknown.
+	s.waitAnswer(s.fake.Press(admin, 1, "1:0:achat:999"))
+	s.waitText(admin, en("oc.admin_not_found", "id", int64(999)))
+	s.finish(o)
+	noViolations(t, s.fake)
+}
+
+// Upstream 429s and 5xx while polling the chat are waited out; the
+// operator's message arrives once afterwards.
+func TestOrderChatPollRetries429And5xx(t *testing.T) {
+	s := newChatShop(t)
+	var chatGets atomic.Int64
+	s.sim.OnRequest(func(r *http.Request, _ []byte) {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/chat") {
+			chatGets.Add(1)
+		}
+	})
+	s.run(s.chatWorker())
+	o, _ := s.placedChatOrder()
+	n := int(o.UpstreamNumber)
+	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", n))
+
+	s.sim.FailNextOn(fmt.Sprintf("/orders/%d/chat", n), 2, http.StatusServiceUnavailable)
+	base := chatGets.Load()
+	if err := s.sim.OperatorSays(n, "Please confirm the region"); err != nil {
+		t.Fatal(err)
+	}
+	s.waitMessage(chat, "Please confirm the region")
+	if got := chatGets.Load() - base; got < 3 {
+		t.Fatalf("%d chat polls: the 503s were not met", got)
+	}
+
+	s.sim.RateLimitNext(2, time.Second)
+	if err := s.sim.OperatorSays(n, "Thanks, starting now"); err != nil {
+		t.Fatal(err)
+	}
+	s.waitMessage(chat, "Thanks, starting now")
+	for _, text := range []string{"Please confirm the region", "Thanks, starting now"} {
+		if c := s.countMessages(chat, text); c != 1 {
+			t.Errorf("%q relayed %d times", text, c)
+		}
+	}
+	s.finish(o)
+	noViolations(t, s.fake)
+}
+
+// An order placed before the relay existed (no chat record, no chat job)
+// gets its chat when the buyer opens it from My orders: the upstream order
+// says whether a chat is required, and polling starts.
+func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
+	s := newChatShop(t)
+	ctx := context.Background()
+	q := chatService()
+	o := s.paid(q, state.PayStars)
+	if err := s.sched.Remove(ctx, bot.OrderJob(o.ID)); err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.client.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: q.Category, ProductID: q.Item, Fields: q.Fields})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.orders.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(n *state.Order) error {
+		n.AttemptID, n.PlacingAt = "old", time.Now()
+		return nil
+	}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	o, err = s.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
+		n.UpstreamNumber, n.UpstreamStatus, n.ChargedUSD = up.Number, string(up.Status), up.ChargedUSD.Decimal
+		return nil
+	}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.chatWorker()
+	s.run(b) // resumes the order's tracking; nothing starts its chat
+	greeting := fmt.Sprintf("I am the operator for order #%d", up.Number)
+	if c := s.countMessages(chat, greeting); c != 0 {
+		t.Fatalf("greeting relayed %d times before the chat was opened", c)
+	}
+
+	s.fake.SendCommand(chat, "orders", "")
+	list := s.waitLast(chat, en("orders.title"))
+	qid, err := s.fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.waitAnswer(qid)
+	view := s.waitLast(chat, "Order #")
+	s.openChat(view, en("oc.btn_open"))
+	s.waitMessage(chat, greeting)
+	info, err := state.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
+	if err != nil || !info.Known || !info.Enabled {
+		t.Fatalf("chat record after opening: %+v %v", info, err)
+	}
+	s.finish(o)
+	noViolations(t, s.fake)
+}
