@@ -186,7 +186,7 @@ func fill(lang Lang, text string, args []any) string {
 		}
 		b.WriteString(text[:i])
 		if v, ok := argValue(args, name); ok {
-			b.WriteString(formatValue(lang, v))
+			b.WriteString(formatArg(lang, name, v))
 		} else {
 			b.WriteString(text[i : i+2+j])
 		}
@@ -208,6 +208,28 @@ func argValue(args []any, name string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// identifierNames are placeholders that name something by number (an
+// order, an upstream order, a user): their integers are written as plain
+// digits, never grouped like quantities ("#1001", not "#1,001").
+var identifierNames = map[string]bool{"id": true, "number": true, "order": true, "user": true}
+
+// formatArg formats the value of placeholder name.
+func formatArg(lang Lang, name string, v any) string {
+	if identifierNames[name] || strings.HasSuffix(name, "_id") {
+		switch v := v.(type) {
+		case int:
+			return strconv.Itoa(v)
+		case int64:
+			return strconv.FormatInt(v, 10)
+		case int32:
+			return strconv.FormatInt(int64(v), 10)
+		case uint64:
+			return strconv.FormatUint(v, 10)
+		}
+	}
+	return formatValue(lang, v)
 }
 
 func formatValue(lang Lang, v any) string {

@@ -528,3 +528,15 @@ func BenchmarkMoney(b *testing.B) {
 		_ = Money(Ru, d)
 	}
 }
+
+func TestIdentifiersAreNotGrouped(t *testing.T) {
+	c, err := parseCatalog([]byte(`{"t.x": "#{id} #{number} #{order} {user} {chat_id} {n}"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := &catalog{msgs: map[Lang]map[string]entry{En: c}}
+	got := cat.t(En, "t.x", []any{"id", int64(1001), "number", 123456, "order", int64(20001), "user", int64(123456789), "chat_id", int64(5001), "n", 12345})
+	if want := "#1001 #123456 #20001 123456789 5001 12,345"; got != want {
+		t.Errorf("identifiers = %q, want %q", got, want)
+	}
+}
