@@ -65,6 +65,14 @@ const (
 	aoActReplaceOK = "aopy"
 )
 
+// aoNeeds are the actions on one order, with the step their button is on
+// ("" for any step showing the order).
+var aoNeeds = map[string]string{
+	aoActView: "", aoActRefresh: "", aoActCodes: aoStepOrder, aoActRetry: aoStepOrder, aoActRun: aoStepOrder,
+	aoActRefund: aoStepOrder, aoActRefundYes: aoStepRefund, aoActAdopt: aoStepOrder, aoActAdoptYes: aoStepAdoptSure,
+	aoActReplace: aoStepOrder, aoActReplaceOK: aoStepReplace,
+}
+
 // How /order N found the order.
 const (
 	aoViaOurs     = "ours"
@@ -171,6 +179,11 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 		}
 		sc, err := a.Show(ctx, env, s)
 		return &flows.Reply{Notices: notice(env.T("err.use_buttons")), Screen: sc}, err
+	}
+	if need, ok := aoNeeds[ev.Button.Action]; ok && (s.Get("id") == "" || (need != "" && s.Step != need)) {
+		// Not a button of the current screen (forged data): change nothing.
+		sc, err := a.Show(ctx, env, s)
+		return &flows.Reply{Answer: env.T("err.outdated"), Screen: sc}, err
 	}
 	arg := ev.Button.Arg
 	switch ev.Button.Action {
@@ -503,11 +516,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		hist = hist[len(hist)-aoHistorySteps:]
 	}
 	for _, h := range hist {
-		from := h.From
-		if from != "quoted" {
-			from = T("ao.status." + from)
-		}
-		kv := []any{"at", locales.DateTime(env.Lang, h.At), "from", from, "to", T("ao.status." + h.To)}
+		kv := []any{"at", locales.DateTime(env.Lang, h.At), "from", T("ao.status." + h.From), "to", T("ao.status." + h.To)}
 		if h.Note != "" {
 			lines = append(lines, T("ao.order.step_note", append(kv, "note", locales.Escape(cut(h.Note, aoNoteChars)))...))
 		} else {
