@@ -251,8 +251,12 @@ func (a adminOrders) show(ctx context.Context, env *flows.Env, s *flows.Session,
 	return &flows.Reply{Answer: answer, Screen: sc, Save: true}, err
 }
 
-// Show renders the current step.
+// Show renders the current step. Someone who is no longer an admin (the
+// ADMIN_IDS changed under a live menu) sees the main menu instead.
 func (a adminOrders) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	if !env.User.Admin {
+		return a.b.Engine.MenuScreen(env), nil
+	}
 	switch s.Step {
 	case aoStepPickStatus:
 		return a.pickStatus(env), nil
@@ -531,7 +535,11 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 	showCodes := s.Get("codes") != ""
 	switch {
 	case len(o.Codes) > 0 && showCodes:
-		text, _ = fitCodes(text+"\n\n"+env.N("ao.order.codes_shown", int64(len(o.Codes))), codeLines(o.Codes), T("ao.order.codes_cut"))
+		var all bool
+		text, all = fitCodes(text+"\n\n"+env.N("ao.order.codes_shown", int64(len(o.Codes))), codeLines(o.Codes), T("ao.order.codes_cut"))
+		if !all {
+			text += "\n\n" + T("ao.order.codes_cut")
+		}
 	case len(o.Codes) > 0:
 		text += "\n\n" + env.N("ao.order.codes_hidden", int64(len(o.Codes)))
 	case o.Shrunk:
