@@ -672,10 +672,14 @@ func (f *fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 	f.b.log.Error("order needs review", "order", o.ID, "why", why)
 	lang := f.lang(o)
 	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(itemName(o))))
-	_, _ = f.b.Alerts().Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":review",
+	_, _ = f.b.Alerts().Raise(ctx, reviewAlert(o.ID),
 		locales.T(f.b.Engine.DefaultLang, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
 	return false, time.Time{}, nil
 }
+
+// reviewAlert is the alert key raised when order id goes to needs_review;
+// an admin's resolution clears it.
+func reviewAlert(id int64) string { return "order:" + strconv.FormatInt(id, 10) + ":review" }
 
 // Buyer-facing reasons of a failed order.
 const (

@@ -41,7 +41,16 @@ func (b *Bot) registerOrders(e *flows.Engine) {
 		}
 		return b.ful.ordersPage(ctx, env, ev.User.ID, page)
 	}
-	e.HandleCommand("orders", list)
+	// An admin's /orders is the shop-wide list (admin_orders.go); the menu's
+	// "My orders" button stays the buyer's own list for everyone.
+	admin := adminOrders{b}
+	e.HandleCommand("orders", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		if env.User.Admin {
+			return admin.listCommand(ctx, env, s)
+		}
+		return list(ctx, env, s, ev)
+	})
+	b.registerAdminOrders(e)
 	e.HandleButton(actOrders, list)
 	e.HandleButton(actOrdersPage, list)
 	e.HandleButton(actOrderView, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {

@@ -186,3 +186,40 @@ func (s *Schedule) Len(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// HurryResult says what Hurry did with a job.
+type HurryResult int
+
+// Outcomes of Hurry.
+const (
+	// HurryQueued means the job was waiting and is now due.
+	HurryQueued HurryResult = iota
+	// HurryRunning means a worker holds the job's lease right now; it was
+	// left alone, and its holder decides when it runs next.
+	HurryRunning
+	// HurryMissing means the job is not scheduled at all.
+	HurryMissing
+)
+
+// schedHurryScript: ARGV job, now ms. A job is running while a token holds
+// it and its lease has not run out (its score is then the lease's end).
+var schedHurryScript = redis.NewScript(`
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not due then return 2 end
+due = tonumber(due)
+local now = tonumber(ARGV[2])
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 and due > now then return 1 end
+if due > now then redis.call('ZADD', KEYS[1], now, ARGV[1]) end
+return 0`)
+
+// Hurry makes a waiting job due at now, so the next Claim takes it. Unlike
+// Put it never cuts a lease: a job a worker is running now is left to that
+// worker (HurryRunning), and a job that is not scheduled stays so
+// (HurryMissing; Put schedules it).
+func (s *Schedule) Hurry(ctx context.Context, job string, now time.Time) (HurryResult, error) {
+	n, err := schedHurryScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job, schedMS(now)).Int()
+	if err != nil {
+		return 0, fmt.Errorf("hurry job %s: %w", job, err)
+	}
+	return HurryResult(n), nil
+}

@@ -178,3 +178,35 @@ func TestScheduleConcurrentClaimersNeverShareAJob(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduleHurryMakesAWaitingJobDueButLeavesARunningOneAlone(t *testing.T) {
+	_, s := newSchedule(t)
+	ctx := t.Context()
+	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != state.HurryMissing {
+		t.Fatalf("unscheduled job: %v, %v", got, err)
+	}
+	if err := s.Put(ctx, "order:1", schedT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != state.HurryQueued {
+		t.Fatalf("waiting job: %v, %v", got, err)
+	}
+	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0) {
+		t.Fatalf("due %v after Hurry, want %v", at, schedT0)
+	}
+	jobs, _ := s.Claim(ctx, schedT0, time.Minute, 1)
+	if len(jobs) != 1 {
+		t.Fatalf("claimed %v", jobNames(jobs))
+	}
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != state.HurryRunning {
+		t.Fatalf("leased job: %v", got)
+	}
+	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour)); err != nil {
+		t.Fatalf("Hurry cut the lease: %v", err)
+	}
+	// A lease that ran out (its worker died) counts as waiting.
+	jobs, _ = s.Claim(ctx, schedT0.Add(time.Hour), time.Minute, 1)
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Hour+2*time.Minute)); len(jobs) != 1 || got != state.HurryQueued {
+		t.Fatalf("expired lease: %v", got)
+	}
+}
