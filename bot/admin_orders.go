@@ -105,10 +105,6 @@ func (b *Bot) registerAdminOrders(e *flows.Engine) {
 	})
 }
 
-func unknownCommand(env *flows.Env) *flows.Reply {
-	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}
-}
-
 func notice(text string) []flows.Notice { return []flows.Notice{{Text: text}} }
 
 // listCommand is an admin's /orders: the first page, no filter.
@@ -569,6 +565,7 @@ func (a adminOrders) orderRows(env *flows.Env, o *state.Order, codesShown bool) 
 	row(review && o.UpstreamNumber == 0, btn("ao.btn.replace", aoActReplace))
 	row(len(o.Codes) > 0 && !codesShown, flows.Button{Text: env.T("ao.btn.codes_show"), Action: aoActCodes, Arg: "1"})
 	row(len(o.Codes) > 0 && codesShown, btn("ao.btn.codes_hide", aoActCodes))
+	row(o.UpstreamNumber != 0 && o.Line == "services", flows.Button{Text: env.T("ao.btn.chat"), Action: actChatAdmin, Arg: strconv.FormatInt(o.ID, 10), Global: true})
 	row(true, btn("ao.btn.refresh", aoActRefresh), btn("ao.btn.list", aoActList))
 	return rows
 }

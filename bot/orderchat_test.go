@@ -14,7 +14,6 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
-	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -59,15 +58,6 @@ func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
 	// The operator's greeting is relayed at once.
 	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber))
 	return o, m
-}
-
-func en(key string, kv ...any) string {
-	for i := 1; i < len(kv); i += 2 {
-		if n, ok := kv[i].(int64); ok {
-			kv[i] = strconv.FormatInt(n, 10) // ids are shown without grouping
-		}
-	}
-	return locales.T(locales.En, key, kv...)
 }
 
 // finish completes the order upstream and waits until it is delivered, so
@@ -390,7 +380,12 @@ func TestAdminReadsOrderChatTranscript(t *testing.T) {
 	s.waitMessage(chat, "Got it: login is &lt;me&gt;")
 	data := "1:0:achat:" + strconv.FormatInt(o.ID, 10)
 
-	s.waitAnswer(s.fake.Press(admin, 1, data))
+	// The admin reaches the transcript from the order's admin view.
+	s.fake.SendCommand(admin, "order", strconv.FormatInt(o.ID, 10))
+	view := s.waitText(admin, en("ao.order.title", "id", o.ID))
+	if _, err := s.fake.PressButton(admin, view.MessageID, en("ao.btn.chat")); err != nil {
+		t.Fatalf("no chat button on /order %d: %v\n%s", o.ID, err, renderMessage(view))
+	}
 	tr := s.waitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
 	for _, want := range []string{
 		"<b>Operator</b>", "<b>Buyer</b>", "login is &lt;me&gt;", "Got it: login is &lt;me&gt;",
