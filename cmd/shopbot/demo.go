@@ -40,7 +40,7 @@ const (
 	demoKey = "demo-upstream-key"
 	// demoSettle is how long the bot must stay quiet before the next piped
 	// input line is taken, and demoSettleMax bounds that wait.
-	demoSettle    = 500 * time.Millisecond
+	demoSettle    = 400 * time.Millisecond
 	demoSettleMax = 15 * time.Second
 )
 
