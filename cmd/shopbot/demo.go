@@ -105,7 +105,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	defer logFile.Close()
 
 	inTTY, outTTY := isTerminal(stdin), isTerminal(stdout)
-	tc := newTermChat(stdout, demoUserID, outTTY && getenv("NO_COLOR") == "", outTTY, !inTTY)
+	tc := newTermChat(stdout, demoUserID, outTTY && getenv("NO_COLOR") == "", !inTTY)
 
 	// The upstream simulator, served on loopback.
 	sim := resellersim.New(resellersim.Config{APIKey: demoKey, Seed: 1, Slow: opts.slow})
@@ -187,6 +187,24 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	botDone := make(chan error, 1)
 	go func() { botDone <- shop.Run(runCtx) }()
 
+	// Input: an interactive terminal gets a line editor (x/term), which
+	// prints arriving messages above the prompt and the unfinished line;
+	// anything else is read line by line.
+	br := bufio.NewReader(stdin)
+	readLine := func() (string, error) {
+		s, err := br.ReadString('\n')
+		if s != "" {
+			return strings.TrimRight(s, "\r\n"), nil
+		}
+		return "", err
+	}
+	if inTTY && outTTY {
+		if next, restore, err := lineEditor(stdin.(*os.File), stdout.(*os.File), tc); err == nil {
+			defer restore()
+			readLine = next
+		}
+	}
+
 	d := &demoSession{fake: fake, tc: tc, paced: !inTTY}
 	tc.print(demoBanner(fake.URL(), upstreamURL, locales.Decimal(locales.En, sim.Balance(), 2), opts, cfg.PayStars, cfg.PayWallet))
 	if hook, ok := ctx.Value(demoHookKey{}).(func(demoParts)); ok {
@@ -196,7 +214,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	lines := make(chan string)
 	inputDone := make(chan struct{})
 	defer close(inputDone)
-	go readLines(stdin, lines, inputDone)
+	go readLines(readLine, lines, inputDone)
 
 	code := 0
 	tc.print(youMark + "/start\n")
@@ -204,15 +222,13 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	d.settle(ctx)
 loop:
 	for {
-		tc.showPrompt()
 		select {
 		case <-ctx.Done():
 			break loop
 		case err := <-botDone:
 			botDone <- err
-			tc.print("\n")
 			if err != nil {
-				fmt.Fprintf(stderr, "shopbot demo: the shop stopped: %v (logs: %s)\n", err, opts.logPath)
+				tc.note("The shop stopped: %v", err)
 				code = 1
 			}
 			break loop
@@ -228,7 +244,7 @@ loop:
 		}
 	}
 
-	tc.print("\n")
+	tc.end()
 	stopBot()
 	select {
 	case err := <-botDone:
@@ -240,7 +256,7 @@ loop:
 	}
 	unsubscribe()
 	<-printed
-	fmt.Fprintf(stdout, "Demo ended. The shop's logs are in %s.\n", opts.logPath)
+	tc.print(fmt.Sprintf("Demo ended. The shop's logs are in %s.\n", opts.logPath))
 	return code
 }
 
@@ -248,12 +264,14 @@ loop:
 func demoBanner(botURL, upstreamURL, balance string, opts demoOptions, stars, wallet bool) string {
 	var b strings.Builder
 	b.WriteString("shopbot demo: the whole shop on this machine. Nothing goes to Telegram or to a real supplier.\n")
-	fmt.Fprintf(&b, "  Telegram  a fake Bot API server at %s; you are \"Demo\" (user %d, language %s), also the shop's admin\n", botURL, demoUserID, opts.lang)
-	speed := "delivers at once"
+	fmt.Fprintf(&b, "  Telegram  a fake Bot API server at %s\n", botURL)
+	fmt.Fprintf(&b, "  You       \"Demo\", user %d, language %s, also the shop's admin\n", demoUserID, opts.lang)
+	fmt.Fprintf(&b, "  Supplier  the upstream simulator at %s, balance %s USD\n", upstreamURL, balance)
 	if opts.slow {
-		speed = "delivers after realistic delays"
+		b.WriteString("            orders take realistic time: processing after 1 s, done after 4 s\n")
+	} else {
+		b.WriteString("            orders complete at once (--slow for realistic delays)\n")
 	}
-	fmt.Fprintf(&b, "  Supplier  the upstream simulator at %s, balance %s USD, %s\n", upstreamURL, balance, speed)
 	b.WriteString("  Redis     embedded, in memory: everything is gone when the demo ends\n")
 	fmt.Fprintf(&b, "  Logs      %s\n", opts.logPath)
 	var pay []string
@@ -383,23 +401,56 @@ func (d *demoSession) settle(ctx context.Context) {
 	}
 }
 
-// readLines sends stdin's lines to out and closes it at end of input.
-func readLines(r io.Reader, out chan<- string, done <-chan struct{}) {
+// readLines sends the lines next reads to out, and closes out at the end
+// of input (or on any other read error).
+func readLines(next func() (string, error), out chan<- string, done <-chan struct{}) {
 	defer close(out)
-	br := bufio.NewReader(r)
 	for {
-		s, err := br.ReadString('\n')
-		if s != "" {
-			select {
-			case out <- strings.TrimRight(s, "\r\n"):
-			case <-done:
-				return
-			}
-		}
+		s, err := next()
 		if err != nil {
 			return
 		}
+		select {
+		case out <- s:
+		case <-done:
+			return
+		}
 	}
+}
+
+// lineEditor puts the terminal in raw mode and returns a line reader with
+// editing and history, the chat printing through it. Ctrl-C and Ctrl-D end
+// the input there (raw mode sends no SIGINT). restore puts the terminal
+// back.
+func lineEditor(in, out *os.File, tc *termChat) (next func() (string, error), restore func(), err error) {
+	old, err := term.MakeRaw(int(in.Fd()))
+	if err != nil {
+		return nil, nil, err
+	}
+	tt := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, youMark)
+	tc.mu.Lock()
+	tc.out = tt
+	tc.setPrompt = tt.SetPrompt
+	tc.width = func() int {
+		w, h, err := term.GetSize(int(out.Fd()))
+		if err != nil {
+			return 0
+		}
+		_ = tt.SetSize(w, h) // follow a resized window
+		return w - 1         // writing the last column makes some terminals wrap early
+	}
+	tc.mu.Unlock()
+	next = func() (string, error) {
+		line, err := tt.ReadLine()
+		if errors.Is(err, term.ErrPasteIndicator) {
+			err = nil // a pasted line is a line like any other
+		}
+		return line, err
+	}
+	return next, func() { _ = term.Restore(int(in.Fd()), old) }, nil
 }
 
 // isButtonNumber reports whether line is a button number (1 to 3 digits).

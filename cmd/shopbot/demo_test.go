@@ -315,3 +315,19 @@ func TestStyledText(t *testing.T) {
 		t.Errorf("an entity past the end = %q", got)
 	}
 }
+
+// Long chat lines wrap at spaces under their text; escapes take no room and
+// emoji take two columns.
+func TestWrapBlock(t *testing.T) {
+	block := botMark + "one two three four five six\n" + indent + "short\n" + "plain line that is long enough\n"
+	want := botMark + "one two three\n" + indent + "four five six\n" + indent + "short\n" + "plain line that is\n    long enough\n"
+	if got := wrapBlock(block, 18); got != want {
+		t.Errorf("wrapped:\n%s\nwant:\n%s", got, want)
+	}
+	if got := visibleWidth("\x1b[1mab\x1b[0m ⭐ ✖️"); got != 8 {
+		t.Errorf("visibleWidth = %d, want 8", got)
+	}
+	if got := wrapLine(botMark+"unbreakable-very-long-word", 10, indent); got != botMark+"unbreakable-very-long-word" {
+		t.Errorf("a word wider than the room = %q", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -37,13 +38,17 @@ type termButton struct {
 type termChat struct {
 	mu     sync.Mutex
 	out    io.Writer
-	color  bool // ANSI styles for bold, code, links
-	redraw bool // out is a terminal: clear the prompt line before printing, draw it again after
-	echo   bool // input is not a terminal: print each line the user sent
+	color  bool       // ANSI styles for bold, code, links
+	width  func() int // terminal columns to wrap at; nil or 0: no wrapping
+	echo   bool       // input is not a terminal: print each line the user sent
 	chatID int64
-
-	prompted bool // the prompt is on screen, the cursor after it
-	hinted   bool // the "type a number" hint was shown
+	// setPrompt shows the prompt of an interactive terminal (nil when
+	// input is piped: there is no prompt then). The line editor draws it
+	// below whatever is printed, with the user's unfinished line.
+	setPrompt func(string)
+	prompt    string // the prompt last set
+	ended     bool   // the chat is over: no more prompts
+	hinted    bool   // the "type a number" hint was shown
 
 	btnMsg  int // message the numbered buttons belong to, 0 for none
 	buttons []termButton
@@ -52,20 +57,31 @@ type termChat struct {
 	active  int                 // calls seen that were not getUpdates, for waiting until quiet
 }
 
-func newTermChat(out io.Writer, chatID int64, color, redraw, echo bool) *termChat {
-	return &termChat{out: out, chatID: chatID, color: color, redraw: redraw, echo: echo}
+func newTermChat(out io.Writer, chatID int64, color, echo bool) *termChat {
+	return &termChat{out: out, chatID: chatID, color: color, echo: echo, prompt: youMark}
 }
 
-// prompt returns the prompt for the next line.
+// promptLocked returns the prompt for the next line: the question about
+// the invoice just shown, or the usual one.
 func (t *termChat) promptLocked() string {
-	if t.askPay && t.invoice != nil {
+	switch {
+	case t.ended:
+		return ""
+	case t.askPay && t.invoice != nil:
 		return fmt.Sprintf("pay %s? (yes/no)> ", starsText(t.invoice.Invoice.TotalAmount))
 	}
 	return youMark
 }
 
-// print writes a block of text (lines ending in \n) whole, keeping the
-// prompt at the bottom of a terminal.
+// updatePromptLocked gives the line editor the current prompt.
+func (t *termChat) updatePromptLocked() {
+	if p := t.promptLocked(); t.setPrompt != nil && p != t.prompt {
+		t.prompt = p
+		t.setPrompt(p)
+	}
+}
+
+// print writes a block of text (lines ending in \n) whole.
 func (t *termChat) print(block string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -73,42 +89,31 @@ func (t *termChat) print(block string) {
 }
 
 func (t *termChat) printLocked(block string) {
-	if t.prompted && t.redraw {
-		io.WriteString(t.out, "\r\x1b[K")
+	t.updatePromptLocked()
+	if t.width != nil {
+		if w := t.width(); w > 0 {
+			block = wrapBlock(block, w)
+		}
 	}
 	io.WriteString(t.out, block)
-	t.prompted = false
-	if t.redraw {
-		t.showPromptLocked()
-	}
 }
 
-// showPrompt draws the prompt (on a terminal only; piped output has none).
-func (t *termChat) showPrompt() {
+// end stops showing prompts. Messages still arriving are printed.
+func (t *termChat) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.showPromptLocked()
+	t.ended = true
+	t.updatePromptLocked()
 }
 
-func (t *termChat) showPromptLocked() {
-	if t.redraw && !t.prompted {
-		io.WriteString(t.out, t.promptLocked())
-		t.prompted = true
-	}
-}
-
-// typed records a line the user entered: the terminal already shows it
-// after the prompt; piped input is echoed so the transcript reads as a chat.
+// typed records a line the user entered: a terminal already shows it after
+// the prompt; piped input is echoed so the transcript reads as a chat.
 func (t *termChat) typed(line string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.echo {
-		if t.prompted && t.redraw {
-			io.WriteString(t.out, "\r\x1b[K")
-		}
 		io.WriteString(t.out, t.promptLocked()+line+"\n")
 	}
-	t.prompted = false
 }
 
 // note prints one of the demo's own lines (not the bot's).
@@ -147,6 +152,7 @@ func (t *termChat) stopAsking() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.askPay = false
+	t.updatePromptLocked()
 }
 
 // show prints what a Bot API call did to the demo chat.
@@ -391,6 +397,87 @@ func fileLines(data []byte) []string {
 		out = append(out, "| "+strings.TrimRight(l, "\r"))
 	}
 	return out
+}
+
+// wrapBlock wraps the lines of a block at width columns, at spaces,
+// continuing a chat line under its text (after the 5-column mark) and any
+// other line after 4 spaces, so long messages keep their shape in a narrow
+// terminal.
+func wrapBlock(block string, width int) string {
+	var b strings.Builder
+	lines := strings.SplitAfter(block, "\n")
+	for _, line := range lines {
+		body := strings.TrimSuffix(line, "\n")
+		cont := "    "
+		for _, mark := range []string{botMark, youMark, sysMark, indent} {
+			if strings.HasPrefix(body, mark) {
+				cont = indent
+				break
+			}
+		}
+		b.WriteString(wrapLine(body, width, cont))
+		if strings.HasSuffix(line, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// wrapLine breaks one line at spaces so no piece is wider than width,
+// starting each continuation with cont. A word wider than the room is left
+// whole (the terminal breaks it). ANSI escapes take no room.
+func wrapLine(line string, width int, cont string) string {
+	if visibleWidth(line) <= width {
+		return line
+	}
+	words := strings.Split(line, " ")
+	var b strings.Builder
+	col := 0
+	for i, w := range words {
+		ww := visibleWidth(w)
+		switch {
+		case i == 0:
+		case col+1+ww > width && col > visibleWidth(cont):
+			b.WriteString("\n" + cont)
+			col = visibleWidth(cont)
+			b.WriteString(w)
+			col += ww
+			continue
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += ww
+	}
+	return b.String()
+}
+
+// visibleWidth estimates the columns s takes in a terminal: ANSI escapes
+// take none, combining marks and emoji modifiers none, East Asian wide
+// characters and emoji two. It errs on the wide side, so wrapping is early
+// rather than late.
+func visibleWidth(s string) int {
+	n := 0
+	inEsc := false
+	for _, r := range s {
+		switch {
+		case inEsc:
+			if r >= '@' && r <= '~' && r != '[' {
+				inEsc = false
+			}
+		case r == 0x1b:
+			inEsc = true
+		case r == 0x200d || r >= 0xfe00 && r <= 0xfe0f || unicode.Is(unicode.Mn, r):
+		case r >= 0x1100 && r <= 0x115f, r >= 0x2300 && r <= 0x2bff, r >= 0x2e80 && r <= 0xa4cf,
+			r >= 0xac00 && r <= 0xd7a3, r >= 0xf900 && r <= 0xfaff, r >= 0xfe30 && r <= 0xfe4f,
+			r >= 0xff00 && r <= 0xff60, r >= 0xffe0 && r <= 0xffe6, r >= 0x1f000:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // starsText formats an amount of Stars for the demo's own lines.
