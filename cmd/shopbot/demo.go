@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"golang.org/x/term"
 
 	"shopbot/bot/botapitest"
@@ -38,9 +39,10 @@ const (
 	demoToken = "100200:DEMO-fake-bot-api-token-not-real"
 	// demoKey is the key the upstream simulator accepts.
 	demoKey = "demo-upstream-key"
-	// demoSettle is how long the bot must stay quiet before the next piped
-	// input line is taken, and demoSettleMax bounds that wait.
-	demoSettle    = 400 * time.Millisecond
+	// demoWalletUSD is what the demo puts in the demo user's shop wallet,
+	// so paying from the wallet can be tried too.
+	demoWalletUSD = "25"
+	// demoSettleMax bounds the wait for the bot to handle a piped line.
 	demoSettleMax = 15 * time.Second
 )
 
@@ -153,6 +155,9 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		if v, ok := fixed[k]; ok {
 			return v
 		}
+		if k == "PAYMENT_METHODS" && getenv(k) == "" {
+			return "stars,wallet" // both, unless the environment says otherwise
+		}
 		return getenv(k)
 	}, true)
 	if err != nil {
@@ -172,6 +177,14 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if err != nil {
 		fmt.Fprintf(stderr, "shopbot demo: %v\n", err)
 		return 1
+	}
+	wallet := decimal.Zero
+	if cfg.PayWallet {
+		wallet = decimal.RequireFromString(demoWalletUSD)
+		if _, _, err := state.NewWallets(conn.Client, state.DefaultPrefix).Credit(ctx, demoUserID, wallet, "demo:welcome", "demo credit", "demo"); err != nil {
+			fmt.Fprintf(stderr, "shopbot demo: credit the demo wallet: %v\n", err)
+			return 1
+		}
 	}
 
 	calls, unsubscribe := fake.Subscribe()
@@ -205,8 +218,8 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		}
 	}
 
-	d := &demoSession{fake: fake, tc: tc, paced: !inTTY}
-	tc.print(demoBanner(fake.URL(), upstreamURL, locales.Decimal(locales.En, sim.Balance(), 2), opts, cfg.PayStars, cfg.PayWallet))
+	d := &demoSession{fake: fake, queue: shop.Queue, tc: tc, paced: !inTTY}
+	tc.print(demoBanner(fake.URL(), upstreamURL, sim.Balance(), wallet, opts, cfg.PayStars, cfg.PayWallet))
 	if hook, ok := ctx.Value(demoHookKey{}).(func(demoParts)); ok {
 		hook(demoParts{sim: sim, fake: fake})
 	}
@@ -261,12 +274,12 @@ loop:
 }
 
 // demoBanner says what runs where and how to chat.
-func demoBanner(botURL, upstreamURL, balance string, opts demoOptions, stars, wallet bool) string {
+func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, opts demoOptions, stars, wallet bool) string {
 	var b strings.Builder
 	b.WriteString("shopbot demo: the whole shop on this machine. Nothing goes to Telegram or to a real supplier.\n")
 	fmt.Fprintf(&b, "  Telegram  a fake Bot API server at %s\n", botURL)
 	fmt.Fprintf(&b, "  You       \"Demo\", user %d, language %s, also the shop's admin\n", demoUserID, opts.lang)
-	fmt.Fprintf(&b, "  Supplier  the upstream simulator at %s, balance %s USD\n", upstreamURL, balance)
+	fmt.Fprintf(&b, "  Supplier  the upstream simulator at %s, balance %s USD\n", upstreamURL, locales.Decimal(locales.En, balance, 2))
 	if opts.slow {
 		b.WriteString("            orders take realistic time: processing after 1 s, done after 4 s\n")
 	} else {
@@ -279,9 +292,9 @@ func demoBanner(botURL, upstreamURL, balance string, opts demoOptions, stars, wa
 		pay = append(pay, "Telegram Stars")
 	}
 	if wallet {
-		pay = append(pay, "the shop wallet")
+		pay = append(pay, fmt.Sprintf("the shop wallet (yours holds %s to try it)", locales.Money(locales.En, walletUSD)))
 	}
-	fmt.Fprintf(&b, "  Payments  %s (PAYMENT_METHODS)\n\n", strings.Join(pay, " and "))
+	fmt.Fprintf(&b, "  Payments  %s\n\n", strings.Join(pay, " or "))
 	b.WriteString("Chat as in Telegram: /start, /giftcards, /keys, /orders, /help; as the admin: /balance, /stats, /orders.\n")
 	b.WriteString("A number presses that button of the latest buttons shown ('5 sends \"5\" as a message).\n")
 	b.WriteString("An invoice asks yes/no; /pay pays the latest invoice. /quit, Ctrl-C or Ctrl-D ends the demo.\n\n")
@@ -291,6 +304,7 @@ func demoBanner(botURL, upstreamURL, balance string, opts demoOptions, stars, wa
 // demoSession turns the user's lines into what a Telegram user does.
 type demoSession struct {
 	fake  *botapitest.Server
+	queue *state.Queue // the bot's update intake, to see it has handled everything
 	tc    *termChat
 	paced bool // piped input: wait for the bot to settle after each line
 }
@@ -374,29 +388,30 @@ func (d *demoSession) pay(ctx context.Context, inv *botapitest.Message) {
 	}
 }
 
-// settle waits, for piped input only, until the bot has had its say: no
-// update left to fetch and no Bot API call for demoSettle (at most
+// settle waits, for piped input only, until the bot has dealt with what
+// the user did: no update left for it to fetch or to handle (at most
 // demoSettleMax), so a script's next line answers what the bot showed.
+// Work the bot does later on its own (a delivery) is not waited for.
 func (d *demoSession) settle(ctx context.Context) {
 	if !d.paced {
 		return
 	}
-	deadline := time.Now().Add(demoSettleMax)
-	last, since := d.tc.activity(), time.Now()
+	ctx, cancel := context.WithTimeout(ctx, demoSettleMax)
+	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for time.Now().Before(deadline) {
+	idle := 0
+	for idle < 2 { // twice in a row: the bot may be between fetching and storing
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if a := d.tc.activity(); a != last {
-			last, since = a, time.Now()
-			continue
-		}
-		if d.fake.PendingUpdates() == 0 && time.Since(since) >= demoSettle {
-			return
+		n, err := d.queue.Pending(ctx)
+		if err == nil && n == 0 && d.fake.PendingUpdates() == 0 {
+			idle++
+		} else {
+			idle = 0
 		}
 	}
 }

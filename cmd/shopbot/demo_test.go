@@ -165,6 +165,7 @@ func (d *demoRun) chooseAppleCard() {
 // invoice paid with yes; the two codes the simulator delivered for that
 // order, and no others, appear in the chat. /quit then ends with exit 0.
 func TestDemoGiftCardPurchase(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t)
 	d.wait("Please choose what you need")
 	d.chooseAppleCard()
@@ -174,6 +175,8 @@ func TestDemoGiftCardPurchase(t *testing.T) {
 		t.Fatalf("confirmation:\n%s", confirm)
 	}
 	d.press("💳 Pay")
+	d.wait("How would you like to pay?")
+	d.press("⭐ Pay")
 	invoice := d.wait("or no to leave it unpaid.")
 	if !strings.Contains(invoice, "Invoice: Apple Gift Card 2 USD") || !strings.Contains(invoice, "Total: 351 Telegram Stars") {
 		t.Fatalf("invoice:\n%s", invoice)
@@ -196,6 +199,9 @@ func TestDemoGiftCardPurchase(t *testing.T) {
 		t.Errorf("%d codes in the whole output, want the 2 delivered", n)
 	}
 	d.noViolations()
+	if out := d.out.String(); strings.Contains(out, goodToken) || strings.Contains(out, goodKey) {
+		t.Errorf("the environment's token or key reached the demo's output")
+	}
 
 	d.send("/quit")
 	if code := d.exit(); code != 0 {
@@ -208,6 +214,7 @@ func TestDemoGiftCardPurchase(t *testing.T) {
 // sends a number as a message (the quantity). More than ten codes also come
 // as a file, printed with its name and contents.
 func TestDemoTypedNumbersAndCodesFile(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t)
 	d.chooseAppleCard()
 	d.send("99")
@@ -215,6 +222,8 @@ func TestDemoTypedNumbersAndCodesFile(t *testing.T) {
 	d.send("'11")
 	d.wait("Quantity: 11")
 	d.press("💳 Pay")
+	d.wait("How would you like to pay?")
+	d.press("⭐ Pay")
 	d.wait("or no to leave it unpaid.")
 	d.send("no")
 	d.wait("Not paid.")
@@ -239,9 +248,34 @@ func TestDemoTypedNumbersAndCodesFile(t *testing.T) {
 	d.noViolations()
 }
 
+// The demo wallet holds $25, so paying from the wallet works too; /wallet
+// then shows the credit and the payment.
+func TestDemoWalletPurchase(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t)
+	d.chooseAppleCard()
+	d.press("1")
+	d.wait("Please check your order")
+	d.wait("· $2.28") // 176 Stars, or $2.28 from the wallet
+	d.press("💳 Pay")
+	d.wait("Your wallet balance: $25.00")
+	d.press("👛 From wallet ($25.00)")
+	d.wait("Paid from your wallet ($2.28)")
+	delivery := d.wait("Tap a code to copy it")
+	o := giftCardOrder(t, d.parts.sim)
+	if got := codeRe.FindAllString(delivery, -1); len(o.Codes) != 1 || !slices.Equal(got, o.Codes) {
+		t.Errorf("codes in the chat %v, the simulator delivered %v", got, o.Codes)
+	}
+	d.send("/wallet")
+	d.wait("Balance: $22.72")
+	d.wait("+$25.00 · top-up")
+	d.noViolations()
+}
+
 // Russian: the fake user's language_code is ru, so the bot answers in
 // Russian from the first menu.
 func TestDemoRussian(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t, "--lang", "ru")
 	title := locales.T(locales.Ru, "menu.title")
 	first, _, _ := strings.Cut(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(title, ""), "\n")
@@ -256,6 +290,7 @@ func TestDemoRussian(t *testing.T) {
 
 // The end of input ends the demo cleanly, like /quit.
 func TestDemoEndsAtEOF(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t)
 	d.wait("Please choose what you need")
 	_ = d.in.Close()
@@ -267,6 +302,7 @@ func TestDemoEndsAtEOF(t *testing.T) {
 
 // Ctrl-C (the context main cancels on SIGINT) ends the demo with exit 0.
 func TestDemoEndsOnInterrupt(t *testing.T) {
+	t.Parallel()
 	d := startDemo(t)
 	d.wait("Please choose what you need")
 	d.cancel()
