@@ -367,3 +367,68 @@ func TestWrapBlock(t *testing.T) {
 		t.Errorf("a word wider than the room = %q", got)
 	}
 }
+
+// The terminal chat on its own: a message with URL and copy buttons, an
+// edit, a keyboard taken off, a callback notice, and an invoice whose
+// question goes into the prompt of an interactive terminal.
+func TestTermChatRendersCalls(t *testing.T) {
+	var out strings.Builder
+	tc := newTermChat(&out, 5, false, false)
+	var prompts []string
+	tc.setPrompt = func(p string) { prompts = append(prompts, p) }
+	kb := &botapitest.InlineKeyboardMarkup{InlineKeyboard: [][]botapitest.InlineKeyboardButton{
+		{{Text: "Go", CallbackData: "1:n:go"}, {Text: "Site", URL: "https://example.com"}},
+		{{Text: "Copy", CopyText: &botapitest.CopyTextButton{Text: "ABCD"}}},
+	}}
+	msg := botapitest.Message{MessageID: 7, Chat: botapitest.Chat{ID: 5}, Text: "Hello\n\nworld", ReplyMarkup: kb}
+	tc.show(botapitest.Call{Method: "sendMessage", Result: msg})
+	other := msg
+	other.Chat.ID = 6
+	tc.show(botapitest.Call{Method: "sendMessage", Result: other}) // another chat: not shown
+	want := "bot> Hello\n\n     world\n     [1] Go   [2] Site -> https://example.com\n     [3] Copy\n" +
+		sysMark + "Type a number to press that button (numbers always mean the latest buttons shown).\n"
+	if out.String() != want {
+		t.Fatalf("message:\n%q\nwant\n%q", out.String(), want)
+	}
+	if b, id, n, ok := tc.button(3); !ok || id != 7 || n != 3 || b.copy != "ABCD" {
+		t.Errorf("button 3 = %+v of message %d (%d buttons)", b, id, n)
+	}
+
+	out.Reset()
+	edited := msg
+	edited.Text, edited.EditDate = "Changed", 1
+	tc.show(botapitest.Call{Method: "editMessageText", Result: edited})
+	if !strings.HasPrefix(out.String(), "bot> (edited) Changed\n") || strings.Contains(out.String(), "Type a number") {
+		t.Errorf("edit:\n%s", out.String())
+	}
+	out.Reset()
+	bare := msg
+	bare.ReplyMarkup = nil
+	tc.show(botapitest.Call{Method: "editMessageReplyMarkup", Result: bare})
+	if out.String() != "" {
+		t.Errorf("a keyboard taken off printed %q", out.String())
+	}
+	if _, _, n, _ := tc.button(1); n != 0 {
+		t.Errorf("%d buttons left after the keyboard was taken off", n)
+	}
+	tc.show(botapitest.Call{Method: "answerCallbackQuery", Params: map[string]any{"text": "Outdated", "show_alert": true}})
+	if out.String() != "bot> (alert) Outdated\n" {
+		t.Errorf("callback answer printed %q", out.String())
+	}
+
+	out.Reset()
+	inv := botapitest.Message{MessageID: 8, Chat: botapitest.Chat{ID: 5},
+		Invoice: &botapitest.Invoice{Title: "Card", Description: "Two cards", Currency: "XTR", TotalAmount: 1927}}
+	tc.show(botapitest.Call{Method: "sendInvoice", Result: inv})
+	if !strings.Contains(out.String(), "bot> Invoice: Card\n     Two cards\n     Total: 1,927 Telegram Stars\n") {
+		t.Errorf("invoice:\n%s", out.String())
+	}
+	if got, asking := tc.pendingInvoice(); got == nil || got.MessageID != 8 || !asking {
+		t.Errorf("pending invoice = %+v, asking %v", got, asking)
+	}
+	tc.stopAsking()
+	tc.end()
+	if want := []string{"pay 1,927 Stars? (yes/no)> ", youMark, ""}; !slices.Equal(prompts, want) {
+		t.Errorf("prompts %q, want %q", prompts, want)
+	}
+}

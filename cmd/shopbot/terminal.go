@@ -54,7 +54,6 @@ type termChat struct {
 	buttons []termButton
 	invoice *botapitest.Message // the latest invoice, nil for none
 	askPay  bool                // the invoice was the last thing shown: yes/no pays it
-	active  int                 // calls seen that were not getUpdates, for waiting until quiet
 }
 
 func newTermChat(out io.Writer, chatID int64, color, echo bool) *termChat {
@@ -121,13 +120,6 @@ func (t *termChat) note(format string, args ...any) {
 	t.print(sysMark + fmt.Sprintf(format, args...) + "\n")
 }
 
-// activity returns how many calls other than getUpdates the bot made.
-func (t *termChat) activity() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.active
-}
-
 // button returns the numbered button n (from 1) of the latest keyboard and
 // how many there are.
 func (t *termChat) button(n int) (termButton, int, int, bool) {
@@ -159,9 +151,6 @@ func (t *termChat) stopAsking() {
 func (t *termChat) show(c botapitest.Call) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c.Method != "getUpdates" {
-		t.active++
-	}
 	if !c.OK() {
 		return
 	}
