@@ -276,28 +276,29 @@ loop:
 // demoBanner says what runs where and how to chat.
 func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, opts demoOptions, stars, wallet bool) string {
 	var b strings.Builder
-	b.WriteString("shopbot demo: the whole shop on this machine. Nothing goes to Telegram or to a real supplier.\n")
-	fmt.Fprintf(&b, "  Telegram  a fake Bot API server at %s\n", botURL)
+	b.WriteString("shopbot demo: the whole shop runs on this machine; nothing leaves it.\n")
+	fmt.Fprintf(&b, "  Telegram  fake Bot API server at %s\n", botURL)
 	fmt.Fprintf(&b, "  You       \"Demo\", user %d, language %s, also the shop's admin\n", demoUserID, opts.lang)
-	fmt.Fprintf(&b, "  Supplier  the upstream simulator at %s, balance %s USD\n", upstreamURL, locales.Decimal(locales.En, balance, 2))
+	fmt.Fprintf(&b, "  Supplier  upstream simulator at %s\n", upstreamURL)
+	speed := "orders complete at once (--slow: with delays)"
 	if opts.slow {
-		b.WriteString("            orders take realistic time: processing after 1 s, done after 4 s\n")
-	} else {
-		b.WriteString("            orders complete at once (--slow for realistic delays)\n")
+		speed = "orders processing after 1 s, done after 4 s"
 	}
-	b.WriteString("  Redis     embedded, in memory: everything is gone when the demo ends\n")
+	fmt.Fprintf(&b, "            balance %s USD; %s\n", locales.Decimal(locales.En, balance, 2), speed)
+	b.WriteString("  Redis     embedded, in memory (gone when the demo ends)\n")
 	fmt.Fprintf(&b, "  Logs      %s\n", opts.logPath)
 	var pay []string
 	if stars {
 		pay = append(pay, "Telegram Stars")
 	}
 	if wallet {
-		pay = append(pay, fmt.Sprintf("the shop wallet (yours holds %s to try it)", locales.Money(locales.En, walletUSD)))
+		pay = append(pay, fmt.Sprintf("the shop wallet (yours holds %s)", locales.Money(locales.En, walletUSD)))
 	}
-	fmt.Fprintf(&b, "  Payments  %s\n\n", strings.Join(pay, " or "))
-	b.WriteString("Chat as in Telegram: /start, /giftcards, /keys, /orders, /help; as the admin: /balance, /stats, /orders.\n")
-	b.WriteString("A number presses that button of the latest buttons shown ('5 sends \"5\" as a message).\n")
-	b.WriteString("An invoice asks yes/no; /pay pays the latest invoice. /quit, Ctrl-C or Ctrl-D ends the demo.\n\n")
+	fmt.Fprintf(&b, "  Payments  %s\n\n", strings.Join(pay, ", or "))
+	b.WriteString("Chat as in Telegram: /start, /giftcards, /orders, /help.\n")
+	b.WriteString("You are the admin too: /balance, /stats, /broadcast.\n")
+	b.WriteString("Type a button's number to press it; '5 sends \"5\" as a message.\n")
+	b.WriteString("An invoice asks yes/no (/pay pays it later). /quit, Ctrl-C or Ctrl-D ends it.\n\n")
 	return b.String()
 }
 

@@ -386,7 +386,7 @@ func TestTermChatRendersCalls(t *testing.T) {
 	other.Chat.ID = 6
 	tc.show(botapitest.Call{Method: "sendMessage", Result: other}) // another chat: not shown
 	want := "bot> Hello\n\n     world\n     [1] Go   [2] Site -> https://example.com\n     [3] Copy\n" +
-		sysMark + "Type a number to press that button (numbers always mean the latest buttons shown).\n"
+		sysMark + "Type a number to press that button (numbers mean the latest buttons shown).\n"
 	if out.String() != want {
 		t.Fatalf("message:\n%q\nwant\n%q", out.String(), want)
 	}

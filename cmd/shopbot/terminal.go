@@ -270,7 +270,7 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 		t.btnMsg, t.buttons = m.MessageID, buttons
 		if !t.hinted {
 			t.hinted = true
-			b.WriteString(sysMark + "Type a number to press that button (numbers always mean the latest buttons shown).\n")
+			b.WriteString(sysMark + "Type a number to press that button (numbers mean the latest buttons shown).\n")
 		}
 	}
 	return b.String()
