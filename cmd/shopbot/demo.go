@@ -78,8 +78,9 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 		return demoOptions{}, err
 	}
 	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "shopbot demo: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
-		return demoOptions{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return demoOptions{}, errors.New("unexpected argument")
 	}
 	l, ok := locales.Parse(*lang)
 	if !ok {

@@ -432,3 +432,23 @@ func TestTermChatRendersCalls(t *testing.T) {
 		t.Errorf("prompts %q, want %q", prompts, want)
 	}
 }
+
+// Bad flags stop the demo before anything starts, saying what is wrong.
+func TestDemoFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--lang", "de"}, 2, `--lang "de": use en, ru or uk`},
+		{[]string{"now"}, 2, `unexpected argument "now"`},
+		{[]string{"--fast"}, 2, "flag provided but not defined: -fast"},
+		{[]string{"--help"}, 0, "usage: shopbot demo [--lang en|ru|uk] [--slow] [--log FILE]"},
+	} {
+		var stdout, stderr syncBuffer
+		code := run(t.Context(), append([]string{"demo"}, tc.args...), env(nil), strings.NewReader(""), &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.String() != "" {
+			t.Errorf("demo %v: exit %d, stderr %q, stdout %q", tc.args, code, stderr.String(), stdout.String())
+		}
+	}
+}
