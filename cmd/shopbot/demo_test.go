@@ -350,6 +350,9 @@ func TestStyledText(t *testing.T) {
 	if got := styled("short", []botapitest.MessageEntity{{Type: "bold", Offset: 2, Length: 10}}, false); got != "short" {
 		t.Errorf("an entity past the end = %q", got)
 	}
+	if got := styled("a\x1b[2Jb\n\tc", nil, false); got != "a\uFFFD[2Jb\n\tc" {
+		t.Errorf("control characters = %q", got)
+	}
 }
 
 // Long chat lines wrap at spaces under their text; escapes take no room and

@@ -161,7 +161,7 @@ func (t *termChat) show(c botapitest.Call) {
 			if c.Bool("show_alert") {
 				kind = "alert"
 			}
-			t.printLocked(botMark + "(" + kind + ") " + text + "\n")
+			t.printLocked(botMark + "(" + kind + ") " + clean(text) + "\n")
 		}
 		return
 	case "deleteMessage":
@@ -194,9 +194,9 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 	switch {
 	case m.Invoice != nil:
 		inv := m.Invoice
-		body = append(body, t.style("Invoice: ", "bold")+t.style(inv.Title, "bold"))
+		body = append(body, t.style("Invoice: ", "bold")+t.style(clean(inv.Title), "bold"))
 		if inv.Description != "" {
-			body = append(body, strings.Split(inv.Description, "\n")...)
+			body = append(body, strings.Split(clean(inv.Description), "\n")...)
 		}
 		price := locales.Number(locales.En, inv.TotalAmount) + " Telegram Stars"
 		if inv.Currency != "XTR" {
@@ -205,7 +205,7 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 		body = append(body, "Total: "+t.style(price, "bold"))
 	case m.Document != nil:
 		d := m.Document
-		body = append(body, fmt.Sprintf("[file] %s (%s, %s)", t.style(d.FileName, "bold"), d.MimeType, sizeText(int64(len(m.FileData)))))
+		body = append(body, fmt.Sprintf("[file] %s (%s, %s)", t.style(clean(d.FileName), "bold"), d.MimeType, sizeText(int64(len(m.FileData)))))
 		if m.Caption != "" {
 			body = append(body, strings.Split(styled(m.Caption, m.CaptionEntities, t.color), "\n")...)
 		}
@@ -251,14 +251,14 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 			if btn.Pay {
 				continue
 			}
-			tb := termButton{text: btn.Text, data: btn.CallbackData, url: btn.URL}
+			tb := termButton{text: clean(btn.Text), data: btn.CallbackData, url: clean(btn.URL)}
 			if btn.CopyText != nil {
-				tb.copy = btn.CopyText.Text
+				tb.copy = clean(btn.CopyText.Text)
 			}
 			buttons = append(buttons, tb)
-			cell := t.style("["+strconv.Itoa(len(buttons))+"]", "bold") + " " + btn.Text
-			if btn.URL != "" {
-				cell += " -> " + btn.URL
+			cell := t.style("["+strconv.Itoa(len(buttons))+"]", "bold") + " " + tb.text
+			if tb.url != "" {
+				cell += " -> " + tb.url
 			}
 			cells = append(cells, cell)
 		}
@@ -304,6 +304,7 @@ var ansi = map[string]string{
 // code in cyan; always, a link whose text is not its URL is followed by the
 // URL in parentheses. Offsets are in UTF-16 code units, as Telegram counts.
 func styled(text string, ents []botapitest.MessageEntity, color bool) string {
+	text = strings.Map(printable, text) // one rune for one: entity offsets stay valid
 	if len(ents) == 0 {
 		return text
 	}
@@ -367,6 +368,18 @@ func styled(text string, ents []botapitest.MessageEntity, color bool) string {
 	return b.String()
 }
 
+// printable replaces control characters (an escape sequence in a message
+// must not drive the terminal) with U+FFFD; line breaks and tabs stay.
+func printable(r rune) rune {
+	if r != '\n' && r != '\t' && unicode.IsControl(r) {
+		return '\uFFFD'
+	}
+	return r
+}
+
+// clean makes text from the bot safe to print.
+func clean(s string) string { return strings.Map(printable, s) }
+
 // fileLines shows a delivered file's contents: text line by line (at most
 // maxFileLines), or a note for binary data.
 func fileLines(data []byte) []string {
@@ -383,7 +396,7 @@ func fileLines(data []byte) []string {
 			out = append(out, fmt.Sprintf("| ... %d more lines", len(lines)-maxFileLines))
 			break
 		}
-		out = append(out, "| "+strings.TrimRight(l, "\r"))
+		out = append(out, "| "+clean(strings.TrimRight(l, "\r")))
 	}
 	return out
 }
