@@ -34,6 +34,10 @@ type Call struct {
 	ErrorCode int
 	// Description is the error description, empty on success.
 	Description string
+	// Result is what the server answered on success: a Message for the
+	// send and edit methods (with the id it got and its text as stored),
+	// true for most others. Nil on errors.
+	Result any
 
 	raw map[string]string // parameter text as sent (form text or JSON)
 }

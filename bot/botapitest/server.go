@@ -435,6 +435,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) finish(w http.ResponseWriter, call Call, result any, apiErr *APIError, vs []*Violation) {
 	if apiErr != nil {
 		call.ErrorCode, call.Description = apiErr.Code, apiErr.Description
+	} else {
+		call.Result = result
 	}
 	s.record(call)
 	s.report(vs)

@@ -355,3 +355,40 @@ func TestCallsWaitAndSubscribe(t *testing.T) {
 		t.Errorf("WaitFor after Reset returned without calls")
 	}
 }
+
+// A subscriber sees what the server answered: the stored message of a send
+// or an edit (its id, parsed text and keyboard), nothing for an error.
+func TestSubscribedCallsCarryTheResult(t *testing.T) {
+	s := NewT(t)
+	b := newBot(t, s)
+	calls, cancelSub := s.Subscribe()
+	defer cancelSub()
+	ctx := ctxTimeout(t, 10*time.Second)
+
+	sent, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 7, Text: "<b>Hi</b> &amp; bye", ParseMode: "HTML",
+		ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: [][]models.InlineKeyboardButton{{{Text: "Go", CallbackData: "go"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: 7, MessageID: sent.ID, Text: "Edited"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: 7, MessageID: 999, Text: "Nope"}); err == nil {
+		t.Fatal("edit of a missing message succeeded")
+	}
+
+	c := <-calls
+	m, ok := c.Result.(Message)
+	if c.Method != "sendMessage" || !ok || m.MessageID != sent.ID || m.Text != "Hi & bye" ||
+		len(m.Entities) != 1 || m.Entities[0].Type != "bold" || len(m.ReplyMarkup.Buttons()) != 1 {
+		t.Fatalf("send: %s result %#v", c.Method, c.Result)
+	}
+	c = <-calls
+	m, ok = c.Result.(Message)
+	if c.Method != "editMessageText" || !ok || m.MessageID != sent.ID || m.Text != "Edited" || m.EditDate == 0 || m.ReplyMarkup != nil {
+		t.Fatalf("edit: %s result %#v", c.Method, c.Result)
+	}
+	if c = <-calls; c.OK() || c.Result != nil {
+		t.Fatalf("failed edit: code %d result %#v", c.ErrorCode, c.Result)
+	}
+}

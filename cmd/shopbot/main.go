@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, getenv, stderr)
 	case "check":
 		return check(ctx, getenv, stdout, stderr)
+	case "demo":
+		return demo(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, "usage: shopbot [run|check|demo]\n\n  run    serve the shop (default)\n  check  verify the token, upstream key, Redis and webhook, then exit\n  demo   run the whole shop locally in this terminal")
 		return 0
