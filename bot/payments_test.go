@@ -150,10 +150,23 @@ func (s *payShop) noOrder(quoteID string) {
 	}
 }
 
+// scheduled waits for the order's fulfilment job: payments store the order,
+// then schedule it, so a reader may see the order a moment before its job.
 func (s *payShop) scheduled(o *state.Order) {
 	s.t.Helper()
-	if _, ok, err := s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID)); err != nil || !ok {
-		s.t.Fatalf("order %d is not scheduled for fulfilment (%v)", o.ID, err)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, ok, err := s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID))
+		if err != nil {
+			s.t.Fatalf("read the job of order %d: %v", o.ID, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("order %d is not scheduled for fulfilment", o.ID)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
