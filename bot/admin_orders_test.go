@@ -493,8 +493,11 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 	other := s.finished(giftCards(1), state.PayStars, state.OrderDelivered)
 	o := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
 	ours := s.newest() // what our cut create made
-	if !s.reviewAlertRaised(o.ID) {
-		t.Fatal("no review alert")
+	// The worker raises the alert just after the order reaches needs_review.
+	for deadline := time.Now().Add(5 * time.Second); !s.reviewAlertRaised(o.ID); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no review alert")
+		}
 	}
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.adopt"))
