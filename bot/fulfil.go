@@ -125,35 +125,12 @@ func (f *fulfiller) run(ctx context.Context) {
 	defer wg.Wait()
 	wg.Add(1)
 	go func() { defer wg.Done(); f.retention(ctx) }()
-	sem := make(chan struct{}, f.cfg.Parallel)
-	t := time.NewTicker(f.cfg.Tick)
-	defer t.Stop()
-	for {
-		free := f.cfg.Parallel - len(sem)
-		jobs, err := f.sched.Claim(ctx, f.now(), f.cfg.Lease, free)
-		if err != nil && ctx.Err() == nil {
-			f.b.log.Warn("claim order jobs", "err", err)
-		}
-		for _, j := range jobs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				// A job in flight finishes even when ctx ends (a POST must not
-				// be cut by our own shutdown); its lease is kept alive meanwhile.
-				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(f.cfg.Lease, jobTimeout))
-				defer cancel()
-				stop := f.keepLease(jctx, j)
-				defer stop()
-				f.runJob(jctx, j)
-			}()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	w := &jobWorker{
+		what: "order", sched: f.sched, now: f.now, log: f.b.log,
+		tick: f.cfg.Tick, lease: f.cfg.Lease, timeout: max(f.cfg.Lease, jobTimeout), parallel: f.cfg.Parallel,
+		step: f.runJob,
 	}
+	w.run(ctx)
 }
 
 // retentionEvery is how often finished orders past the retention period
@@ -182,29 +159,6 @@ func (f *fulfiller) retention(ctx context.Context) {
 // jobTimeout bounds one pass over an order (a POST, polls, messages).
 const jobTimeout = 2 * time.Minute
 
-// keepLease extends the job's lease while it runs; stop ends that.
-func (f *fulfiller) keepLease(ctx context.Context, j state.Job) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(f.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if err := f.sched.Extend(ctx, j, f.now().Add(f.cfg.Lease)); err != nil {
-					f.b.log.Warn("extend order job lease", "job", j.Name, "err", err)
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
-
 // resume gives every unfinished order without a job one, due now.
 func (f *fulfiller) resume(ctx context.Context) error {
 	ids, err := f.orders.Unfinished(ctx)
@@ -226,32 +180,28 @@ func (f *fulfiller) resume(ctx context.Context) error {
 	return nil
 }
 
-func (f *fulfiller) runJob(ctx context.Context, j state.Job) {
+// runJob advances the order of an "order:<id>" job and says when to look
+// at it again; other jobs, and a job stopped at a failpoint, are left to
+// their lease.
+func (f *fulfiller) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "order:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
-		return // another part's job; its lease runs out for it
+		return time.Time{}, true // another part's job; its lease runs out for it
 	}
 	next, err := f.advance(ctx, id)
 	switch {
 	case errors.Is(err, errCrash):
 		f.b.log.Warn("order job abandoned", "order", id, "err", err)
-		return
+		return time.Time{}, true
 	case errors.Is(err, state.ErrOrderNotFound):
 		f.b.log.Error("order job without an order", "order", id)
-		next = time.Time{}
+		return time.Time{}, false
 	case err != nil:
 		f.b.log.Warn("order step failed; will retry", "order", id, "err", err)
-		next = f.now().Add(f.cfg.RetryMin)
+		return f.now().Add(f.cfg.RetryMin), false
 	}
-	if next.IsZero() {
-		err = f.sched.Done(ctx, j)
-	} else {
-		err = f.sched.Reschedule(ctx, j, next)
-	}
-	if err != nil && !errors.Is(err, state.ErrJobLeaseLost) {
-		f.b.log.Warn("finish order job", "order", id, "err", err)
-	}
+	return next, false
 }
 
 // advance moves the order as far as it can go now and returns when to look

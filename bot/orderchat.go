@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -452,57 +451,28 @@ func fromOperator(m *reseller.ChatMessage, own bool) bool {
 
 // run polls due chats until ctx ends.
 func (c *orderChat) run(ctx context.Context) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	sem := make(chan struct{}, c.cfg.Parallel)
-	t := time.NewTicker(c.cfg.Tick)
-	defer t.Stop()
-	for {
-		jobs, err := c.sched.Claim(ctx, c.now(), c.cfg.Lease, c.cfg.Parallel-len(sem))
-		if err != nil && ctx.Err() == nil {
-			c.b.log.Warn("order chat: claim polls", "err", err)
-		}
-		for _, j := range jobs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				// A poll in flight finishes on shutdown, so nothing it relayed
-				// goes unrecorded; it is bounded by the lease.
-				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Lease)
-				defer cancel()
-				c.runJob(jctx, j)
-			}()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	w := &jobWorker{
+		what: "order chat", sched: c.sched, now: c.now, log: c.b.log,
+		tick: c.cfg.Tick, lease: c.cfg.Lease, timeout: c.cfg.Lease, parallel: c.cfg.Parallel,
+		step: c.runJob,
 	}
+	w.run(ctx)
 }
 
-func (c *orderChat) runJob(ctx context.Context, j state.Job) {
+// runJob polls the chat of a "chat:<id>" job and says when to poll again.
+func (c *orderChat) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "chat:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
 		c.b.log.Error("order chat: unknown job", "job", j.Name)
-		_ = c.sched.Done(ctx, j)
-		return
+		return time.Time{}, false
 	}
 	next, err := c.poll(ctx, id)
 	if err != nil {
 		c.b.log.Warn("order chat: poll failed; will retry", "order", id, "err", err)
 		next = c.now().Add(c.cfg.PollSlow)
 	}
-	if next.IsZero() {
-		err = c.sched.Done(ctx, j)
-	} else {
-		err = c.sched.Reschedule(ctx, j, next)
-	}
-	if err != nil && !errors.Is(err, state.ErrJobLeaseLost) {
-		c.b.log.Warn("order chat: finish poll", "order", id, "err", err)
-	}
+	return next, false
 }
 
 // delay is the wait before the next poll: PollFast just after activity,
