@@ -217,7 +217,11 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 			}
 		}
 		slices.Sort(opts)
-		items := []listItem{{Label: env.T("keys.any"), ID: gkAny}}
+		anyKey := "keys.any"
+		if s.Step == gkPlatform {
+			anyKey = "keys.any_platform" // "any" agrees with "platform" in ru and uk
+		}
+		items := []listItem{{Label: env.T(anyKey), ID: gkAny}}
 		for _, o := range opts {
 			items = append(items, listItem{Label: o, ID: o})
 		}
@@ -287,8 +291,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		for _, g := range games {
 			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.GameID})
 		}
-		all := env.T("keys.any")
-		region, platform := cmp.Or(s.Get("region"), all), cmp.Or(s.Get("platform"), all)
+		region, platform := cmp.Or(s.Get("region"), env.T("keys.any")), cmp.Or(s.Get("platform"), env.T("keys.any_platform"))
 		text := env.T("keys.games", "region", locales.Escape(region), "platform", locales.Escape(platform))
 		if q := s.Get("q"); q != "" {
 			text += "\n" + env.T("search.results", "q", locales.Escape(q))
