@@ -567,6 +567,15 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	h, b, w := creditShop(t, false)
 	h.fake.BlockChat(buyer)
+	// The bot learns of the block from the my_chat_member update it polls.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if blocked, _ := b.Users.Blocked(context.Background(), buyer); blocked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bot never saw the buyer block it")
+		}
+	}
 	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	if !strings.Contains(confirm.RawText, "Wallet payments are off") {
 		t.Fatalf("no wallet warning: %s", confirm.RawText)
