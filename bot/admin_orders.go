@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -396,15 +394,6 @@ func (a adminOrders) paid(env *flows.Env, o *state.Order) string {
 	return locales.Money(env.Lang, o.ShopUSD)
 }
 
-// revenue is what the order brought in, in USD: Stars at STARS_USD_RATE,
-// or the wallet amount.
-func (a adminOrders) revenue(o *state.Order) decimal.Decimal {
-	if o.PayMethod == state.PayStars {
-		return decimal.NewFromInt(o.Stars).Mul(a.b.opts.StarsUSDRate)
-	}
-	return o.ShopUSD
-}
-
 // chargedKnown: charged_usd is stored with the upstream number (from the
 // create or adopt response) and updated on completion.
 func chargedKnown(o *state.Order) bool { return o.UpstreamNumber != 0 }
@@ -423,7 +412,7 @@ func (a adminOrders) margin(env *flows.Env, o *state.Order) string {
 	if !chargedKnown(o) || o.Status == state.OrderRefunding || o.Status == state.OrderRefunded {
 		return env.T("ao.none")
 	}
-	return locales.Money(env.Lang, a.revenue(o).Sub(o.ChargedUSD))
+	return locales.Money(env.Lang, a.b.paidUSD(o).Sub(o.ChargedUSD))
 }
 
 func (a adminOrders) upstreamNumber(env *flows.Env, o *state.Order) string {
@@ -478,7 +467,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.paid_wallet", "amount", locales.Money(env.Lang, o.ShopUSD), "charge", locales.Escape(o.ChargeID)))
 	}
 	lines = append(lines,
-		T("ao.order.money", "revenue", locales.Money(env.Lang, a.revenue(o)), "charged", a.charged(env, o), "margin", a.margin(env, o)),
+		T("ao.order.money", "revenue", locales.Money(env.Lang, a.b.paidUSD(o)), "charged", a.charged(env, o), "margin", a.margin(env, o)),
 		T("ao.order.status", "status", T("ao.status."+o.Status)))
 	if o.UpstreamNumber != 0 {
 		st := o.UpstreamStatus

@@ -120,8 +120,17 @@ func (r *reports) upstreamProblem(env *flows.Env, what string, err error) string
 }
 
 // starsUSD is the USD value of n Stars at STARS_USD_RATE.
-func (r *reports) starsUSD(n int64) decimal.Decimal {
-	return decimal.NewFromInt(n).Mul(r.b.opts.StarsUSDRate)
+func (b *Bot) starsUSD(n int64) decimal.Decimal {
+	return decimal.NewFromInt(n).Mul(b.opts.StarsUSDRate)
+}
+
+// paidUSD is what an order brought in, in USD: its Stars at
+// STARS_USD_RATE, or the wallet amount.
+func (b *Bot) paidUSD(o *state.Order) decimal.Decimal {
+	if o.PayMethod == state.PayStars {
+		return b.starsUSD(o.Stars)
+	}
+	return o.ShopUSD
 }
 
 // ---- /balance
@@ -219,8 +228,8 @@ func (r *reports) pendingSection(ctx context.Context, env *flows.Env) (string, e
 		return env.T("rep.bal.pending_none"), nil
 	}
 	text := env.N("rep.bal.pending", n, "stars", locales.Stars(env.Lang, stars),
-		"stars_usd", locales.Money(env.Lang, r.starsUSD(stars)), "wallet", locales.Money(env.Lang, wallet),
-		"total", locales.Money(env.Lang, r.starsUSD(stars).Add(wallet)))
+		"stars_usd", locales.Money(env.Lang, r.b.starsUSD(stars)), "wallet", locales.Money(env.Lang, wallet),
+		"total", locales.Money(env.Lang, r.b.starsUSD(stars).Add(wallet)))
 	if review > 0 {
 		text += "\n" + env.N("rep.bal.pending_review", review)
 	}
@@ -409,16 +418,15 @@ type tally struct {
 	cost                        decimal.Decimal
 }
 
-func (t *tally) add(o *state.Order, rate decimal.Decimal) {
+// add counts o, which brought in paid USD (Bot.paidUSD).
+func (t *tally) add(o *state.Order, paid decimal.Decimal) {
 	t.orders++
 	if o.Status == state.OrderRefunded || o.Status == state.OrderRefunding {
 		t.refunded++
 		return
 	}
-	paid := o.ShopUSD
 	if o.PayMethod == state.PayStars {
 		t.stars += o.Stars
-		paid = decimal.NewFromInt(o.Stars).Mul(rate)
 	} else {
 		t.wallet = t.wallet.Add(o.ShopUSD)
 	}
@@ -457,7 +465,6 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 		{key: "month", from: today.AddDate(0, 0, -29)},
 	}
 	oldest := periods[2].from
-	rate := r.b.opts.StarsUSDRate
 	for offset := 0; ; offset += statsBatch {
 		batch, err := r.orders.List(ctx, offset, statsBatch, state.OrderFilter{})
 		if err != nil {
@@ -469,18 +476,19 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 				done = true
 				break
 			}
+			paid := r.b.paidUSD(o)
 			for _, p := range periods {
 				if o.CreatedAt.Before(p.from) {
 					continue
 				}
-				p.all.add(o, rate)
+				p.all.add(o, paid)
 				if p.lines == nil {
 					p.lines = map[string]*tally{}
 				}
 				if p.lines[o.Line] == nil {
 					p.lines[o.Line] = &tally{}
 				}
-				p.lines[o.Line].add(o, rate)
+				p.lines[o.Line].add(o, paid)
 			}
 		}
 		if done {

@@ -43,7 +43,7 @@ func (br *broadcaster) register(e *flows.Engine) {
 	e.Register("broadcast", broadcastFlow{br})
 	e.HandleCommand("broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
-			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}, nil
+			return unknownCommand(env), nil
 		}
 		s.Enter("broadcast", "compose", ev.Now.Add(e.FlowTTL))
 		r, err := broadcastFlow{br}.Start(ctx, env, s, "")

@@ -220,7 +220,7 @@ func (c *orderChat) wake(ctx context.Context, id int64, activity bool) {
 // notice when there is no chat to open.
 func (c *orderChat) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64) (*state.Order, *flows.Reply, error) {
 	notice := func(key string) *flows.Reply {
-		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, "id", num(id))}}, NoScreen: true}
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, "id", itoa(id))}}, NoScreen: true}
 	}
 	o, err := c.orders.Get(ctx, id)
 	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && o.UserID != userID) {
@@ -258,7 +258,7 @@ func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, 
 	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
 	if err != nil {
 		c.b.log.Warn("order chat: read upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
-		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unavailable", "id", num(id))}}, NoScreen: true}, nil
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unavailable", "id", itoa(id))}}, NoScreen: true}, nil
 	}
 	c.wake(ctx, id, true)
 	s.Enter(chatFlow, "write", ev.Now.Add(c.b.Engine.FlowTTL))
@@ -273,7 +273,7 @@ func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, 
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
 func (c *orderChat) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
-	text := env.T("oc.open", "id", num(o.ID), "item", locales.Escape(itemName(o)))
+	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(itemName(o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
 			text += "\n\n" + env.T(why)
@@ -611,7 +611,6 @@ func newRelayToken() string {
 }
 
 // num renders an id or number as is: ids are not amounts, so no grouping.
-func num(n int64) string { return strconv.FormatInt(n, 10) }
 
 // cutText shortens s to at most n characters, marking the cut.
 func cutText(s string, n int) string {
@@ -626,7 +625,7 @@ func cutText(s string, n int) string {
 func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
 	lang := c.b.ful.lang(o)
 	text := strings.TrimSpace(m.Text())
-	head := locales.T(lang, "oc.operator", "id", num(o.ID))
+	head := locales.T(lang, "oc.operator", "id", itoa(o.ID))
 	body := head
 	if text != "" {
 		body += "\n" + locales.Escape(cutText(text, maxChatText))
@@ -690,7 +689,7 @@ func (c *orderChat) sendImage(ctx context.Context, chatID int64, img *reseller.C
 // transcript shows an admin the upstream chat of an order.
 func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*flows.Reply, error) {
 	notice := func(key string, kv ...any) *flows.Reply {
-		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, append([]any{"id", num(id)}, kv...)...)}}, NoScreen: true}
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, append([]any{"id", itoa(id)}, kv...)...)}}, NoScreen: true}
 	}
 	o, err := c.orders.Get(ctx, id)
 	if errors.Is(err, state.ErrOrderNotFound) {
@@ -705,10 +704,10 @@ func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*
 	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
 	switch {
 	case reseller.IsNotFound(err) || reseller.IsInvalidRequest(err):
-		return notice("oc.admin_no_chat", "number", num(o.UpstreamNumber)), nil
+		return notice("oc.admin_no_chat", "number", itoa(o.UpstreamNumber)), nil
 	case err != nil:
 		c.b.log.Warn("order chat: read upstream chat for an admin", "order", id, "err", err)
-		return notice("oc.admin_unavailable", "number", num(o.UpstreamNumber)), nil
+		return notice("oc.admin_unavailable", "number", itoa(o.UpstreamNumber)), nil
 	}
 	info, err := c.chats.Info(ctx, id)
 	if err != nil {
@@ -720,7 +719,7 @@ func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*
 // transcriptText renders the chat, newest messages kept when it is too
 // long for one message.
 func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) string {
-	head := env.T("oc.admin_head", "id", num(o.ID), "number", num(o.UpstreamNumber), "user", num(o.UserID))
+	head := env.T("oc.admin_head", "id", itoa(o.ID), "number", itoa(o.UpstreamNumber), "user", itoa(o.UserID))
 	if why := chatBlockedKey(ch); why != "" {
 		head += "\n" + env.T(why+"_admin")
 	}

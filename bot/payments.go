@@ -462,7 +462,7 @@ func (p *Payments) settle(ctx context.Context, c starCharge, langCode string) er
 		return p.ensureScheduled(ctx, o)
 	}
 	p.b.log.Info("order paid", "order", o.ID, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
-	if err := p.Schedule.Put(ctx, orderJob(o.ID), p.b.opts.Now()); err != nil {
+	if err := p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now()); err != nil {
 		return err
 	}
 	if _, err := p.b.Send(ctx, c.ChatID, locales.T(lang, "pay.paid", "amount", amount, "order", o.ID), nil); err != nil {
@@ -484,8 +484,6 @@ func (p *Payments) newOrder(q *state.Quote, lang locales.Lang, method, charge st
 	return o
 }
 
-func orderJob(id int64) string { return "order:" + strconv.FormatInt(id, 10) }
-
 // ensureScheduled puts a paid order that has no fulfilment job (its
 // payment was recorded but the process died before scheduling) on the
 // schedule. A job that exists is left alone: it may be leased.
@@ -493,11 +491,11 @@ func (p *Payments) ensureScheduled(ctx context.Context, o *state.Order) error {
 	if o.Status != state.OrderPaid {
 		return nil
 	}
-	_, ok, err := p.Schedule.Due(ctx, orderJob(o.ID))
+	_, ok, err := p.Schedule.Due(ctx, OrderJob(o.ID))
 	if err != nil || ok {
 		return err
 	}
-	return p.Schedule.Put(ctx, orderJob(o.ID), p.b.opts.Now())
+	return p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now())
 }
 
 // refund gives a Stars charge back at once. CHARGE_ALREADY_REFUNDED counts
@@ -582,7 +580,7 @@ func (p *Payments) settleWallet(ctx context.Context, q *state.Quote, lang locale
 		err = p.ensureScheduled(ctx, o)
 	} else {
 		p.b.log.Info("order paid", "order", o.ID, "quote", q.ID, "method", state.PayWallet)
-		err = p.Schedule.Put(ctx, orderJob(o.ID), p.b.opts.Now())
+		err = p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now())
 	}
 	if err != nil {
 		return nil, err
