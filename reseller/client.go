@@ -53,18 +53,23 @@ const maxResponseBody = 32 << 20
 // jitter between them, never past the context's deadline):
 //   - Reads (every GET) and POST /store-topup/check-login are retried on
 //     429, 5xx and network errors.
-//   - Order-creating POSTs are retried only when the request provably was
-//     not executed: a 429, or a failure before any byte of the request was
-//     written (connection refused, DNS failure). Any other failure (timeout
-//     or connection cut after sending, 5xx, an undecodable 2xx body, or the
-//     context ending after sending) is returned as *OutcomeUnknownError: an
-//     order may exist, so the caller reconciles via Orders instead of
-//     retrying. A 4xx other than 429 is a plain *Error: nothing was created.
+//   - Order-creating POSTs are retried only when nothing of the request was
+//     written (connection refused, DNS failure). A 429 is never waited out
+//     inside the call: it is returned at once as a *RateLimitError carrying
+//     RetryAfter. Nothing was created, so the caller decides when to try
+//     again (and a deadline the caller counts from the answer is not spent
+//     inside the call). Any other failure (timeout or connection cut after
+//     sending, 5xx, an undecodable 2xx body, or the context ending after
+//     sending) is returned as *OutcomeUnknownError: an order may exist, so
+//     the caller reconciles via Orders instead of retrying. A 4xx (429
+//     included) is a plain *Error or *RateLimitError, never outcome-unknown:
+//     nothing was created.
 //   - The chat POST is retried only on 429 or when nothing was written.
 //
-// A 429 is waited out for its Retry-After (or a backoff when absent); a
-// Retry-After longer than WithMaxRetryWait ends the call at once with the
-// *RateLimitError. No error string ever contains the API key.
+// On reads, check-login and the chat POST a 429 is waited out for its
+// Retry-After (or a backoff when absent); a Retry-After longer than
+// WithMaxRetryWait ends the call at once with the *RateLimitError. No error
+// string ever contains the API key.
 type Client struct {
 	base         string // absolute base URL without a trailing slash
 	baseRedacted string
@@ -148,7 +153,8 @@ func WithBackoff(base, max time.Duration) Option {
 
 // WithMaxRetryWait sets the longest Retry-After the client waits out before
 // retrying a 429 (default 30s). A longer requested wait ends the call with a
-// *RateLimitError so the caller can reschedule.
+// *RateLimitError so the caller can reschedule. It does not apply to
+// order-creating calls, which return every 429 at once.
 func WithMaxRetryWait(d time.Duration) Option {
 	return func(c *Client) error {
 		if d < 0 {
@@ -295,9 +301,9 @@ type policy int
 const (
 	// policySafe: reads and check-login. Retried on 429, 5xx and network errors.
 	policySafe policy = iota
-	// policyCreate: order-creating POSTs. Retried only when the request
-	// provably was not executed (429, nothing written); any other failure
-	// after sending becomes an *OutcomeUnknownError.
+	// policyCreate: order-creating POSTs. Retried only when nothing was
+	// written; a 429 is returned at once as a *RateLimitError (never waited
+	// out); any other failure after sending becomes an *OutcomeUnknownError.
 	policyCreate
 	// policyUnsent: chat POST. Retried only on 429 or when nothing was
 	// written; other failures are returned as they are.
@@ -397,6 +403,10 @@ func (c *Client) judge(ctx context.Context, cl *call, r attemptResult, attempt i
 	case r.status == http.StatusTooManyRequests:
 		apiErr := newAPIError(cl.route, r.status, r.body, c.redact)
 		rl := newRateLimitError(apiErr, r.header, c.now(), c.redact)
+		if cl.policy == policyCreate {
+			// Nothing was created: the caller decides when to try again.
+			return 0, false, rl
+		}
 		wait = rl.RetryAfter
 		if wait == 0 {
 			wait = c.backoff(attempt)

@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 func TestNew(t *testing.T) {
@@ -484,15 +487,112 @@ func TestCreate_400IsCleanFailure(t *testing.T) {
 	}
 }
 
-func TestCreate_retriedAfter429(t *testing.T) {
-	env := setup(t)
-	calls := flaky(env, "POST /gift-cards/order", fixture(t, "order_gift_card.json"), 429)
-	got, err := env.client.CreateGiftCardOrder(t.Context(), giftReq)
-	if err != nil {
-		t.Fatal(err)
+// TestCreate429ReturnsAtOnceWithRetryAfter: a 429 on an order-creating POST
+// is never waited out inside the call, however short its Retry-After (the
+// default WithMaxRetryWait of 30s would allow 25s): the call ends after one
+// request with a *RateLimitError carrying RetryAfter, which is not
+// outcome-unknown (nothing was created).
+func TestCreate429ReturnsAtOnceWithRetryAfter(t *testing.T) {
+	for _, retryAfter := range []string{"25", "1", ""} {
+		t.Run("Retry-After="+retryAfter, func(t *testing.T) {
+			env := setup(t)
+			env.onSleep = func(context.Context, time.Duration) error {
+				t.Error("the create call waited")
+				return nil
+			}
+			var calls atomic.Int64
+			env.mux.HandleFunc("POST /gift-cards/order", func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) > 1 {
+					writeJSON(w, http.StatusOK, fixture(t, "order_gift_card.json"))
+					return
+				}
+				if retryAfter != "" {
+					w.Header().Set("Retry-After", retryAfter)
+				}
+				writeJSON(w, http.StatusTooManyRequests, []byte(`{"error":{"type":"rate_limited","message":"slow down"}}`))
+			})
+			got, err := env.client.CreateGiftCardOrder(t.Context(), giftReq)
+			if got != nil {
+				t.Fatalf("order %d returned after a 429", got.Number)
+			}
+			var rl *RateLimitError
+			if !errors.As(err, &rl) {
+				t.Fatalf("err = %v, want *RateLimitError", err)
+			}
+			want := time.Duration(0)
+			if retryAfter != "" {
+				n, _ := strconv.Atoi(retryAfter)
+				want = time.Duration(n) * time.Second
+			}
+			if rl.RetryAfter != want {
+				t.Errorf("RetryAfter = %v, want %v", rl.RetryAfter, want)
+			}
+			if !IsRateLimited(err) || IsOutcomeUnknown(err) {
+				t.Errorf("IsRateLimited = %v, IsOutcomeUnknown = %v, want true, false", IsRateLimited(err), IsOutcomeUnknown(err))
+			}
+			if calls.Load() != 1 || len(env.sleepLog()) != 0 {
+				t.Errorf("requests = %d, sleeps = %v: want one request and no wait", calls.Load(), env.sleepLog())
+			}
+		})
 	}
-	if got.Number != 1006 || calls.Load() != 2 {
-		t.Errorf("order %d after %d requests", got.Number, calls.Load())
+}
+
+// Every order-creating endpoint returns a 429 at once; reads and the
+// check-login POST still wait it out (TestRetry_429ThenSuccess).
+func TestCreate429AtOnceOnEveryCreateEndpoint(t *testing.T) {
+	env := setup(t)
+	var calls atomic.Int64
+	env.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "3")
+		writeJSON(w, http.StatusTooManyRequests, []byte(`{"error":{"type":"rate_limited","message":"slow down"}}`))
+	})
+	ctx := t.Context()
+	c := env.client
+	creates := map[string]func() (*Order, error){
+		"store top-up": func() (*Order, error) {
+			return c.CreateStoreTopupOrder(ctx, &StoreTopupOrderRequest{StoreLogin: "gaben", Amount: decimal.RequireFromString("5")})
+		},
+		"stars": func() (*Order, error) {
+			return c.BuyStars(ctx, &StarsOrderRequest{MessengerUsername: "alice", Quantity: 50})
+		},
+		"premium": func() (*Order, error) {
+			return c.BuyPremium(ctx, &PremiumOrderRequest{MessengerUsername: "alice", Months: 3})
+		},
+		"manual": func() (*Order, error) {
+			return c.CreateManualServiceOrder(ctx, &ManualServiceOrderRequest{ServiceID: "s", ProductID: "p", Fields: map[string]string{"login": "x"}})
+		},
+		"store gift": func() (*Order, error) {
+			return c.CreateStoreGiftOrder(ctx, &StoreGiftOrderRequest{AppID: 1, SubID: 2, Region: "EU", InviteURL: "https://s.team/p/abc"})
+		},
+		"gift card": func() (*Order, error) { return c.CreateGiftCardOrder(ctx, giftReq) },
+		"game key": func() (*Order, error) {
+			return c.CreateGameKeyOrder(ctx, &GameKeyOrderRequest{GameID: "g", KeyID: "k", Quantity: 1})
+		},
+		"game top-up": func() (*Order, error) {
+			return c.CreateTopUpOrder(ctx, &TopUpOrderRequest{CategoryID: "c", OfferID: "o", Fields: map[string]string{"player_id": "1"}})
+		},
+	}
+	for name, create := range creates {
+		before := calls.Load()
+		_, err := create()
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 3*time.Second || IsOutcomeUnknown(err) {
+			t.Errorf("%s: err = %v, want *RateLimitError with RetryAfter 3s", name, err)
+		}
+		if n := calls.Load() - before; n != 1 {
+			t.Errorf("%s: %d requests, want 1", name, n)
+		}
+	}
+	if got := env.sleepLog(); len(got) != 0 {
+		t.Errorf("sleeps = %v, want none", got)
+	}
+	// A read still waits a 429 out, up to the attempts.
+	if _, err := c.Me(ctx); !IsRateLimited(err) {
+		t.Fatalf("Me: err = %v", err)
+	}
+	if got := env.sleepLog(); !slices.Equal(got, []time.Duration{3 * time.Second, 3 * time.Second, 3 * time.Second}) {
+		t.Errorf("read sleeps = %v, want three Retry-After waits", got)
 	}
 }
 

@@ -4,7 +4,10 @@
 //
 // Create a Client with New and call one method per endpoint; every method
 // takes a context first. Lists that page by cursor (GET /transactions and
-// GET /orders) also have iterators, AllTransactions and AllOrders.
+// GET /orders) also have iterators, AllTransactions and AllOrders. For
+// reconciling creates without clocks, NewestOrderNumber reads a watermark
+// (order numbers grow with newness) and OrdersAbove lists, newest first,
+// only the orders above one.
 //
 // Money is Money (a decimal.Decimal that reads and writes the API's 4-place
 // strings), never a float. Requests are checked before sending: a bad input

@@ -86,8 +86,11 @@ type StatusChange struct {
 // Fields of other product lines are null or absent upstream. Here a null or
 // absent string is "", a null or absent integer is 0 (no valid value is 0),
 // and the fields where null carries meaning are pointers: Amount, AmountUSD,
-// ChatRequired and DeadlineAt. Raw keeps the whole object, including the
-// fields of in-game top-up orders that the spec does not show.
+// ChatRequired and DeadlineAt. Raw keeps the whole object, including any
+// fields of in-game top-up orders, which the spec does not show (do not rely
+// on them: the order object of an in-game top-up or a game-key order is not
+// documented to echo any request field, and a manual-service order does not
+// echo the buyer's fields).
 type Order struct {
 	// Object is "order".
 	Object string `json:"object"`
@@ -166,7 +169,9 @@ type Order struct {
 	Codes []string `json:"codes"`
 
 	// Keys are the delivered game keys as received (item shape not shown by
-	// the spec): one raw JSON value per item. See DeliveredKeys.
+	// the spec): one raw JSON value per item. The spec places them on the
+	// order fetched by number (Client.Order); a listed or just-created order
+	// may lack them. See DeliveredKeys.
 	Keys RawList `json:"keys"`
 
 	// Raw is the whole order object as received. It is not written by
@@ -325,6 +330,11 @@ func (c *Client) Orders(ctx context.Context, opts *OrdersOptions) (*OrderList, e
 // following next_cursor from page to page (opts.Cursor is the starting
 // point, opts.Limit the page size). An error is yielded once, as the last
 // element.
+//
+// The caller may stop at any time by breaking out of the loop: no further
+// page is fetched after that. Order numbers grow with newness, so a caller
+// looking for the orders above a watermark number can break at the first
+// order whose number is at or below it; OrdersAbove does exactly that.
 func (c *Client) AllOrders(ctx context.Context, opts *OrdersOptions) iter.Seq2[Order, error] {
 	var o OrdersOptions
 	if opts != nil {
@@ -339,6 +349,49 @@ func (c *Client) AllOrders(ctx context.Context, opts *OrdersOptions) iter.Seq2[O
 		}
 		return l.Data, l.HasMore, l.NextCursor, nil
 	})
+}
+
+// OrdersAbove iterates, newest first, over the orders matching opts whose
+// number is greater than watermark (for example a number returned by
+// NewestOrderNumber before a create), and stops at the first order at or
+// below it without fetching a further page. watermark 0 lists every order.
+// opts may be nil; opts.Cursor, when set, is the starting point as in
+// AllOrders. An error is yielded once, as the last element.
+func (c *Client) OrdersAbove(ctx context.Context, watermark int64, opts *OrdersOptions) iter.Seq2[Order, error] {
+	return func(yield func(Order, error) bool) {
+		if watermark < 0 {
+			yield(Order{}, invalid("watermark", "must be at least 0, got %d", watermark))
+			return
+		}
+		for o, err := range c.AllOrders(ctx, opts) {
+			if err != nil {
+				yield(Order{}, err)
+				return
+			}
+			if o.Number <= watermark {
+				return
+			}
+			if !yield(o, nil) {
+				return
+			}
+		}
+	}
+}
+
+// NewestOrderNumber returns the number of the newest upstream order, of
+// type typ when typ is not empty, or 0 when there is none: one GET
+// /orders?limit=1 (with &type=... for a type). Order numbers grow with
+// newness, so a number read before a create is a watermark: an order that
+// create made, if any, has a greater number (see OrdersAbove).
+func (c *Client) NewestOrderNumber(ctx context.Context, typ OrderType) (int64, error) {
+	l, err := c.Orders(ctx, &OrdersOptions{Limit: 1, Type: typ})
+	if err != nil {
+		return 0, err
+	}
+	if len(l.Data) == 0 {
+		return 0, nil
+	}
+	return l.Data[0].Number, nil
 }
 
 // Order returns one order with its status history and delivered codes or

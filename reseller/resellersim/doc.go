@@ -15,14 +15,25 @@
 // refund, see Behavior), the manual-service order chat with a scripted
 // operator, per-key rate limiting, and test hooks that inject failures:
 // FailNext, CutAfterCreate (the ambiguous create), FailCreateAfterExecute,
-// DelayNext, RateLimitNext and others.
+// DelayNext, RateLimitNext and others; ScriptCreates gives the next
+// order-creating requests one outcome each, in order (429 creating nothing,
+// created then 502, cut, or no answer, each with and without creating the
+// order); Config.ClockOffset / SetClockOffset put the upstream's clock
+// behind or ahead; PlaceOtherClientOrder plants an order placed by another
+// client of the same account.
+//
+// The order object echoes only the request fields the spec's Order table
+// lists for the line (see the doc comment of (*order).json in orders.go):
+// game-key orders echo none of game_id, key_id, quantity, and carry the
+// delivered keys only when fetched by number; in-game top-up orders echo
+// none of category_id, offer_id or the buyer fields; manual-service orders
+// echo service_id and product_id but not the buyer fields. OrderSnapshot
+// keeps every request field for tests.
 //
 // Choices where the spec shows no shape: game keys are delivered in "keys" as
-// objects {"key", "name"}; game-key orders carry game_id, game_name, key_id,
-// key_name and quantity; in-game top-up orders carry category_id,
-// category_name, offer_id, offer_name and fields, and no codes; chat messages
-// are {"object": "chat_message", "id", "author" ("operator" or "client"),
-// "text", "image" (URL or null), "created_at"}; a "select" top-up field lists
-// its values in "options"; catalog list entries carry an "object" too;
-// server_error is answered with the injected status (5xx).
+// objects {"key", "name"}; in-game top-up orders carry no codes; chat
+// messages are {"object": "chat_message", "id", "author" ("operator" or
+// "client"), "text", "image" (URL or null), "created_at"}; a "select" top-up
+// field lists its values in "options"; catalog list entries carry an
+// "object" too; server_error is answered with the injected status (5xx).
 package resellersim

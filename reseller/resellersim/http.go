@@ -118,11 +118,17 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	hook := s.faults.onRequest
+	var step CreateStep
+	var scripted bool
 	if rt.create {
 		s.faults.creates++
+		step, scripted = s.faults.takeCreateStep()
 	}
 	delay := s.faults.takeDelay(rel)
-	failStatus := s.faults.takeFail(rel)
+	var failStatus int
+	if !scripted { // a scripted step is the whole fault of its create
+		failStatus = s.faults.takeFail(rel)
+	}
 	s.mu.Unlock()
 
 	if hook != nil {
@@ -143,6 +149,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "1")
 		}
 		writeError(w, failStatus, errorType(failStatus), "injected failure")
+		return
+	}
+	if scripted && !step.create {
+		s.answerStep(w, r, step, "injected failure before the order was created")
 		return
 	}
 	if len(segs) == 2 && segs[0] == "chat-files" && r.Method == http.MethodGet {
@@ -180,10 +190,18 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, herr := rt.h(s, q)
 	var cut bool
 	var failAfter int
-	if herr == nil && rt.create {
+	if herr == nil && rt.create && !scripted {
 		cut, failAfter = s.faults.takeAfterCreate()
 	}
+	created, onCreated := s.createdLocked(herr == nil && rt.create)
 	s.mu.Unlock()
+	if created != nil && onCreated != nil {
+		onCreated(*created)
+	}
+	if herr == nil && scripted && step.answer != answerNormal {
+		s.answerStep(w, r, step, "injected failure after the order was created")
+		return
+	}
 
 	if herr != nil {
 		var ae *apiError
@@ -206,6 +224,34 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// createdLocked returns a copy of the order a create just stored and the
+// creation hook, when ok and there is a hook.
+func (s *Sim) createdLocked(ok bool) (*OrderSnapshot, func(OrderSnapshot)) {
+	if !ok || s.faults.onCreated == nil || len(s.orders) == 0 {
+		return nil, nil
+	}
+	o := s.orders[len(s.orders)-1].clone()
+	return &o, s.faults.onCreated
+}
+
+// answerStep gives the answer of a scripted create step other than the
+// normal one.
+func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st CreateStep, msg string) {
+	switch st.answer {
+	case answerStatus:
+		if st.status == http.StatusTooManyRequests {
+			ae := forcedRateLimit(s.clock(), s.rateLimit, st.retryAfter, w.Header())
+			writeError(w, ae.status, ae.typ, ae.msg)
+			return
+		}
+		writeError(w, st.status, errorType(st.status), msg)
+	case answerCut:
+		cutConnection(w)
+	case answerHang:
+		<-r.Context().Done() // the client gave up: no answer
+	}
 }
 
 // rendered is a result that needs the request to render (absolute URLs).

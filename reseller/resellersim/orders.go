@@ -338,49 +338,44 @@ type keyJSON struct {
 }
 
 // orderJSON is the wire Order. Line-specific fields are omitted when they do
-// not apply to the order's line.
+// not apply to the order's line, and so is every request field the spec's
+// Order table does not list (see (*order).json).
 type orderJSON struct {
-	Object            string            `json:"object"`
-	Number            int               `json:"number"`
-	Type              string            `json:"type"`
-	Status            string            `json:"status"`
-	StoreLogin        *string           `json:"store_login,omitempty"`
-	Currency          *string           `json:"currency,omitempty"`
-	Amount            *string           `json:"amount,omitempty"`
-	AmountUSD         *string           `json:"amount_usd,omitempty"`
-	MessengerUsername *string           `json:"messenger_username,omitempty"`
-	Stars             *int              `json:"stars,omitempty"`
-	Months            *int              `json:"months,omitempty"`
-	ServiceID         *string           `json:"service_id,omitempty"`
-	ServiceName       *string           `json:"service_name,omitempty"`
-	ProductID         *string           `json:"product_id,omitempty"`
-	ProductName       *string           `json:"product_name,omitempty"`
-	ManualKind        *string           `json:"manual_kind,omitempty"`
-	ChatRequired      *bool             `json:"chat_required,omitempty"`
-	DeadlineAt        *string           `json:"deadline_at,omitempty"`
-	AppID             *int              `json:"app_id,omitempty"`
-	AppName           *string           `json:"app_name,omitempty"`
-	SubID             *int              `json:"sub_id,omitempty"`
-	Region            *string           `json:"region,omitempty"`
-	InviteURL         *string           `json:"invite_url,omitempty"`
-	CategoryID        *string           `json:"category_id,omitempty"`
-	CategoryName      *string           `json:"category_name,omitempty"`
-	CardID            *string           `json:"card_id,omitempty"`
-	CardName          *string           `json:"card_name,omitempty"`
-	GameID            *string           `json:"game_id,omitempty"`
-	GameName          *string           `json:"game_name,omitempty"`
-	KeyID             *string           `json:"key_id,omitempty"`
-	KeyName           *string           `json:"key_name,omitempty"`
-	OfferID           *string           `json:"offer_id,omitempty"`
-	OfferName         *string           `json:"offer_name,omitempty"`
-	Quantity          *int              `json:"quantity,omitempty"`
-	Fields            map[string]string `json:"fields,omitempty"`
-	Codes             *[]string         `json:"codes,omitempty"`
-	Keys              *[]keyJSON        `json:"keys,omitempty"`
-	ChargedUSD        string            `json:"charged_usd"`
-	StatusReason      *string           `json:"status_reason"`
-	CreatedAt         string            `json:"created_at"`
-	StatusHistory     *[]historyJSON    `json:"status_history,omitempty"`
+	Object            string         `json:"object"`
+	Number            int            `json:"number"`
+	Type              string         `json:"type"`
+	Status            string         `json:"status"`
+	StoreLogin        *string        `json:"store_login,omitempty"`
+	Currency          *string        `json:"currency,omitempty"`
+	Amount            *string        `json:"amount,omitempty"`
+	AmountUSD         *string        `json:"amount_usd,omitempty"`
+	MessengerUsername *string        `json:"messenger_username,omitempty"`
+	Stars             *int           `json:"stars,omitempty"`
+	Months            *int           `json:"months,omitempty"`
+	ServiceID         *string        `json:"service_id,omitempty"`
+	ServiceName       *string        `json:"service_name,omitempty"`
+	ProductID         *string        `json:"product_id,omitempty"`
+	ProductName       *string        `json:"product_name,omitempty"`
+	ManualKind        *string        `json:"manual_kind,omitempty"`
+	ChatRequired      *bool          `json:"chat_required,omitempty"`
+	DeadlineAt        *string        `json:"deadline_at,omitempty"`
+	AppID             *int           `json:"app_id,omitempty"`
+	AppName           *string        `json:"app_name,omitempty"`
+	SubID             *int           `json:"sub_id,omitempty"`
+	Region            *string        `json:"region,omitempty"`
+	InviteURL         *string        `json:"invite_url,omitempty"`
+	CategoryID        *string        `json:"category_id,omitempty"`
+	CategoryName      *string        `json:"category_name,omitempty"`
+	CardID            *string        `json:"card_id,omitempty"`
+	CardName          *string        `json:"card_name,omitempty"`
+	OfferName         *string        `json:"offer_name,omitempty"`
+	Quantity          *int           `json:"quantity,omitempty"`
+	Codes             *[]string      `json:"codes,omitempty"`
+	Keys              *[]keyJSON     `json:"keys,omitempty"`
+	ChargedUSD        string         `json:"charged_usd"`
+	StatusReason      *string        `json:"status_reason"`
+	CreatedAt         string         `json:"created_at"`
+	StatusHistory     *[]historyJSON `json:"status_history,omitempty"`
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -393,6 +388,38 @@ func formatAmount(d decimal.Decimal) string {
 	return d.StringFixed(2)
 }
 
+// json renders the order object; withHistory is the single-order form (GET
+// /orders/{number}) with status_history and the delivered game keys.
+//
+// Which request fields each line's order object echoes: the simulator follows the spec's Order table strictly: a request field is
+// echoed only where the table lists it for that line, so code that matches
+// an upstream order against a request it sent must not rely on anything
+// else. Per line (request fields -> order object):
+//
+//   - store_topup: store_login, currency, amount all echoed (amount in the
+//     currency with at least 2 decimals; amount_usd added).
+//   - messenger_stars: messenger_username echoed as sent; quantity echoed
+//     as stars.
+//   - messenger_premium: messenger_username echoed as sent; months echoed.
+//   - manual_service: service_id and product_id echoed (with service_name,
+//     product_name, manual_kind, chat_required, deadline_at); the buyer's
+//     fields are NOT echoed.
+//   - store_gift: app_id, sub_id, region, invite_url echoed; app_name
+//     echoed when sent (otherwise the catalog name); offer_name added.
+//   - gift_card: category_id, card_id, quantity echoed (with category_name,
+//     card_name); codes once completed.
+//   - game_key: NOTHING of the request is echoed: no game_id, key_id or
+//     quantity (the table has no game-key rows). The delivered keys are in
+//     "keys" only on the order fetched by number (GET /orders/{number}),
+//     never in the list or the create answer.
+//   - game_topup: NOTHING of the request is echoed: no category_id,
+//     offer_id or buyer fields (the spec: "Fields specific to in-game top-up
+//     orders (category, offer, buyer fields): not shown"), and no codes.
+//
+// Every line carries object, number, type, status, status_reason,
+// charged_usd and created_at; status_history only when fetched by number.
+// The simulator keeps every request field in its store (OrderSnapshot), so
+// tests can still tell which buyer an order belongs to.
 func (o *order) json(withHistory bool) orderJSON {
 	j := orderJSON{
 		Object:       "order",
@@ -424,17 +451,15 @@ func (o *order) json(withHistory bool) orderJSON {
 		j.CardID, j.CardName, j.Quantity = ptr(o.CardID), ptr(o.CardName), ptr(o.Quantity)
 		j.Codes = ptr(append([]string{}, o.Codes...))
 	case LineGameKey:
-		j.GameID, j.GameName = ptr(o.GameID), ptr(o.GameName)
-		j.KeyID, j.KeyName, j.Quantity = ptr(o.KeyID), ptr(o.KeyName), ptr(o.Quantity)
-		keys := make([]keyJSON, 0, len(o.Keys))
-		for _, k := range o.Keys {
-			keys = append(keys, keyJSON(k))
+		if withHistory {
+			keys := make([]keyJSON, 0, len(o.Keys))
+			for _, k := range o.Keys {
+				keys = append(keys, keyJSON(k))
+			}
+			j.Keys = &keys
 		}
-		j.Keys = &keys
 	case LineGameTopup:
-		j.CategoryID, j.CategoryName = ptr(o.CategoryID), ptr(o.CategoryName)
-		j.OfferID, j.OfferName = ptr(o.OfferID), ptr(o.OfferName)
-		j.Fields = maps.Clone(o.Fields)
+		// Nothing: see the doc comment of json.
 	}
 	if withHistory {
 		h := make([]historyJSON, 0, len(o.History))

@@ -1,6 +1,11 @@
 package resellersim
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -476,4 +481,72 @@ func (s *Sim) orderStoreTopup(q *request) (any, error) {
 		return nil, err
 	}
 	return o.json(false), nil
+}
+
+// PlaceOtherClientOrder creates an order in the simulator's store as if
+// another client of the same account (another shop, the dashboard, a stale
+// replica) had POSTed req (a value that encodes to the JSON body, or a
+// []byte or string holding it) to the order-creating path (relative to
+// /api/v1, for example "/top-ups/order"; the full path also works). The
+// order is validated, charged to the same balance and progresses exactly as
+// one created over HTTP, and it shows in GET /orders like any other, but no
+// fault, delay, scripted step, rate limit or request hook applies and it is
+// not counted by CreateCount. Tests use it to plant a look-alike of their
+// own order (same line and offer, other buyer fields) and check that it is
+// never adopted. It returns the order, or the error the endpoint would
+// answer (for example a 400 for an invalid request or a 403 for a blocked
+// account).
+func (s *Sim) PlaceOtherClientOrder(path string, req any) (OrderSnapshot, error) {
+	var body []byte
+	switch b := req.(type) {
+	case []byte:
+		body = b
+	case string:
+		body = []byte(b)
+	default:
+		var err error
+		if body, err = json.Marshal(req); err != nil {
+			return OrderSnapshot{}, fmt.Errorf("resellersim: encoding the request: %w", err)
+		}
+	}
+	rel := normPrefix(path)
+	segs := strings.Split(strings.Trim(rel, "/"), "/")
+	rt, ok := match(http.MethodPost, segs)
+	if !ok || !rt.create {
+		return OrderSnapshot{}, fmt.Errorf("resellersim: %s is not an order-creating path", path)
+	}
+	r, err := http.NewRequest(http.MethodPost, "http://resellersim.invalid"+PathPrefix+rel, bytes.NewReader(body))
+	if err != nil {
+		return OrderSnapshot{}, fmt.Errorf("resellersim: %w", err)
+	}
+	r.Header.Set("Content-Type", "application/json")
+
+	o, onCreated, err := s.placeOther(rt, r, segs, body)
+	if err != nil {
+		return OrderSnapshot{}, err
+	}
+	if onCreated != nil {
+		onCreated(o)
+	}
+	return o, nil
+}
+
+// placeOther runs an order-creating handler for PlaceOtherClientOrder under
+// the lock and returns the order and the creation hook.
+func (s *Sim) placeOther(rt route, r *http.Request, segs []string, body []byte) (OrderSnapshot, func(OrderSnapshot), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rt.forbidden && s.status == StatusBlocked {
+		return OrderSnapshot{}, nil, &apiError{status: http.StatusForbidden, typ: "forbidden", msg: "account suspended"}
+	}
+	now := s.clock()
+	s.advanceLocked(now)
+	before := len(s.orders)
+	if _, err := rt.h(s, &request{r: r, path: segs, body: body, now: now, query: r.URL.Query()}); err != nil {
+		return OrderSnapshot{}, nil, err
+	}
+	if len(s.orders) != before+1 {
+		return OrderSnapshot{}, nil, errors.New("resellersim: the endpoint created no order")
+	}
+	return s.orders[len(s.orders)-1].clone(), s.faults.onCreated, nil
 }

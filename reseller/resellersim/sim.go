@@ -2,6 +2,7 @@ package resellersim
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -31,6 +32,13 @@ type Config struct {
 	// Slow gives orders realistic delays (processing after 1s, final after 4s)
 	// instead of completing at once; behaviors set with SetBehavior still win.
 	Slow bool
+	// ClockOffset is how far the upstream's clock is from Now: every time the
+	// service stamps (an order's created_at, status_history and deadline_at,
+	// transactions, chat messages, X-RateLimit-Reset) reads Now()+ClockOffset.
+	// For example -10*time.Minute is an upstream clock ten minutes behind.
+	// Order progress is unchanged (it is measured on the same shifted clock).
+	// See also SetClockOffset.
+	ClockOffset time.Duration
 }
 
 // Mode is how an order ends.
@@ -96,6 +104,7 @@ type Sim struct {
 	email      string
 	startedAt  time.Time
 	defaultBeh Behavior
+	offset     atomic.Int64 // ClockOffset in nanoseconds
 
 	mu            sync.Mutex
 	cat           *Catalog
@@ -135,6 +144,7 @@ func New(cfg Config) *Sim {
 		files:         map[int]chatFile{},
 		nextMessageID: 1,
 	}
+	s.offset.Store(int64(cfg.ClockOffset))
 	if s.apiKey == "" {
 		s.apiKey = defaultAPIKey
 	}
@@ -171,9 +181,26 @@ func New(cfg Config) *Sim {
 	return s
 }
 
-// clock returns the current simulated time in UTC.
+// clock returns the upstream's current time in UTC: Now plus the clock
+// offset.
 func (s *Sim) clock() time.Time {
-	return s.now().UTC()
+	return s.now().UTC().Add(time.Duration(s.offset.Load()))
+}
+
+// SetClockOffset sets how far the upstream's clock is from Config.Now (see
+// Config.ClockOffset): a negative d is an upstream clock behind, a positive
+// one ahead. It takes effect at once, like a clock jump on the upstream:
+// timestamps stamped from now on are shifted by d, earlier ones stay as
+// they are, and orders in flight reach their next state when the shifted
+// clock says so (a jump forward completes them sooner).
+func (s *Sim) SetClockOffset(d time.Duration) {
+	s.offset.Store(int64(d))
+}
+
+// ClockOffset returns the upstream clock offset set by Config.ClockOffset or
+// SetClockOffset.
+func (s *Sim) ClockOffset() time.Duration {
+	return time.Duration(s.offset.Load())
 }
 
 // seedTransactions records the starting deposit and a few transactions of
