@@ -81,19 +81,19 @@ type TransitionError struct {
 	ID     int64
 	Status string // the order's status when refused (empty for an illegal request)
 	To     string
-	err    error
+	Err    error // ErrBadTransition or ErrIllegalTransition
 }
 
 // Error describes the refused transition.
 func (e *TransitionError) Error() string {
 	if e.Status == "" {
-		return fmt.Sprintf("order %d -> %s: %v", e.ID, e.To, e.err)
+		return fmt.Sprintf("order %d -> %s: %v", e.ID, e.To, e.Err)
 	}
-	return fmt.Sprintf("order %d %s -> %s: %v", e.ID, e.Status, e.To, e.err)
+	return fmt.Sprintf("order %d %s -> %s: %v", e.ID, e.Status, e.To, e.Err)
 }
 
 // Unwrap returns ErrBadTransition or ErrIllegalTransition.
-func (e *TransitionError) Unwrap() error { return e.err }
+func (e *TransitionError) Unwrap() error { return e.Err }
 
 // Transition is one step in an order's history.
 type Transition struct {
@@ -122,16 +122,36 @@ type Order struct {
 	PayMethod   string          `json:"pay_method"` // PayStars or PayWallet
 	ChargeID    string          `json:"charge_id"`  // Telegram charge id, or the wallet ledger ref
 
-	Status         string          `json:"status"`
-	AttemptID      string          `json:"attempt_id,omitempty"`
-	PlacingAt      time.Time       `json:"placing_at,omitzero"`
-	Attempts       int             `json:"attempts,omitempty"`
-	UpstreamNumber int64           `json:"upstream_number,omitempty"`
-	UpstreamStatus string          `json:"upstream_status,omitempty"`
-	ChargedUSD     decimal.Decimal `json:"charged_usd,omitzero"`
-	Codes          []string        `json:"codes,omitempty"` // delivered codes or keys
-	Reason         string          `json:"reason,omitempty"`
-	RefundRef      string          `json:"refund_ref,omitempty"`
+	Status    string    `json:"status"`
+	AttemptID string    `json:"attempt_id,omitempty"`
+	PlacingAt time.Time `json:"placing_at,omitzero"`
+	Attempts  int       `json:"attempts,omitempty"`
+	// Watermark is the newest upstream order number the shop had seen when
+	// the order was paid: every upstream order this order could have
+	// created has a higher number, so a Redis that lost the order's later
+	// writes still knows where to look (see Orders.NoteUpstream).
+	Watermark int64 `json:"watermark,omitempty"`
+	// AttemptWatermark is the newest upstream number of the order's type
+	// read, while holding Slot, just before its first create: after an
+	// uncertain create only orders above it are considered. Later attempts
+	// keep it, so any of their creates is found.
+	AttemptWatermark int64 `json:"attempt_watermark,omitempty"`
+	// Slot is the placement slot the order holds while a create of its
+	// kind is in flight or uncertain (see Orders.AcquireSlot).
+	Slot string `json:"slot,omitempty"`
+	// UncertainAt is when the answer of an uncertain create arrived (or
+	// when a worker first found an attempt with no answer): the grace
+	// before placing again counts from it.
+	UncertainAt time.Time `json:"uncertain_at,omitzero"`
+	// UncertainAnswered says the uncertain answer was a 5xx response (the
+	// server had finished with the request), not a timeout or a cut.
+	UncertainAnswered bool            `json:"uncertain_answered,omitempty"`
+	UpstreamNumber    int64           `json:"upstream_number,omitempty"`
+	UpstreamStatus    string          `json:"upstream_status,omitempty"`
+	ChargedUSD        decimal.Decimal `json:"charged_usd,omitzero"`
+	Codes             []string        `json:"codes,omitempty"` // delivered codes or keys
+	Reason            string          `json:"reason,omitempty"`
+	RefundRef         string          `json:"refund_ref,omitempty"`
 
 	DeliveredAt    time.Time `json:"delivered_at,omitzero"` // when the result reached the buyer
 	NotifiedStatus string    `json:"notified_status,omitempty"`
@@ -167,8 +187,9 @@ const orderTag = "{orders}:"
 // is well under 1 KB, so a million orders fit in about 1 GB. Codes and
 // upstream requests, the bulky part, are dropped by ExpireDelivered.
 type Orders struct {
-	rdb redis.UniversalClient
-	p   string
+	rdb  redis.UniversalClient
+	p    string
+	root string // the prefix, for keys outside the order tag
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
 	// Retention is how long finished orders keep codes and requests before
@@ -178,10 +199,19 @@ type Orders struct {
 
 // NewOrders returns the order store under prefix.
 func NewOrders(rdb redis.UniversalClient, prefix string) *Orders {
-	return &Orders{rdb: rdb, p: prefix + orderTag, Now: time.Now, Retention: 90 * 24 * time.Hour}
+	return &Orders{rdb: rdb, p: prefix + orderTag, root: prefix, Now: time.Now, Retention: 90 * 24 * time.Hour}
 }
 
 func (s *Orders) key(id int64) string { return s.p + "o:" + itoa(id) }
+
+// Client returns the store's Redis client.
+func (s *Orders) Client() redis.UniversalClient { return s.rdb }
+
+// Prefix returns the key prefix the store was built with.
+func (s *Orders) Prefix() string { return s.root }
+
+// KeyOf is the Redis key of order id (for Durability.Sync).
+func (s *Orders) KeyOf(id int64) string { return s.key(id) }
 
 // orderCreateScript: KEYS[1] charge, KEYS[2] quote, KEYS[3] seq. ARGV: prefix,
 // charge, quote, user, line, doc without id, now ms. Order keys are built
@@ -223,6 +253,13 @@ func (s *Orders) CreatePaid(ctx context.Context, o *Order) (created *Order, dup 
 	}
 	now := s.Now().UTC()
 	n := *o
+	if n.Watermark == 0 {
+		wm, err := s.UpstreamHint(ctx)
+		if err != nil {
+			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+		}
+		n.Watermark = wm
+	}
 	n.ID, n.Status, n.Rev = 0, OrderPaid, 1
 	n.CreatedAt, n.UpdatedAt = now, now
 	n.History = []Transition{{From: "quoted", To: OrderPaid, At: now, Note: "charge " + o.ChargeID}}
@@ -349,16 +386,16 @@ const transitionAttempts = 8
 // already owned by another order is refused with ErrUpstreamClaimed.
 func (s *Orders) Transition(ctx context.Context, id int64, from []string, to string, mutate func(*Order) error, note string) (*Order, error) {
 	if len(from) == 0 {
-		return nil, &TransitionError{ID: id, To: to, err: ErrIllegalTransition}
+		return nil, &TransitionError{ID: id, To: to, Err: ErrIllegalTransition}
 	}
 	for _, f := range from {
 		if !CanMove(f, to) {
-			return nil, &TransitionError{ID: id, Status: f, To: to, err: ErrIllegalTransition}
+			return nil, &TransitionError{ID: id, Status: f, To: to, Err: ErrIllegalTransition}
 		}
 	}
 	return s.save(ctx, id, func(o *Order) error {
 		if !slices.Contains(from, o.Status) {
-			return &TransitionError{ID: id, Status: o.Status, To: to, err: ErrBadTransition}
+			return &TransitionError{ID: id, Status: o.Status, To: to, Err: ErrBadTransition}
 		}
 		if mutate != nil {
 			if err := mutate(o); err != nil {
@@ -598,7 +635,7 @@ func (s *Orders) Shrink(ctx context.Context, id int64) (*Order, error) {
 	var same *Order
 	o, err := s.save(ctx, id, func(o *Order) error {
 		if !Terminal(o.Status) {
-			return &TransitionError{ID: id, Status: o.Status, To: o.Status, err: ErrBadTransition}
+			return &TransitionError{ID: id, Status: o.Status, To: o.Status, Err: ErrBadTransition}
 		}
 		if o.Shrunk {
 			same = o
@@ -643,4 +680,26 @@ func (s *Orders) ExpireDelivered(ctx context.Context, olderThan time.Duration) (
 			n++
 		}
 	}
+}
+
+// undeliveredKey is the set of users with a finished order that could not
+// reach them (they blocked the bot); /start hands those over.
+func (s *Orders) undeliveredKey() string { return s.root + "orders:undelivered" }
+
+// MarkUndelivered remembers that the user has a delivery waiting for /start.
+func (s *Orders) MarkUndelivered(ctx context.Context, userID int64) error {
+	if err := s.rdb.SAdd(ctx, s.undeliveredKey(), userID).Err(); err != nil {
+		return fmt.Errorf("remember undelivered order of %d: %w", userID, err)
+	}
+	return nil
+}
+
+// TakeUndelivered reports whether the user had a delivery waiting and
+// forgets it.
+func (s *Orders) TakeUndelivered(ctx context.Context, userID int64) (bool, error) {
+	n, err := s.rdb.SRem(ctx, s.undeliveredKey(), userID).Result()
+	if err != nil {
+		return false, fmt.Errorf("take undelivered orders of %d: %w", userID, err)
+	}
+	return n > 0, nil
 }

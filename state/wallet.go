@@ -57,6 +57,11 @@ type Wallets struct {
 	p   string
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// Durable, when set, makes every debit and credit durable before it
+	// returns (see Durability.Sync). A movement that happened but could not
+	// be confirmed durable returns an error wrapping ErrNotDurable; as
+	// movements are idempotent by ref, the caller simply tries again.
+	Durable *Durability
 }
 
 // NewWallets returns the wallet store under prefix.
@@ -109,11 +114,17 @@ func (w *Wallets) move(ctx context.Context, userID int64, signed int64, e Entry)
 	if err != nil {
 		return decimal.Zero, false, err
 	}
-	res, err := walletMoveScript.Run(ctx, w.rdb, w.keys(userID), e.Ref, signed, doc).Slice()
+	keys := w.keys(userID)
+	res, err := walletMoveScript.Run(ctx, w.rdb, keys, e.Ref, signed, doc).Slice()
 	if err != nil {
 		return decimal.Zero, false, err
 	}
 	bal := fromCents(res[1])
+	if code, _ := res[0].(int64); code == 0 && w.Durable != nil {
+		if err := w.Durable.Sync(ctx, keys[0]); err != nil {
+			return bal, false, fmt.Errorf("wallet movement %s: %w", e.Ref, err)
+		}
+	}
 	switch code, _ := res[0].(int64); code {
 	case 1:
 		return bal, true, nil

@@ -1,0 +1,226 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Placement slots and the upstream watermark: the two records behind the
+// placement protocol (DESIGN.md "The order lifecycle").
+//
+// The upstream has no idempotency key and its order object does not echo
+// every field that tells two buyers apart (an in-game top-up's player id,
+// a manual service's answers). So at most one create of a kind (the
+// upstream type and the request fields the order object echoes) may be in
+// flight or uncertain at a time across all replicas: the order holding
+// that kind's slot. Then an unclaimed upstream order of that kind above the
+// holder's watermark can only be the holder's.
+//
+// Keys, under prefix + "{orders}:":
+//
+//	slot:<kind>       STRING the id of the order holding the slot
+//	upstream:newest   STRING the newest upstream order number seen
+
+// slotAcquireScript: KEYS[1] slot. ARGV[1] order id. Returns the holder's
+// id: ARGV[1] when the slot is now (or already was) the caller's.
+var slotAcquireScript = redis.NewScript(`
+local h = redis.call('GET', KEYS[1])
+if not h then redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1] end
+return h`)
+
+// slotSwapScript: KEYS[1] slot. ARGV[1] expected holder, ARGV[2] new holder
+// (” deletes). Returns 1 when swapped.
+var slotSwapScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return 1`)
+
+func (s *Orders) slotKey(kind string) string { return s.p + "slot:" + kind }
+
+// AcquireSlot takes the placement slot of kind for order id and returns the
+// holder: id when the slot is id's (now or already), another order's id
+// when that order holds it.
+func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64) (int64, error) {
+	v, err := slotAcquireScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, id).Text()
+	if err != nil {
+		return 0, fmt.Errorf("acquire slot %s for order %d: %w", kind, id, err)
+	}
+	holder, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("slot %s holds %q", kind, v)
+	}
+	return holder, nil
+}
+
+// TakeSlot moves the slot of kind from holder (an order that no longer
+// needs it) to id; it reports whether it did (false: the holder changed).
+func (s *Orders) TakeSlot(ctx context.Context, kind string, holder, id int64) (bool, error) {
+	n, err := slotSwapScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, holder, id).Int()
+	if err != nil {
+		return false, fmt.Errorf("take slot %s from order %d: %w", kind, holder, err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseSlot frees the slot of kind if order id holds it.
+func (s *Orders) ReleaseSlot(ctx context.Context, kind string, id int64) error {
+	if kind == "" {
+		return nil
+	}
+	if err := slotSwapScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, id, "").Err(); err != nil {
+		return fmt.Errorf("release slot %s of order %d: %w", kind, id, err)
+	}
+	return nil
+}
+
+// hintScript: KEYS[1] hint. ARGV[1] number. Keeps the larger.
+var hintScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1`)
+
+// NoteUpstream records that upstream order number n exists: the newest
+// number seen only grows. Orders paid afterwards take it as their
+// Watermark.
+func (s *Orders) NoteUpstream(ctx context.Context, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := hintScript.Run(ctx, s.rdb, []string{s.p + "upstream:newest"}, n).Err(); err != nil {
+		return fmt.Errorf("note upstream order %d: %w", n, err)
+	}
+	return nil
+}
+
+// UpstreamHint returns the newest upstream order number seen (0: none).
+func (s *Orders) UpstreamHint(ctx context.Context) (int64, error) {
+	n, err := s.rdb.Get(ctx, s.p+"upstream:newest").Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read upstream hint: %w", err)
+	}
+	return n, nil
+}
+
+// The orphan scan's records, under prefix + "{orders}:orphans:":
+//
+//	mark      STRING every upstream order at or below it is claimed or reported
+//	seen      HASH upstream number -> unix ms it was first seen unclaimed
+//	reported  SET upstream numbers reported to admins as nobody's
+
+// OrphanMark returns the scan's mark (0: the scan never ran).
+func (s *Orders) OrphanMark(ctx context.Context) (int64, error) {
+	n, err := s.rdb.Get(ctx, s.p+"orphans:mark").Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read orphan mark: %w", err)
+	}
+	return n, nil
+}
+
+// SetOrphanMark moves the scan's mark up to n (never down).
+func (s *Orders) SetOrphanMark(ctx context.Context, n int64) error {
+	if err := hintScript.Run(ctx, s.rdb, []string{s.p + "orphans:mark"}, n).Err(); err != nil {
+		return fmt.Errorf("set orphan mark: %w", err)
+	}
+	return nil
+}
+
+// UnclaimedSince records that upstream order number is unclaimed (now, if
+// this is the first time) and returns since when.
+func (s *Orders) UnclaimedSince(ctx context.Context, number int64, now time.Time) (time.Time, error) {
+	key := s.p + "orphans:seen"
+	if err := s.rdb.HSetNX(ctx, key, itoa(number), now.UnixMilli()).Err(); err != nil {
+		return time.Time{}, fmt.Errorf("note unclaimed upstream order %d: %w", number, err)
+	}
+	ms, err := s.rdb.HGet(ctx, key, itoa(number)).Int64()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read unclaimed upstream order %d: %w", number, err)
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// ForgetUnclaimed drops the record of upstream orders that are claimed or
+// reported now.
+func (s *Orders) ForgetUnclaimed(ctx context.Context, numbers ...int64) error {
+	if len(numbers) == 0 {
+		return nil
+	}
+	f := make([]string, len(numbers))
+	for i, n := range numbers {
+		f[i] = itoa(n)
+	}
+	return s.rdb.HDel(ctx, s.p+"orphans:seen", f...).Err()
+}
+
+// ReportOrphan records upstream order number as nobody's and reports
+// whether it is new (so admins hear of it once).
+func (s *Orders) ReportOrphan(ctx context.Context, number int64) (bool, error) {
+	n, err := s.rdb.SAdd(ctx, s.p+"orphans:reported", number).Result()
+	if err != nil {
+		return false, fmt.Errorf("report orphan %d: %w", number, err)
+	}
+	return n == 1, nil
+}
+
+// Orphans returns the upstream order numbers reported as nobody's.
+func (s *Orders) Orphans(ctx context.Context) ([]int64, error) {
+	vals, err := s.rdb.SMembers(ctx, s.p+"orphans:reported").Result()
+	if err != nil {
+		return nil, fmt.Errorf("list orphans: %w", err)
+	}
+	ids := parseIDs(vals)
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// IsOrphan reports whether upstream order number was reported as nobody's.
+func (s *Orders) IsOrphan(ctx context.Context, number int64) (bool, error) {
+	ok, err := s.rdb.SIsMember(ctx, s.p+"orphans:reported", number).Result()
+	if err != nil {
+		return false, fmt.Errorf("read orphan %d: %w", number, err)
+	}
+	return ok, nil
+}
+
+// Dispute records upstream order numbers an order sent to review names as
+// possibly its own: the admin decides about them, so other orders' listings
+// leave them alone (key "{orders}:disputed", a SET).
+func (s *Orders) Dispute(ctx context.Context, numbers ...int64) error {
+	if len(numbers) == 0 {
+		return nil
+	}
+	m := make([]any, len(numbers))
+	for i, n := range numbers {
+		m[i] = n
+	}
+	if err := s.rdb.SAdd(ctx, s.p+"disputed", m...).Err(); err != nil {
+		return fmt.Errorf("dispute upstream orders: %w", err)
+	}
+	return nil
+}
+
+// Accounted reports whether upstream order number is already in an
+// admin's hands: disputed by an order in review, or reported as nobody's.
+func (s *Orders) Accounted(ctx context.Context, number int64) (bool, error) {
+	var d, o *redis.BoolCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		d = p.SIsMember(ctx, s.p+"disputed", number)
+		o = p.SIsMember(ctx, s.p+"orphans:reported", number)
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("read upstream order %d: %w", number, err)
+	}
+	return d.Val() || o.Val(), nil
+}
