@@ -2,13 +2,13 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -88,7 +88,7 @@ const upstreamTimeout = 5 * time.Second
 // adminOrders is the flow; it reaches the stores through the fulfiller.
 type adminOrders struct{ b *Bot }
 
-func (a adminOrders) f() *fulfiller { return a.b.ful }
+func (a adminOrders) f() *fulfil.Fulfiller { return a.b.ful }
 
 // registerAdminOrders adds /order and the admin orders flow; /orders comes
 // here from registerOrders when an admin sends it.
@@ -123,7 +123,7 @@ func (a adminOrders) orderCommand(ctx context.Context, env *flows.Env, s *flows.
 	case err != nil || n <= 0:
 		return &flows.Reply{Notices: notice(env.T("ao.order.bad", "arg", locales.Escape(arg)) + "\n" + env.T("ao.order.usage")), NoScreen: true}, nil
 	}
-	orders := a.f().orders
+	orders := a.f().Orders()
 	ours, err := orders.Get(ctx, n)
 	if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
 		return nil, err
@@ -208,7 +208,7 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActMine:
 		s.Clear()
-		return a.f().ordersPage(ctx, env, ev.User.ID, 0)
+		return a.b.ordersPage(ctx, env, ev.User.ID, 0)
 	case aoActView, aoActRefresh:
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActCodes:
@@ -282,7 +282,7 @@ func (a adminOrders) current(ctx context.Context, s *flows.Session) (*state.Orde
 	if err != nil {
 		return nil, fmt.Errorf("admin orders: no order in step %q", s.Step)
 	}
-	return a.f().orders.Get(ctx, id)
+	return a.f().Orders().Get(ctx, id)
 }
 
 // --- the list ---
@@ -294,7 +294,7 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	var list []*state.Order
 	for {
 		var err error
-		list, err = a.f().orders.List(ctx, page*aoPerPage, aoPerPage+1, filter)
+		list, err = a.f().Orders().List(ctx, page*aoPerPage, aoPerPage+1, filter)
 		if err != nil {
 			return nil, err
 		}
@@ -322,9 +322,9 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	for _, o := range list {
 		text += "\n\n" + env.T("ao.list.item", "id", itoa(o.ID), "status", env.T("ao.status."+o.Status),
 			"date", locales.DateTime(env.Lang, o.CreatedAt), "line", env.T("line."+o.Line),
-			"item", locales.Escape(itemName(o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
+			"item", locales.Escape(fulfil.ItemName(o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
 			"upstream", a.upstreamNumber(env, o), "charged", a.charged(env, o), "margin", a.margin(env, o))
-		label := "#" + itoa(o.ID) + " · " + itemName(o)
+		label := "#" + itoa(o.ID) + " · " + fulfil.ItemName(o)
 		if r := []rune(label); len(r) > 40 {
 			label = string(r[:39]) + "…"
 		}
@@ -459,7 +459,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.also_upstream", "number", s.Get("n"), "other", other))
 	}
 	lines = append(lines, "",
-		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(itemName(o))),
+		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(fulfil.ItemName(o))),
 		T("ao.order.buyer", "buyer", buyerLink(o.UserID)))
 	if o.PayMethod == state.PayStars {
 		lines = append(lines, T("ao.order.paid_stars", "stars", locales.Stars(env.Lang, o.Stars), "charge", locales.Escape(o.ChargeID)))
@@ -521,7 +521,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 	switch {
 	case len(o.Codes) > 0 && showCodes:
 		var all bool
-		text, all = fitCodes(text+"\n\n"+env.N("ao.order.codes_shown", int64(len(o.Codes))), codeLines(o.Codes), T("ao.order.codes_cut"))
+		text, all = fulfil.FitCodes(text+"\n\n"+env.N("ao.order.codes_shown", int64(len(o.Codes))), fulfil.CodeLines(o.Codes), T("ao.order.codes_cut"))
 		if !all {
 			text += "\n\n" + T("ao.order.codes_cut")
 		}
@@ -573,7 +573,7 @@ func refundable(status string) bool {
 // liveUpstream fetches the upstream order now: its status, charge and
 // status history, or one line saying why it could not be read.
 func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number int64) string {
-	up := a.f().up
+	up := a.f().Upstream()
 	if up == nil {
 		return env.T("ao.live.off")
 	}
@@ -630,12 +630,7 @@ func (a adminOrders) retry(ctx context.Context, env *flows.Env, s *flows.Session
 	if o.Status != state.OrderDelivered || o.Shrunk {
 		return a.changed(ctx, env, s)
 	}
-	f := a.f()
-	if o.DeliveredAt.IsZero() {
-		err = f.deliver(ctx, o)
-	} else {
-		err = f.sendResult(ctx, o)
-	}
+	err = a.f().Resend(ctx, o, adminNote(env, "sent to the buyer again"))
 	answer := env.T("ao.ans.retry_sent")
 	switch {
 	case errors.Is(err, ErrBlocked):
@@ -646,10 +641,6 @@ func (a adminOrders) retry(ctx context.Context, env *flows.Env, s *flows.Session
 	}
 	if err == nil {
 		a.b.log.Info("admin sent an order to the buyer again", "order", o.ID, "admin", env.User.ID)
-		if _, err := f.orders.Transition(ctx, o.ID, []string{state.OrderDelivered}, state.OrderDelivered, nil,
-			adminNote(env, "sent to the buyer again")); err != nil {
-			a.b.log.Warn("record admin resend", "order", o.ID, "err", err)
-		}
 	}
 	return a.show(ctx, env, s, aoStepOrder, answer)
 }
@@ -674,19 +665,9 @@ func (a adminOrders) run(ctx context.Context, env *flows.Env, s *flows.Session) 
 	return a.show(ctx, env, s, aoStepOrder, answer)
 }
 
-// hurry makes the order's job due now without cutting a worker that runs
-// it right now (that worker carries on; it reports running). An order with
-// no job gets one, as on start.
+// hurry makes the order's job due now (see fulfil.Fulfiller.Hurry).
 func (a adminOrders) hurry(ctx context.Context, id int64) (running bool, err error) {
-	f := a.f()
-	res, err := f.sched.Hurry(ctx, OrderJob(id), f.now())
-	if err != nil {
-		return false, err
-	}
-	if res == state.HurryMissing {
-		return false, f.sched.Put(ctx, OrderJob(id), f.now())
-	}
-	return res == state.HurryRunning, nil
+	return a.f().Hurry(ctx, id)
 }
 
 // --- refund ---
@@ -739,28 +720,28 @@ func (a adminOrders) refund(ctx context.Context, env *flows.Env, s *flows.Sessio
 	if !refundable(from) {
 		return a.changed(ctx, env, s)
 	}
-	_, err := f.orders.Transition(ctx, id, []string{from}, state.OrderRefunding, nil, adminNote(env, "refund"))
-	if errors.Is(err, state.ErrBadTransition) {
-		o, err := f.orders.Get(ctx, id)
+	err := f.Refund(ctx, id, from, adminNote(env, "refund"))
+	switch {
+	case errors.Is(err, state.ErrBadTransition):
+		o, err := f.Orders().Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return a.refusedRefund(ctx, env, s, o)
-	}
-	if err != nil {
+	case errors.Is(err, fulfil.ErrDeliveredMeanwhile):
+		a.b.log.Info("admin refund refused by the upstream's state", "order", id, "admin", env.User.ID, "err", err)
+		o, gerr := f.Orders().Get(ctx, id)
+		if gerr != nil {
+			return nil, gerr
+		}
+		key := "ao.refund.refused_completed"
+		s.Step = aoStepOrder
+		sc, serr := a.Show(ctx, env, s)
+		return &flows.Reply{Answer: env.T("ao.ans.refund_refused"), Notices: notice(env.T(key, "id", itoa(o.ID))), Screen: sc, Save: true}, serr
+	case err != nil:
 		return nil, err
 	}
 	a.b.log.Info("admin refunds an order", "order", id, "admin", env.User.ID, "from", from)
-	if from == state.OrderNeedsReview {
-		_, _ = a.b.Alerts().Clear(ctx, reviewAlert(id))
-		// No worker runs a needs_review order, so Put cannot cut one.
-		err = f.sched.Put(ctx, OrderJob(id), f.now())
-	} else {
-		_, err = a.hurry(ctx, id)
-	}
-	if err != nil {
-		return nil, err
-	}
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.refund_started"))
 }
 
@@ -800,7 +781,7 @@ func (a adminOrders) askAdopt(ctx context.Context, env *flows.Env, s *flows.Sess
 }
 
 func (a adminOrders) adoptScreen(env *flows.Env, o *state.Order) *flows.Screen {
-	text := env.T("ao.adopt.ask", "id", itoa(o.ID), "type", string(lineTypes[o.Line]))
+	text := env.T("ao.adopt.ask", "id", itoa(o.ID), "type", string(fulfil.UpstreamType(o.Line)))
 	if o.Reason != "" {
 		text += "\n\n" + env.T("ao.order.reason", "reason", cut(reasonText(env, o.Reason), 300))
 	}
@@ -826,7 +807,7 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 		return again(env.T("ao.adopt.bad_number"))
 	}
 	num := itoa(n)
-	if owner, err := a.f().orders.ByUpstream(ctx, n); err == nil && owner.ID != o.ID {
+	if owner, err := a.f().Orders().ByUpstream(ctx, n); err == nil && owner.ID != o.ID {
 		return again(env.T("ao.adopt.claimed", "number", num, "other", itoa(owner.ID)))
 	} else if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
 		return nil, err
@@ -837,9 +818,9 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 		return again(env.T("ao.adopt.not_found", "number", num))
 	case err != nil:
 		return again(env.T("ao.adopt.up_error", "number", num, "err", locales.Escape(cut(err.Error(), 160))))
-	case !up.Type.Is(lineTypes[o.Line]):
+	case !up.Type.Is(fulfil.UpstreamType(o.Line)):
 		return again(env.T("ao.adopt.wrong_type", "number", num, "got", locales.Escape(string(up.Type)),
-			"id", itoa(o.ID), "want", string(lineTypes[o.Line])))
+			"id", itoa(o.ID), "want", string(fulfil.UpstreamType(o.Line))))
 	}
 	s.Set("adopt", num)
 	s.Step = aoStepAdoptSure
@@ -848,12 +829,12 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 }
 
 func (a adminOrders) upstreamOrder(ctx context.Context, n int64) (*reseller.Order, error) {
-	if a.f().up == nil {
+	if a.f().Upstream() == nil {
 		return nil, errors.New("no upstream configured")
 	}
 	ctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
 	defer cancel()
-	return a.f().up.Order(ctx, n)
+	return a.f().Upstream().Order(ctx, n)
 }
 
 func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) (*flows.Screen, error) {
@@ -865,10 +846,9 @@ func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *
 		return &flows.Screen{Text: msg, Rows: [][]flows.Button{back}}, nil
 	}
 	match := env.T("ao.adopt.match_unknown")
-	var req upstreamRequest
-	if len(o.Request) > 0 && json.Unmarshal(o.Request, &req) == nil {
+	if known, same := fulfil.Matches(o, up); known {
 		match = env.T("ao.adopt.match_no")
-		if req.matches(up) {
+		if same {
 			match = env.T("ao.adopt.match_yes")
 		}
 	}
@@ -897,16 +877,10 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 		return &flows.Reply{Notices: notice(env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(cut(err.Error(), 160)))),
 			Screen: a.adoptScreen(env, o), Save: true}, nil
 	}
-	_, err = f.orders.Transition(ctx, o.ID, []string{state.OrderNeedsReview}, state.OrderPlaced, func(x *state.Order) error {
-		x.UpstreamNumber, x.UpstreamStatus = up.Number, string(up.Status)
-		if !up.ChargedUSD.IsZero() || x.ChargedUSD.IsZero() {
-			x.ChargedUSD = up.ChargedUSD.Decimal
-		}
-		return nil
-	}, adminNote(env, "adopted upstream "+itoa(up.Number)))
+	err = f.Adopt(ctx, o.ID, up, adminNote(env, "adopted upstream "+itoa(up.Number)))
 	switch {
 	case errors.Is(err, state.ErrUpstreamClaimed):
-		owner, oerr := f.orders.ByUpstream(ctx, n)
+		owner, oerr := f.Orders().ByUpstream(ctx, n)
 		other := "?"
 		if oerr == nil {
 			other = itoa(owner.ID)
@@ -914,16 +888,12 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 		s.Step = aoStepAdopt
 		return &flows.Reply{Notices: notice(env.T("ao.adopt.claimed", "number", itoa(n), "other", other)),
 			Screen: a.adoptScreen(env, o), Save: true}, nil
-	case errors.Is(err, state.ErrBadTransition):
+	case errors.Is(err, state.ErrBadTransition), errors.Is(err, fulfil.ErrHasUpstream):
 		return a.changed(ctx, env, s)
 	case err != nil:
 		return nil, err
 	}
 	a.b.log.Info("admin adopted an upstream order", "order", o.ID, "upstream", n, "admin", env.User.ID)
-	_, _ = a.b.Alerts().Clear(ctx, reviewAlert(o.ID))
-	if err := f.sched.Put(ctx, OrderJob(o.ID), f.now()); err != nil {
-		return nil, err
-	}
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.adopted"))
 }
 
@@ -947,32 +917,19 @@ func (a adminOrders) replaceScreen(env *flows.Env, o *state.Order) *flows.Screen
 	return &flows.Screen{Text: text, Rows: rows}
 }
 
-// errHasUpstream refuses placing again an order whose upstream order is known.
-var errHasUpstream = errors.New("order already has an upstream order")
-
 // replace sends a needs_review order back to placing with no attempt in
 // flight, on the admin's word that nothing was created upstream: the
 // worker then places it afresh instead of reconciling.
 func (a adminOrders) replace(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
 	f := a.f()
 	id, _ := strconv.ParseInt(s.Get("id"), 10, 64)
-	_, err := f.orders.Transition(ctx, id, []string{state.OrderNeedsReview}, state.OrderPlacing, func(x *state.Order) error {
-		if x.UpstreamNumber != 0 {
-			return errHasUpstream
-		}
-		x.AttemptID = ""
-		return nil
-	}, adminNote(env, "place again (nothing was created upstream)"))
-	if errors.Is(err, state.ErrBadTransition) || errors.Is(err, errHasUpstream) {
+	err := f.PlaceAgain(ctx, id, adminNote(env, "place again (nothing was created upstream)"))
+	if errors.Is(err, state.ErrBadTransition) || errors.Is(err, fulfil.ErrHasUpstream) {
 		return a.changed(ctx, env, s)
 	}
 	if err != nil {
 		return nil, err
 	}
 	a.b.log.Info("admin places an order again", "order", id, "admin", env.User.ID)
-	_, _ = a.b.Alerts().Clear(ctx, reviewAlert(id))
-	if err := f.sched.Put(ctx, OrderJob(id), f.now()); err != nil {
-		return nil, err
-	}
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.replaced"))
 }

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/fulfil"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -33,7 +35,7 @@ type adminShop struct {
 	b *bot.Bot
 }
 
-func newAdminShop(t *testing.T, tune func(*bot.FulfilConfig)) *adminShop {
+func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 	t.Helper()
 	s := newShop(t)
 	t0 := time.Now()
@@ -84,6 +86,7 @@ func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
 func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	s.t.Helper()
 	ctx := context.Background()
+	var nums []string
 	for range 2 {
 		up, err := s.client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
 		if err != nil {
@@ -91,10 +94,47 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 		}
 		s.foreign[int(up.Number)] = true
 		s.external = s.external.Add(up.ChargedUSD.Decimal)
+		nums = append(nums, itoa(up.Number))
 	}
+	// The shop has seen them (its orphan scan lists every upstream order).
+	if err := s.orders.NoteUpstream(ctx, int64(s.newest().Number)); err != nil {
+		s.t.Fatal(err)
+	}
+	// The order's create, as the worker sends it, with its answer lost.
+	o := s.paidUnscheduled(giftCards(1), state.PayStars)
 	fault(s.sim)
-	o := s.paid(giftCards(1), state.PayStars)
-	return s.waitStatus(o.ID, state.OrderNeedsReview)
+	req := &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1}
+	if _, err := s.client.CreateGiftCardOrder(ctx, req); err == nil {
+		s.t.Fatal("the fault let the create through")
+	}
+	if n := s.newest(); !s.foreign[n.Number] {
+		nums = append(nums, itoa(int64(n.Number)))
+	}
+	// The worker's placement protocol proves such an order its own; an
+	// admin still meets this after a Redis that lost the order's records
+	// (the look-alikes then cannot be told apart), so the order is put
+	// there as the worker would put it.
+	raw, _ := json.Marshal(map[string]any{"type": reseller.OrderTypeGiftCard,
+		"params": map[string]string{"category_id": req.CategoryID, "card_id": req.CardID, "quantity": "1"}})
+	o, err := s.orders.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(n *state.Order) error {
+		n.AttemptID, n.Request, n.Attempts, n.PlacingAt = "0123456789abcdef", raw, 1, n.CreatedAt
+		return nil
+	}, "attempt 0123456789abcdef")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	why := "upstream orders that may be this order's, unprovable: " + strings.Join(nums, ", ")
+	o, err = s.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderNeedsReview, func(n *state.Order) error {
+		n.Reason = why
+		return nil
+	}, why)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if _, err := s.b.Alerts().Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
+		s.t.Fatal(err)
+	}
+	return o
 }
 
 // newest is the last upstream order the simulator has.
@@ -371,13 +411,13 @@ func TestAdminRetryDeliverySendsTheCodesOncePerPress(t *testing.T) {
 }
 
 func TestAdminRunNowPollsAWaitingOrder(t *testing.T) {
-	s := newAdminShop(t, func(c *bot.FulfilConfig) { c.PollMin, c.PollMax = time.Hour, time.Hour })
+	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.paid(giftCards(1), state.PayStars)
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
 	deadline := time.Now().Add(10 * time.Second)
 	for { // wait until the first poll is done and the next is an hour away
-		at, ok, _ := s.sched.Due(context.Background(), bot.OrderJob(o.ID))
+		at, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
 		if ok && at.After(aoBase.Add(30*time.Minute)) {
 			break
 		}

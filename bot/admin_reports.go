@@ -57,7 +57,7 @@ type reports struct {
 // registerReports adds /balance, /transactions, /stats and /credit.
 func (b *Bot) registerReports(e *flows.Engine) {
 	r := &reports{
-		b: b, orders: state.NewOrders(b.rdb, b.opts.Prefix), wallets: state.NewWallets(b.rdb, b.opts.Prefix),
+		b: b, orders: state.NewOrders(b.rdb, b.opts.Prefix), wallets: b.wallets(),
 		audit: state.NewCreditAudit(b.rdb, b.opts.Prefix),
 	}
 	r.orders.Now, r.wallets.Now = b.opts.Now, b.opts.Now

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"shopbot/flows"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +16,7 @@ import (
 
 // ErrBlocked means the buyer blocked the bot (Telegram answered 403). It is
 // recorded on the buyer and never retried.
-var ErrBlocked = errors.New("buyer blocked the bot")
+var ErrBlocked = flows.ErrBlocked
 
 // Limits of outgoing messages: Telegram allows about one message a second
 // in one chat (short bursts pass) and about thirty a second overall.

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -39,7 +40,7 @@ type Options struct {
 	ShutdownGrace time.Duration    // how long in-flight updates may take on shutdown; default 8s
 	IdlePoll      time.Duration    // how often idle workers look for work from other processes; default 100ms
 	Reseller      *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
-	Fulfil        FulfilConfig     // fulfilment timing and test failpoints
+	Fulfil        fulfil.Config    // fulfilment timing and test failpoints
 	Chat          ChatConfig       // order chat relay timing
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
 	// figures: revenue in USD and margins. Default 0.013.
@@ -62,7 +63,8 @@ type Bot struct {
 	admins  map[int64]bool
 	wake    chan struct{}
 	bc      *broadcaster
-	ful     *fulfiller
+	ful     *fulfil.Fulfiller
+	durable *state.Durability // shared by every money write
 	chat    *orderChat
 	watch   *upstreamWatch
 	pay     *Payments // nil: payments disabled
@@ -130,10 +132,25 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
-	b.ful = newFulfiller(b)
+	orders := state.NewOrders(rdb, opts.Prefix)
+	orders.Now = opts.Now
+	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
+		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
+	}))
+	b.ful = fulfil.New(fulfil.Deps{
+		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
+		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
+		Durable: b.durable,
+		OnLoss: func() {
+			if b.pay != nil {
+				b.pay.SweepSoon()
+			}
+		},
+	}, opts.Fulfil)
 	b.registerOrders(engine)
 	b.registerReports(engine)
 	b.chat = newOrderChat(b)
+	b.ful.SetChats(chatHooks{b.chat})
 	b.chat.register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
@@ -184,7 +201,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
 	if b.opts.Reseller != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); b.ful.run(intakeCtx) }()
+		go func() { defer wg.Done(); b.ful.Run(intakeCtx) }()
 		wg.Add(1)
 		go func() { defer wg.Done(); b.chat.run(intakeCtx) }()
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,9 @@ func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot {
 		Token: h.fake.Token(), APIURL: h.fake.URL(), Prefix: h.rdb.Prefix,
 		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if mod != nil {
 		mod(&opts)

@@ -18,6 +18,8 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"shopbot/bot/fulfil"
+	"shopbot/bot/jobs"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -96,7 +98,7 @@ func newOrderChat(b *Bot) *orderChat {
 	cfg := b.opts.Chat
 	cfg.defaults()
 	return &orderChat{
-		b: b, up: b.opts.Reseller, orders: b.ful.orders, chats: state.NewOrderChats(b.rdb, b.opts.Prefix),
+		b: b, up: b.opts.Reseller, orders: b.ful.Orders(), chats: state.NewOrderChats(b.rdb, b.opts.Prefix),
 		sched: state.NewNamedSchedule(b.rdb, b.opts.Prefix, "chat"), cfg: cfg,
 	}
 }
@@ -191,7 +193,7 @@ func (c *orderChat) resolve(ctx context.Context, o *state.Order, up *reseller.Or
 	case !up.Type.Is(reseller.OrderTypeManualService):
 		enabled = false
 	default:
-		q, err := quoteOf(o)
+		q, err := fulfil.QuoteOf(o)
 		if err != nil {
 			return false, err
 		}
@@ -273,7 +275,7 @@ func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, 
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
 func (c *orderChat) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
-	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(itemName(o)))
+	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(fulfil.ItemName(o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
 			text += "\n\n" + env.T(why)
@@ -451,12 +453,12 @@ func fromOperator(m *reseller.ChatMessage, own bool) bool {
 
 // run polls due chats until ctx ends.
 func (c *orderChat) run(ctx context.Context) {
-	w := &jobWorker{
-		what: "order chat", sched: c.sched, now: c.now, log: c.b.log,
-		tick: c.cfg.Tick, lease: c.cfg.Lease, timeout: c.cfg.Lease, parallel: c.cfg.Parallel,
-		step: c.runJob,
+	w := &jobs.Worker{
+		What: "order chat", Sched: c.sched, Now: c.now, Log: c.b.log,
+		Tick: c.cfg.Tick, Lease: c.cfg.Lease, Timeout: c.cfg.Lease, Parallel: c.cfg.Parallel,
+		Step: c.runJob,
 	}
-	w.run(ctx)
+	w.Run(ctx)
 }
 
 // runJob polls the chat of a "chat:<id>" job and says when to poll again.
@@ -623,7 +625,7 @@ func cutText(s string, n int) string {
 // deliverMessage sends one operator message to the buyer, with its image
 // when it has one, and a Reply button.
 func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
-	lang := c.b.ful.lang(o)
+	lang := c.b.ful.Lang(o)
 	text := strings.TrimSpace(m.Text())
 	head := locales.T(lang, "oc.operator", "id", itoa(o.ID))
 	body := head
@@ -767,3 +769,12 @@ func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.
 	}
 	return text
 }
+
+// chatHooks is the relay as the fulfilment worker sees it.
+type chatHooks struct{ c *orderChat }
+
+func (h chatHooks) Placed(ctx context.Context, o *state.Order, up *reseller.Order) bool {
+	return h.c.placed(ctx, o, up)
+}
+
+func (h chatHooks) HasChat(ctx context.Context, o *state.Order) bool { return h.c.hasChat(ctx, o) }

@@ -14,6 +14,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/fulfil"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -464,7 +465,7 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 	ctx := context.Background()
 	q := chatService()
 	o := s.paid(q, state.PayStars)
-	if err := s.sched.Remove(ctx, bot.OrderJob(o.ID)); err != nil {
+	if err := s.sched.Remove(ctx, fulfil.OrderJob(o.ID)); err != nil {
 		t.Fatal(err)
 	}
 	up, err := s.client.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: q.Category, ProductID: q.Item, Fields: q.Fields})

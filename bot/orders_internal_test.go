@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"shopbot/bot/fulfil"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ func TestFitCodesStaysWithinOneMessage(t *testing.T) {
 	for i := range codes {
 		codes[i] = strings.Repeat("Ж", 20) + "<&>"
 	}
-	text, all := fitCodes("head", codeLines(codes), "tail note")
+	text, all := fulfil.FitCodes("head", fulfil.CodeLines(codes), "tail note")
 	if all {
 		t.Fatal("300 long codes cannot all fit")
 	}
@@ -20,7 +21,7 @@ func TestFitCodesStaysWithinOneMessage(t *testing.T) {
 	if !strings.Contains(text, "<code>"+strings.Repeat("Ж", 20)+"&lt;&amp;&gt;</code>") {
 		t.Fatal("codes are not escaped monospace")
 	}
-	if _, all := fitCodes("head", codeLines(codes[:5]), "tail"); !all {
+	if _, all := fulfil.FitCodes("head", fulfil.CodeLines(codes[:5]), "tail"); !all {
 		t.Fatal("five codes must fit")
 	}
 }

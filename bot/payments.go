@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -36,6 +37,12 @@ type PaymentOptions struct {
 	// CheckTimeout bounds the upstream checks of a pre-checkout query,
 	// which Telegram wants answered within 10 s (default 7 s).
 	CheckTimeout time.Duration
+	// InvoiceSending is how long an invoice may be "being sent" (marked,
+	// no message id recorded yet) before the next Pay takes it for lost
+	// (a replica killed around sendInvoice) and sends a fresh one; until
+	// then a second Pay is told it is on its way (default 30 s, measured
+	// with the bot's clock).
+	InvoiceSending time.Duration
 }
 
 // Upstream is what payments read from the reseller (reseller.Client
@@ -67,7 +74,11 @@ type Payments struct {
 	Orders   *state.Orders
 	Wallets  *state.Wallets
 	Schedule *state.Schedule
-	limiter  *state.Limiter
+	// Reviews lists the Star charges the sweep could not prove
+	// undelivered, for admins.
+	Reviews *state.ChargeReviews
+	limiter *state.Limiter
+	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
 }
 
 // Button actions of the payment-method choice.
@@ -108,7 +119,10 @@ func NewPayments(opts PaymentOptions) *Payments {
 	if opts.CheckTimeout <= 0 {
 		opts.CheckTimeout = 7 * time.Second
 	}
-	return &Payments{opts: opts}
+	if opts.InvoiceSending <= 0 {
+		opts.InvoiceSending = 30 * time.Second
+	}
+	return &Payments{opts: opts, kick: make(chan struct{}, 1)}
 }
 
 // UsePayments wires p into the bot: stores under the bot's prefix, the
@@ -119,9 +133,11 @@ func (b *Bot) UsePayments(p *Payments) {
 	p.Quotes = state.NewQuotes(b.rdb, b.opts.Prefix)
 	p.Orders = state.NewOrders(b.rdb, b.opts.Prefix)
 	p.Orders.Now = b.opts.Now
-	p.Wallets = state.NewWallets(b.rdb, b.opts.Prefix)
+	p.Wallets = b.wallets()
 	p.Wallets.Now = b.opts.Now
 	p.Schedule = state.NewSchedule(b.rdb, b.opts.Prefix)
+	p.Reviews = state.NewChargeReviews(b.rdb, b.opts.Prefix)
+	p.Reviews.Now = b.opts.Now
 	p.limiter = state.NewLimiter(b.rdb, b.opts.Prefix+"pay:", p.opts.InvoiceLimit, p.opts.InvoiceWindow)
 	b.pay = p
 	b.Hook(p.hook)
@@ -224,23 +240,83 @@ func (p *Payments) alreadyPaid(ctx context.Context, env *flows.Env, q *state.Quo
 	return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
 }
 
-// quoteKey holds a quote's payment bookkeeping: the buyer's language and
-// the invoice message sent for it.
+// quoteKey holds a quote's payment bookkeeping (a HASH): the buyer's
+// language ("lang") and the invoice state: "inv" is "sending" from the
+// moment a Pay claims the right to send until sendInvoice returns, then the
+// invoice's message id; "inv_at" is when the claim was made (ms, bot clock).
 func (p *Payments) quoteKey(id string) string { return p.p + "q:" + id }
 
-// invoice sends one Stars invoice per quote. A second tap is answered
-// with a pointer to the invoice already in the chat.
+// invoiceClaimScript: KEYS[1] the quote key. ARGV: now ms, the sending
+// bound ms, lang, key TTL ms. Returns {1, message id} when the invoice was
+// sent, {2, ""} while another Pay is sending it (within the bound), and
+// {0, ""} when the caller now holds the right to send: no invoice, or a
+// "sending" mark older than the bound (its sender died or gave up).
+var invoiceClaimScript = redis.NewScript(`
+local inv = redis.call('HGET', KEYS[1], 'inv')
+if inv and inv ~= 'sending' then return {1, inv} end
+if inv == 'sending' then
+  local at = tonumber(redis.call('HGET', KEYS[1], 'inv_at') or '0') or 0
+  if tonumber(ARGV[1]) - at < tonumber(ARGV[2]) then return {2, ''} end
+end
+redis.call('HSET', KEYS[1], 'inv', 'sending', 'inv_at', ARGV[1], 'lang', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {0, ''}`)
+
+// invoiceSentScript records the message id of a sent invoice over a
+// "sending" mark (ours, or one that took ours over). KEYS[1] the quote
+// key, ARGV[1] the message id.
+var invoiceSentScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'inv') == 'sending' then
+  redis.call('HSET', KEYS[1], 'inv', ARGV[1])
+  return 1
+end
+return 0`)
+
+// invoiceReleaseScript drops our own "sending" mark when nothing was sent.
+// KEYS[1] the quote key, ARGV[1] the mark's inv_at.
+var invoiceReleaseScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'inv') == 'sending' and redis.call('HGET', KEYS[1], 'inv_at') == ARGV[1] then
+  return redis.call('HDEL', KEYS[1], 'inv', 'inv_at')
+end
+return 0`)
+
+// invoice sends one Stars invoice per quote. A second Pay while it is
+// being sent is told so; once it was sent, a second Pay is pointed to the
+// invoice in the chat (it still pays). A "sending" mark with no message id
+// after InvoiceSending (a replica killed around sendInvoice) is taken for
+// lost: the next Pay sends a fresh invoice. Should both arrive, paying the
+// second makes no second order (its charge is refunded, see settle).
 func (p *Payments) invoice(ctx context.Context, env *flows.Env, q *state.Quote) (*flows.Reply, error) {
 	if q.Stars <= 0 {
 		return nil, fmt.Errorf("quote %s has no price in Stars", q.ID)
 	}
 	key := p.quoteKey(q.ID)
-	if sent, err := p.rdb.HExists(ctx, key, "inv").Result(); err != nil {
-		return nil, fmt.Errorf("read invoice of quote %s: %w", q.ID, err)
-	} else if sent {
+	// Every invoice is recorded after the store's epoch, so the sweep can
+	// tell a charge for it from one older than the store.
+	if _, err := p.storeEpoch(ctx); err != nil {
+		return nil, err
+	}
+	at := p.b.opts.Now().UnixMilli()
+	ttl := time.Until(q.Expires) + state.QuoteKeep
+	res, err := invoiceClaimScript.Run(ctx, p.rdb, []string{key}, at, p.opts.InvoiceSending.Milliseconds(), string(env.Lang), ttl.Milliseconds()).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("mark invoice of quote %s: %w", q.ID, err)
+	}
+	switch code, _ := res[0].(int64); code {
+	case 1:
 		return &flows.Reply{Answer: env.T("pay.invoice_again"), Alert: true, NoScreen: true}, nil
+	case 2:
+		return &flows.Reply{Answer: env.T("pay.invoice_sending"), Alert: true, NoScreen: true}, nil
+	}
+	release := func() {
+		if err := invoiceReleaseScript.Run(context.WithoutCancel(ctx), p.rdb, []string{key}, at).Err(); err != nil {
+			p.b.log.Warn("release invoice mark", "quote", q.ID, "err", err)
+		}
 	}
 	ok, wait, err := p.limiter.Allow(ctx, "inv:u:"+strconv.FormatInt(env.User.ID, 10))
+	if err != nil || !ok {
+		release()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -248,13 +324,6 @@ func (p *Payments) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 		n := max(int64((wait+time.Second-1)/time.Second), 1)
 		return &flows.Reply{Answer: env.N("err.rate_limited", n), Alert: true, NoScreen: true}, nil
 	}
-	if set, err := p.rdb.HSetNX(ctx, key, "inv", "sending").Result(); err != nil {
-		return nil, fmt.Errorf("mark invoice of quote %s: %w", q.ID, err)
-	} else if !set {
-		return &flows.Reply{Answer: env.T("pay.invoice_again"), Alert: true, NoScreen: true}, nil
-	}
-	p.rdb.HSet(ctx, key, "lang", string(env.Lang))
-	p.rdb.Expire(ctx, key, time.Until(q.Expires)+state.QuoteKeep)
 	title := clipUTF16(q.ItemName, 32)
 	if title == "" {
 		title = clipUTF16(env.T("line."+q.Line), 32)
@@ -272,12 +341,28 @@ func (p *Payments) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 		return err
 	})
 	if err != nil {
-		p.rdb.HDel(ctx, key, "inv") // nothing was sent: a new tap may try again
+		release() // nothing was sent: a new tap may try again
 		return nil, fmt.Errorf("send invoice for quote %s: %w", q.ID, err)
 	}
-	p.rdb.HSet(ctx, key, "inv", msgID)
+	if err := invoiceSentScript.Run(context.WithoutCancel(ctx), p.rdb, []string{key}, msgID).Err(); err != nil {
+		// The mark goes stale and the next Pay sends a fresh invoice; both pay.
+		p.b.log.Warn("record invoice message", "quote", q.ID, "err", err)
+	}
 	p.b.log.Info("invoice sent", "chat", q.ChatID, "quote", q.ID, "stars", q.Stars)
 	return &flows.Reply{Answer: env.T("pay.invoice_sent"), NoScreen: true}, nil
+}
+
+// invoiceRecorded reports whether this store recorded an invoice for the
+// quote (sent, or being sent when its sender died).
+func (p *Payments) invoiceRecorded(ctx context.Context, quoteID string) (bool, error) {
+	if quoteID == "" {
+		return false, nil
+	}
+	ok, err := p.rdb.HExists(ctx, p.quoteKey(quoteID), "inv").Result()
+	if err != nil {
+		return false, fmt.Errorf("read invoice of quote %s: %w", quoteID, err)
+	}
+	return ok, nil
 }
 
 // clipUTF16 shortens s to at most n UTF-16 code units (Telegram's way of
@@ -405,6 +490,7 @@ type starCharge struct {
 	ChatID  int64
 	Payload string
 	Amount  int64
+	At      time.Time // when it was paid
 }
 
 // successfulPayment records a Stars payment.
@@ -414,8 +500,8 @@ func (p *Payments) successfulPayment(ctx context.Context, m *models.Message) {
 		p.b.log.Warn("successful payment not in Stars; ignored", "chat", m.Chat.ID, "currency", sp.Currency)
 		return
 	}
-	c := starCharge{ID: sp.TelegramPaymentChargeID, UserID: m.From.ID, ChatID: m.Chat.ID, Payload: sp.InvoicePayload, Amount: int64(sp.TotalAmount)}
-	if err := p.settle(ctx, c, m.From.LanguageCode); err != nil {
+	c := starCharge{ID: sp.TelegramPaymentChargeID, UserID: m.From.ID, ChatID: m.Chat.ID, Payload: sp.InvoicePayload, Amount: int64(sp.TotalAmount), At: time.Unix(int64(m.Date), 0)}
+	if _, err := p.settle(ctx, c, m.From.LanguageCode, false); err != nil {
 		// The sweep finds the charge again and finishes the job.
 		p.b.log.Error("record payment", "charge", c.ID, "chat", c.ChatID, "err", err)
 	}
@@ -423,52 +509,94 @@ func (p *Payments) successfulPayment(ctx context.Context, m *models.Message) {
 
 // settle turns a Stars charge into a paid, scheduled order, exactly once:
 // a charge that already has an order changes nothing; a charge for a quote
-// paid by another charge, or for a quote that is gone, is refunded.
-func (p *Payments) settle(ctx context.Context, c starCharge, langCode string) error {
+// paid by another charge, or that does not match its quote, is refunded.
+// A charge whose quote is gone is refunded only when this store provably
+// holds every record of it (it recorded the invoice) and no order was made
+// for the quote; otherwise nothing proves it bought nothing, and it is
+// listed for admin review instead (reviewed = true).
+//
+// repair says the sweep found the charge without an order: Redis may have
+// lost the order after it was placed upstream, so the new order looks for
+// its create above the orphan scan's mark (everything below it is claimed
+// or reported) rather than above the newest number seen now.
+func (p *Payments) settle(ctx context.Context, c starCharge, langCode string, repair bool) (reviewed bool, err error) {
 	if o, err := p.Orders.ByCharge(ctx, c.ID); err == nil {
-		return p.ensureScheduled(ctx, o)
+		return false, p.ensureScheduled(ctx, o)
 	} else if !errors.Is(err, state.ErrOrderNotFound) {
-		return err
+		return false, err
 	}
 	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+c.ID).Result(); err != nil {
-		return fmt.Errorf("read refund mark of charge %s: %w", c.ID, err)
+		return false, fmt.Errorf("read refund mark of charge %s: %w", c.ID, err)
 	} else if done > 0 {
-		return nil
+		return false, nil
 	}
 	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)
 	lang := p.langOf(ctx, qid, langCode)
 	amount := locales.Stars(lang, c.Amount)
 	if !ok {
-		return p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 	}
 	q, err := p.Quotes.Load(ctx, qid)
 	if errors.Is(err, state.ErrNoQuote) {
-		return p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+		return p.settleQuoteGone(ctx, c, qid, lang)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if c.Amount < q.Stars || q.UserID != c.UserID {
-		return p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 	}
-	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayStars, c.ID, c.Amount))
+	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount)
+	if repair {
+		if mark, err := p.Orders.OrphanMark(ctx); err == nil && mark > 0 {
+			order.Watermark = mark
+		}
+	}
+	o, dup, err := p.Orders.CreatePaid(ctx, order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
-		return p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
+		return false, p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if dup {
-		return p.ensureScheduled(ctx, o)
+		return false, p.ensureScheduled(ctx, o)
 	}
 	p.b.log.Info("order paid", "order", o.ID, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
-	if err := p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now()); err != nil {
-		return err
+	if err := p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.b.opts.Now()); err != nil {
+		return false, err
 	}
 	if _, err := p.b.Send(ctx, c.ChatID, locales.T(lang, "pay.paid", "amount", amount, "order", o.ID), nil); err != nil {
 		p.b.log.Warn("tell buyer the payment arrived", "order", o.ID, "err", err)
 	}
-	return nil
+	return false, nil
+}
+
+// settleQuoteGone settles a charge (with no order) whose quote is not
+// stored. Orders are indexed by quote forever, so an order of the quote
+// under another charge proves this one bought nothing (refund_twice). With
+// no order at all, the refund is safe only when the store recorded the
+// invoice: then it has seen this purchase from before the charge, and its
+// order index covers it. Without that record (a lost or restored store)
+// the order may have been made, and delivered, elsewhere: review.
+func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string, lang locales.Lang) (bool, error) {
+	amount := locales.Stars(lang, c.Amount)
+	o, err := p.Orders.ByQuote(ctx, qid)
+	if err == nil {
+		return false, p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
+	}
+	if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	sent, err := p.invoiceRecorded(ctx, qid)
+	if err != nil {
+		return false, err
+	}
+	if !sent {
+		p.b.log.Warn("payment for a quote this store never invoiced; listed for review", "charge", c.ID, "user", c.UserID)
+		return true, p.review(ctx, c, state.ReviewQuoteGone)
+	}
+	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 }
 
 // newOrder is the paid order for q (the contract with fulfilment).
@@ -491,22 +619,18 @@ func (p *Payments) ensureScheduled(ctx context.Context, o *state.Order) error {
 	if o.Status != state.OrderPaid {
 		return nil
 	}
-	_, ok, err := p.Schedule.Due(ctx, OrderJob(o.ID))
+	_, ok, err := p.Schedule.Due(ctx, fulfil.OrderJob(o.ID))
 	if err != nil || ok {
 		return err
 	}
-	return p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now())
+	return p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.b.opts.Now())
 }
 
 // refund gives a Stars charge back at once. CHARGE_ALREADY_REFUNDED counts
 // as done. The buyer is told once; a failure alerts admins and is retried
 // by the sweep.
 func (p *Payments) refund(ctx context.Context, c starCharge, lang locales.Lang, key string, kv ...any) error {
-	err := p.b.API.Do(ctx, "refundStarPayment", 0, func(ctx context.Context) error {
-		_, err := p.b.API.TG.RefundStarPayment(ctx, &tgbot.RefundStarPaymentParams{UserID: c.UserID, TelegramPaymentChargeID: c.ID})
-		return err
-	})
-	if err != nil && !strings.Contains(err.Error(), "CHARGE_ALREADY_REFUNDED") {
+	if err := p.b.RefundStars(ctx, c.UserID, c.ID); err != nil {
 		admin := p.b.Engine.DefaultLang
 		_, _ = p.b.Alerts().Raise(ctx, "refund:"+c.ID, locales.T(admin, "alert.refund_failed", "charge", locales.Escape(c.ID)))
 		return fmt.Errorf("refund charge %s: %w", c.ID, err)
@@ -580,7 +704,7 @@ func (p *Payments) settleWallet(ctx context.Context, q *state.Quote, lang locale
 		err = p.ensureScheduled(ctx, o)
 	} else {
 		p.b.log.Info("order paid", "order", o.ID, "quote", q.ID, "method", state.PayWallet)
-		err = p.Schedule.Put(ctx, OrderJob(o.ID), p.b.opts.Now())
+		err = p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.b.opts.Now())
 	}
 	if err != nil {
 		return nil, err

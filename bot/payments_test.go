@@ -36,6 +36,13 @@ type payShop struct {
 
 func newPayShop(t *testing.T, stars, wallet bool) *payShop {
 	t.Helper()
+	return newPayShopWith(t, stars, wallet, nil, nil)
+}
+
+// newPayShopWith is newPayShop with the bot's and the payments' options
+// adjusted by mod and pmod (either may be nil).
+func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*bot.PaymentOptions)) *payShop {
+	t.Helper()
 	h := newHarness(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	srv := httptest.NewServer(sim)
@@ -44,8 +51,17 @@ func newPayShop(t *testing.T, stars, wallet bool) *payShop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := h.newBot(func(o *bot.Options) { o.Admins = []int64{payAdmin} })
-	pay := bot.NewPayments(bot.PaymentOptions{Stars: stars, Wallet: wallet, Upstream: client})
+	b := h.newBot(func(o *bot.Options) {
+		o.Admins = []int64{payAdmin}
+		if mod != nil {
+			mod(o)
+		}
+	})
+	popts := bot.PaymentOptions{Stars: stars, Wallet: wallet, Upstream: client}
+	if pmod != nil {
+		pmod(&popts)
+	}
+	pay := bot.NewPayments(popts)
 	shop := &flows.Shop{
 		Catalog:  catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
 		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},

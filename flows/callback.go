@@ -58,3 +58,7 @@ func DecodeCallback(data string) (Callback, bool) {
 	}
 	return c, true
 }
+
+// ErrBlocked means the buyer blocked the bot (Telegram answered 403): a
+// message to them cannot be delivered until they start it again.
+var ErrBlocked = errors.New("buyer blocked the bot")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -155,6 +156,37 @@ func (s *Server) Pay(ctx context.Context, chatID int64, invoiceMessageID int, op
 func (s *Server) PushSuccessfulPayment(chatID int64, payload string, amount int64, chargeID string) string {
 	id, _, _ := s.completePayment(chatID, "XTR", amount, payload, chargeID, 1)
 	return id
+}
+
+// AddStarPayment records a Star charge by the buyer of chatID for payload,
+// dated at, as if it had been paid then and its successful_payment update
+// were long gone: it joins getStarTransactions (in date order) and the
+// bot's balance, and may be refunded, but no update is pushed. An empty
+// chargeID gets one generated. It returns the charge id.
+func (s *Server) AddStarPayment(chatID int64, payload string, amount int64, at time.Time, chargeID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if chargeID == "" {
+		chargeID = fmt.Sprintf("stxTEST%012d", s.nextSeqLocked())
+	}
+	if _, known := s.charges[chargeID]; known {
+		return chargeID
+	}
+	user := s.userLocked(chatID)
+	s.charges[chargeID] = &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: "XTR", payload: payload}
+	s.starBalance += amount
+	tx := StarTransaction{
+		ID:     chargeID,
+		Amount: amount,
+		Date:   at.Unix(),
+		Source: &TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: payload},
+	}
+	i := len(s.transactions)
+	for i > 0 && s.transactions[i-1].Date > tx.Date {
+		i--
+	}
+	s.transactions = slices.Insert(s.transactions, i, tx)
+	return chargeID
 }
 
 // completePayment records a charge and pushes copies of its

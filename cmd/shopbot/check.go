@@ -89,6 +89,10 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 	return r
 }
 
+// checkRedis connects and reports what the server keeps through a crash or
+// failover (version, AOF and fsync policy, RDB, replicas, and so how
+// state.Durability will confirm money writes). It fails when Redis may
+// evict keys: an evicted order is lost money.
 func checkRedis(ctx context.Context, cfg *Config) checkResult {
 	r := checkResult{name: "redis"}
 	if cfg.RedisURL == "" {
@@ -103,14 +107,30 @@ func checkRedis(ctx context.Context, cfg *Config) checkResult {
 		return r
 	}
 	defer conn.Close()
-	r.status, r.detail = "ok", "answers"
-	// Durability settings; managed services may forbid CONFIG, which is fine.
-	if v, err := conn.Client.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil && v["maxmemory-policy"] != "" && v["maxmemory-policy"] != "noeviction" {
-		r.status, r.detail = "warn", fmt.Sprintf("answers, but maxmemory-policy is %s: use noeviction, an evicted order is lost money", v["maxmemory-policy"])
-	} else if v, err := conn.Client.ConfigGet(ctx, "appendonly").Result(); err == nil && v["appendonly"] == "no" {
-		r.status, r.detail = "warn", "answers, but appendonly is off: a crash loses state (use appendonly yes, appendfsync everysec)"
+	p, err := state.NewDurability(conn.Client, "").Probe(ctx, "")
+	if err != nil {
+		r.status, r.detail = "FAIL", "answers, but its settings could not be read: "+err.Error()
+		return r
 	}
+	r.status, r.detail = redisVerdict(p)
 	return r
+}
+
+// redisVerdict grades a probed Redis: FAIL when it may evict keys, warn when
+// a crash loses everything or nobody can tell, ok otherwise; the detail
+// says what a crash or failover can lose.
+func redisVerdict(p state.Persistence) (status, detail string) {
+	detail = "answers: " + p.Summary() + "; sync " + string(p.Mode) + ": " + p.Guarantee()
+	switch {
+	case p.Evicts():
+		return "FAIL", detail + " (Redis must refuse writes rather than drop them)"
+	case p.Version == "":
+		return "warn", detail
+	case !p.AOF && p.Mode == state.SyncNone:
+		return "warn", detail + " (use appendonly yes, appendfsync everysec)"
+	default:
+		return "ok", detail
+	}
 }
 
 func checkWebhook(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {

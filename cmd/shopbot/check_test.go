@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http/httptest"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/botapitest"
 	"shopbot/reseller/resellersim"
+	"shopbot/state"
 	"shopbot/state/statetest"
 )
 
@@ -44,7 +51,8 @@ func TestCheckGoodConfiguration(t *testing.T) {
 	getenv, _, _ := checkEnv(t, nil)
 	code, out := runCheck(t, getenv)
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "ok    telegram  bot @") ||
-		!strings.Contains(out, "ok    upstream  account") || !strings.Contains(out, "redis") {
+		!strings.Contains(out, "ok    upstream  account") || !strings.Contains(out, "redis     answers: ") ||
+		!strings.Contains(out, "; sync ") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
@@ -82,4 +90,86 @@ func TestCheckBadConfigurations(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRedisVerdict(t *testing.T) {
+	base := state.Persistence{Version: "7.0.15", SaveKnown: true, MaxmemoryPolicy: "noeviction", Mode: state.SyncNone}
+	with := func(f func(*state.Persistence)) state.Persistence { p := base; f(&p); return p }
+	cases := []struct {
+		name   string
+		p      state.Persistence
+		status string
+		want   string
+	}{
+		{"no persistence", base, "warn", "a restart loses everything (use appendonly yes"},
+		{"AOF everysec on 7.0", with(func(p *state.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "ok", "sync none: money writes are not confirmed"},
+		{"AOF on 7.2", with(func(p *state.Persistence) {
+			p.Version, p.AOF, p.AppendFsync, p.Mode = "7.2.4", true, "everysec", state.SyncWaitAOF
+		}), "ok", "sync waitaof: money writes are fsynced"},
+		{"a replica", with(func(p *state.Persistence) { p.Replicas, p.Mode, p.WaitReplicas = 1, state.SyncWait, 1 }), "ok", "sync wait"},
+		{"evicting", with(func(p *state.Persistence) { p.AOF, p.MaxmemoryPolicy = true, "volatile-lru" }), "FAIL", "use noeviction (Redis must refuse writes"},
+		{"unknown server", state.Persistence{Mode: state.SyncNone}, "warn", "redis version unknown"},
+	}
+	for _, tc := range cases {
+		status, detail := redisVerdict(tc.p)
+		if status != tc.status || !strings.Contains(detail, tc.want) || strings.Contains(detail, "\n") {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, status, detail, tc.status, tc.want)
+		}
+	}
+}
+
+// TestCheckRedisSettings runs check against a throwaway redis-server (when
+// one is on PATH): an evicting policy fails the check; appendonly with
+// everysec passes and says what a crash loses.
+func TestCheckRedisSettings(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--maxmemory-policy", "allkeys-lru"}, 1, "FAIL  redis     answers: redis "},
+		{[]string{"--appendonly", "yes", "--appendfsync", "everysec"}, 0, "AOF on, appendfsync everysec, RDB off"},
+	} {
+		addr := throwawayRedis(t, tc.args...)
+		getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "redis://" + addr + "/0"})
+		code, out := runCheck(t, getenv)
+		if code != tc.code || !strings.Contains(out, tc.want) {
+			t.Fatalf("%v: exit %d, want %d and %q:\n%s", tc.args, code, tc.code, tc.want, out)
+		}
+		t.Logf("%v:\n%s", tc.args, out)
+	}
+}
+
+// throwawayRedis runs redis-server on a free port with args (skipping the
+// test without redis-server) and returns its address once it answers.
+func throwawayRedis(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server is not on PATH")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	cmd := exec.Command(bin, append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--dir", t.TempDir(), "--logfile", ""}, args...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not answer within 10 s")
+		}
+		<-tick.C
+	}
+	return addr
 }

@@ -1,0 +1,87 @@
+package fulfil
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Messenger is what fulfilment needs of Telegram. Errors wrap
+// flows.ErrBlocked when the buyer blocked the bot.
+type Messenger interface {
+	// Send sends an HTML message with optional buttons.
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	// SendDocument sends data as a file named name with an HTML caption.
+	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
+	// RefundStars gives a Star payment back; a charge refunded before
+	// counts as done (nil).
+	RefundStars(ctx context.Context, userID int64, chargeID string) error
+}
+
+// Alerter tells admins about trouble once per key until it is cleared.
+type Alerter interface {
+	Raise(ctx context.Context, key, text string) (bool, error)
+	Clear(ctx context.Context, key string) (bool, error)
+}
+
+// Chats is the operator chat relay of manual-service orders.
+type Chats interface {
+	// Placed runs when an order gets its upstream number and reports
+	// whether the order has a chat.
+	Placed(ctx context.Context, o *state.Order, up *reseller.Order) bool
+	// HasChat reports whether the order's messages carry a chat button.
+	HasChat(ctx context.Context, o *state.Order) bool
+}
+
+// Durable makes a money write durable before the next step when the Redis
+// allows it (state.Durability); nil means no waiting.
+type Durable interface {
+	Sync(ctx context.Context, key string) error
+}
+
+// Deps are the stores and services the worker uses.
+type Deps struct {
+	Orders    *state.Orders
+	Schedule  *state.Schedule
+	Wallets   *state.Wallets
+	Upstream  *reseller.Client
+	Messenger Messenger
+	Alerts    Alerter
+	Chats     Chats   // nil: no order chats
+	Durable   Durable // nil: writes are not waited on
+	// OnLoss, when set, runs when the worker notices that Redis lost
+	// recent writes (the Stars sweep, to rebuild lost orders).
+	OnLoss func()
+	Log    *slog.Logger
+	Lang   locales.Lang // admins' language and the fallback
+	Now    func() time.Time
+}
+
+// ChatOpenAction is the global button action that opens an order's chat
+// (callback arg: the order id); the chat relay handles it.
+const ChatOpenAction = "oc"
+
+// OpenChatButton is the "write to the operator" button of order id, valid
+// in any state (it goes on notices the workers send).
+func OpenChatButton(lang locales.Lang, id int64) [][]flows.Button {
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, ChatOpenAction, strconv.FormatInt(id, 10)) // a short id always fits
+	return [][]flows.Button{{{Text: locales.T(lang, "oc.btn_open"), Data: d}}}
+}
+
+// SetChats wires the chat relay in after both are built.
+func (f *Fulfiller) SetChats(c Chats) { f.chats = c }
+
+// Orders returns the order store.
+func (f *Fulfiller) Orders() *state.Orders { return f.orders }
+
+// Upstream returns the upstream client (nil when there is none).
+func (f *Fulfiller) Upstream() *reseller.Client { return f.up }
+
+// UpstreamType is the upstream order type of a product line ("" for none).
+func UpstreamType(line string) reseller.OrderType { return lineTypes[line] }

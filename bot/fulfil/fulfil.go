@@ -1,0 +1,543 @@
+package fulfil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"shopbot/bot/jobs"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Config tunes the fulfilment worker. Zero fields take the defaults.
+type Config struct {
+	Tick    time.Duration // how often due jobs are claimed; default 500ms
+	Lease   time.Duration // how long a claimed job is ours (renewed while it runs, so a dead worker's job comes back after it); default 15s
+	PollMin time.Duration // first tracking poll; default 2s
+	PollMax time.Duration // slowest tracking poll; default 60s
+	Grace   time.Duration // how long after an uncertain answer a create may still show up upstream before placing again; default 10s
+	// AnsweredGrace replaces Grace after a create the server answered with
+	// a 5xx (it had finished with the request); default 2s.
+	AnsweredGrace time.Duration
+	// Settle is how long a freshly unclaimed upstream order is left for
+	// the replica that created it to put it back (after Redis lost its
+	// record) before an order that may own it goes to review; default 30s.
+	Settle time.Duration
+	// OrphanEvery is how often the upstream's order list is matched
+	// against ours; default 1m. OrphanAfter is how long an upstream order
+	// may stay unclaimed before admins hear of it; default 10m.
+	OrphanEvery time.Duration
+	OrphanAfter time.Duration
+	StuckAfter  time.Duration // admins are alerted once when an order is not done after this; default 30m
+	RetryMin    time.Duration // first retry of a failed refund or an unsent create; default 5s
+	RetryMax    time.Duration // slowest such retry; default 10m
+	Parallel    int           // jobs handled at once; default 8
+	// Failpoint, when set, is called between lifecycle steps (see the
+	// Failpoint* constants); a non-nil error abandons the job right there,
+	// as a crash would: its lease runs out and a worker takes it again.
+	Failpoint func(step string, orderID int64) error
+}
+
+// Lifecycle steps passed to Config.Failpoint.
+const (
+	FailpointIntent    = "intent"    // placing written, before the POST
+	FailpointCreated   = "created"   // the upstream order exists, not yet stored
+	FailpointPlaced    = "placed"    // the upstream number is stored
+	FailpointCompleted = "completed" // delivered stored, before the buyer gets it
+	FailpointRefunding = "refunding" // refunding stored, before the refund
+	FailpointRefunded  = "refunded"  // the money went back, refunded not yet stored
+)
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Tick, 500*time.Millisecond)
+	def(&c.Lease, 15*time.Second)
+	def(&c.PollMin, 2*time.Second)
+	def(&c.PollMax, time.Minute)
+	def(&c.Grace, 10*time.Second)
+	def(&c.Settle, 30*time.Second)
+	def(&c.AnsweredGrace, 2*time.Second)
+	def(&c.OrphanEvery, time.Minute)
+	def(&c.OrphanAfter, 10*time.Minute)
+	def(&c.StuckAfter, 30*time.Minute)
+	def(&c.RetryMin, 5*time.Second)
+	def(&c.RetryMax, 10*time.Minute)
+	if c.Parallel <= 0 {
+		c.Parallel = 8
+	}
+}
+
+// OrderJob is the schedule job name of order id ("order:<id>"), the
+// contract between payments (which schedule it) and fulfilment.
+func OrderJob(id int64) string { return "order:" + strconv.FormatInt(id, 10) }
+
+// errCrash is how a failpoint stops a job.
+var errCrash = errors.New("stopped at a failpoint")
+
+// errAttemptMoved means another worker started a new attempt meanwhile.
+var errAttemptMoved = errors.New("order attempt moved on")
+
+// fulfiller drives paid orders to delivered or refunded.
+type Fulfiller struct {
+	up      *reseller.Client
+	orders  *state.Orders
+	sched   *state.Schedule
+	wallets *state.Wallets
+	msg     Messenger
+	alerts  Alerter
+	chats   Chats
+	durable Durable
+	recent  recentCreates
+	canary  *state.Canary
+	onLoss  func()
+	log     *slog.Logger
+	lang0   locales.Lang
+	clock   func() time.Time
+	cfg     Config
+}
+
+// New returns the fulfilment worker over d's stores and services.
+func New(d Deps, cfg Config) *Fulfiller {
+	cfg.defaults()
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Fulfiller{
+		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
+		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
+		onLoss: d.OnLoss,
+		canary: state.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
+	}
+}
+
+func (f *Fulfiller) now() time.Time { return f.clock() }
+
+func (f *Fulfiller) fail(step string, id int64) error {
+	if f.cfg.Failpoint == nil {
+		return nil
+	}
+	if err := f.cfg.Failpoint(step, id); err != nil {
+		return fmt.Errorf("order %d at %s: %w: %v", id, step, errCrash, err)
+	}
+	return nil
+}
+
+// Run claims due order jobs until ctx ends. It first makes sure every
+// unfinished order has a job, so nothing paid waits for a lost schedule.
+func (f *Fulfiller) Run(ctx context.Context) {
+	if err := f.resume(ctx); err != nil && ctx.Err() == nil {
+		f.log.Error("resume unfinished orders", "err", err)
+	}
+	if err := f.learnWatermark(ctx); err != nil && ctx.Err() == nil {
+		f.log.Warn("read the newest upstream order", "err", err)
+	}
+	if err := f.startOrphanScan(ctx); err != nil && ctx.Err() == nil {
+		f.log.Error("start the orphan scan", "err", err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() { defer wg.Done(); f.retention(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); f.watchRollback(ctx) }()
+	w := &jobs.Worker{
+		What: "order", Sched: f.sched, Now: f.now, Log: f.log,
+		Tick: f.cfg.Tick, Lease: f.cfg.Lease, Timeout: max(f.cfg.Lease, jobTimeout), Parallel: f.cfg.Parallel,
+		Step: f.runJob,
+	}
+	w.Run(ctx)
+}
+
+// retentionEvery is how often finished orders past the retention period
+// are shrunk to their summary (codes and requests dropped).
+const retentionEvery = 6 * time.Hour
+
+func (f *Fulfiller) retention(ctx context.Context) {
+	t := time.NewTicker(retentionEvery)
+	defer t.Stop()
+	for {
+		n, err := f.orders.ExpireDelivered(ctx, f.orders.Retention)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			f.log.Warn("shrink finished orders", "err", err)
+		case n > 0:
+			f.log.Info("shrank finished orders past retention", "orders", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// jobTimeout bounds one pass over an order (a POST, polls, messages).
+const jobTimeout = 2 * time.Minute
+
+// resume gives every unfinished order without a job one, due now.
+func (f *Fulfiller) resume(ctx context.Context) error {
+	ids, err := f.orders.Unfinished(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		_, ok, err := f.sched.Due(ctx, OrderJob(id))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := f.sched.Put(ctx, OrderJob(id), f.now()); err != nil {
+				return err
+			}
+			f.log.Info("resumed unfinished order", "order", id)
+		}
+	}
+	return nil
+}
+
+// runJob advances the order of an "order:<id>" job and says when to look
+// at it again; other jobs, and a job stopped at a failpoint, are left to
+// their lease.
+func (f *Fulfiller) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
+	if j.Name == orphanJob {
+		return f.scanOrphans(ctx), false
+	}
+	idText, ok := strings.CutPrefix(j.Name, "order:")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, true // another part's job; its lease runs out for it
+	}
+	next, err := f.advance(ctx, id)
+	switch {
+	case errors.Is(err, errCrash):
+		f.log.Warn("order job abandoned", "order", id, "err", err)
+		return time.Time{}, true
+	case errors.Is(err, state.ErrOrderNotFound):
+		f.log.Error("order job without an order", "order", id)
+		return time.Time{}, false
+	case err != nil:
+		f.log.Warn("order step failed; will retry", "order", id, "err", err)
+		return f.now().Add(f.cfg.RetryMin), false
+	}
+	return next, false
+}
+
+// advance moves the order as far as it can go now and returns when to look
+// at it again (zero: never, the order is finished or waits for an admin).
+func (f *Fulfiller) advance(ctx context.Context, id int64) (time.Time, error) {
+	for range 8 {
+		o, err := f.orders.Get(ctx, id)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if !state.Terminal(o.Status) && o.Status != state.OrderNeedsReview {
+			f.checkStuck(ctx, o)
+		}
+		var next time.Time
+		var again bool
+		switch o.Status {
+		case state.OrderPaid:
+			again, next, err = f.place(ctx, o)
+		case state.OrderPlacing:
+			again, next, err = f.placing(ctx, o)
+		case state.OrderPlaced:
+			again, next, err = f.track(ctx, o)
+		case state.OrderRefunding:
+			again, next, err = f.refund(ctx, o)
+		case state.OrderDelivered, state.OrderRefunded, state.OrderNeedsReview:
+			return time.Time{}, f.finishNotices(ctx, o)
+		default:
+			return time.Time{}, fmt.Errorf("order %d: unknown status %q", id, o.Status)
+		}
+		if errors.Is(err, state.ErrBadTransition) || errors.Is(err, errAttemptMoved) {
+			continue // someone else moved it: look again
+		}
+		if err != nil || !again {
+			return next, err
+		}
+	}
+	return f.now().Add(f.cfg.PollMin), nil
+}
+
+// ReviewAlert is the alert key raised when order id goes to needs_review;
+// an admin's resolution clears it.
+func ReviewAlert(id int64) string { return "order:" + strconv.FormatInt(id, 10) + ":review" }
+
+// Buyer-facing reasons of a failed order.
+const (
+	reasonInvalid     = "order.reason_invalid"
+	reasonUnavailable = "order.reason_unavailable"
+	reasonFailed      = "order.reason_failed"
+)
+
+// track polls the upstream order and acts on its status.
+func (f *Fulfiller) track(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	up, err := f.up.Order(ctx, o.UpstreamNumber)
+	if err != nil {
+		f.log.Warn("poll upstream order", "order", o.ID, "upstream", o.UpstreamNumber, "err", err)
+		return false, f.now().Add(f.pollDelay(o)), nil
+	}
+	switch {
+	case up.Status.Is(reseller.OrderCompleted):
+		return f.complete(ctx, o, up)
+	case up.Status.Is(reseller.OrderFailed), up.Status.Is(reseller.OrderRefund):
+		n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlaced}, state.OrderPlaced, func(n *state.Order) error {
+			n.UpstreamStatus = string(up.Status)
+			return nil
+		}, "upstream "+string(up.Status))
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		return f.toRefunding(ctx, n, "upstream "+string(up.Status), reasonFailed)
+	}
+	if string(up.Status) != o.UpstreamStatus {
+		if _, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlaced}, state.OrderPlaced, func(n *state.Order) error {
+			n.UpstreamStatus = string(up.Status)
+			return nil
+		}, ""); err != nil {
+			return false, time.Time{}, err
+		}
+	}
+	return false, f.now().Add(f.pollDelay(o)), nil
+}
+
+// pollDelay grows with the order's age: PollMin at first, a third of the
+// age later, at most PollMax.
+func (f *Fulfiller) pollDelay(o *state.Order) time.Duration {
+	return min(max(f.now().Sub(o.PlacingAt)/3, f.cfg.PollMin), f.cfg.PollMax)
+}
+
+// checkStuck alerts admins once when the order has been unfinished too
+// long, whatever its state.
+func (f *Fulfiller) checkStuck(ctx context.Context, o *state.Order) {
+	age := f.now().Sub(o.CreatedAt)
+	if age < f.cfg.StuckAfter || f.alerts == nil {
+		return
+	}
+	text := locales.T(f.lang0, "alert.order_stuck", "id", o.ID, "number", o.UpstreamNumber,
+		"status", o.UpstreamStatus, "minutes", int64(age/time.Minute))
+	if o.UpstreamNumber == 0 {
+		text = locales.T(f.lang0, "alert.order_stuck_state", "id", o.ID,
+			"status", o.Status, "minutes", int64(age/time.Minute))
+	}
+	_, _ = f.alerts.Raise(ctx, stuckAlert(o.ID), text)
+}
+
+func stuckAlert(id int64) string { return "order:" + strconv.FormatInt(id, 10) + ":stuck" }
+
+// complete stores the codes (placed -> delivered) and hands them over.
+func (f *Fulfiller) complete(ctx context.Context, o *state.Order, up *reseller.Order) (bool, time.Time, error) {
+	codes := up.DeliverableCodes()
+	if len(codes) == 0 && (o.Line == "giftcards" || o.Line == "keys") {
+		return f.review(ctx, o, fmt.Sprintf("upstream %d completed without codes", up.Number))
+	}
+	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlaced}, state.OrderDelivered, func(n *state.Order) error {
+		n.Codes, n.UpstreamStatus = codes, string(up.Status)
+		if !up.ChargedUSD.IsZero() {
+			n.ChargedUSD = up.ChargedUSD.Decimal
+		}
+		return nil
+	}, fmt.Sprintf("upstream completed, %d codes", len(codes)))
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	f.clearAlert(ctx, stuckAlert(o.ID))
+	if err := f.fail(FailpointCompleted, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	return false, time.Time{}, f.finishNotices(ctx, n)
+}
+
+// finishNotices hands a finished order's result to the buyer when that has
+// not happened yet; an error makes the job try again later. A buyer who
+// blocked the bot gets a delivery after /start and sees a refund in /orders.
+func (f *Fulfiller) finishNotices(ctx context.Context, o *state.Order) error {
+	var err error
+	switch {
+	case o.Status == state.OrderDelivered && o.DeliveredAt.IsZero():
+		err = f.deliver(ctx, o)
+		if errors.Is(err, flows.ErrBlocked) {
+			f.log.Info("buyer blocked the bot; delivery waits for /start", "order", o.ID)
+		}
+	case o.Status == state.OrderRefunded:
+		err = f.notifyStatus(ctx, o, state.OrderRefunded, f.refundedText(o))
+	}
+	if errors.Is(err, flows.ErrBlocked) {
+		return nil
+	}
+	return err
+}
+
+// deliver sends the codes or the delivered notice and records it.
+func (f *Fulfiller) deliver(ctx context.Context, o *state.Order) error {
+	if err := f.sendResult(ctx, o); err != nil {
+		return err
+	}
+	_, err := f.orders.Transition(ctx, o.ID, []string{state.OrderDelivered}, state.OrderDelivered, func(n *state.Order) error {
+		n.DeliveredAt, n.NotifiedStatus = f.now().UTC(), state.OrderDelivered
+		return nil
+	}, "delivered to the buyer")
+	if err == nil {
+		f.log.Info("order delivered", "order", o.ID, "codes", len(o.Codes))
+	}
+	return err
+}
+
+// refund returns the money the way the buyer paid, idempotently, then
+// marks the order refunded and tells the buyer.
+func (f *Fulfiller) refund(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	if err := f.fail(FailpointRefunding, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	var ref string
+	switch o.PayMethod {
+	case state.PayStars:
+		ref = o.ChargeID
+		if err := f.msg.RefundStars(ctx, o.UserID, o.ChargeID); err != nil {
+			f.log.Warn("refund Stars", "order", o.ID, "err", err)
+			_, _ = f.alerts.Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refund",
+				locales.T(f.lang0, "alert.order_refund", "id", o.ID, "err", locales.Escape(err.Error())))
+			return false, f.now().Add(f.refundDelay(o)), nil
+		}
+	case state.PayWallet:
+		ref = "refund:order:" + strconv.FormatInt(o.ID, 10)
+		if _, _, err := f.wallets.Credit(ctx, o.UserID, o.ShopUSD, ref, "refund of order "+strconv.FormatInt(o.ID, 10), "refund"); err != nil {
+			f.log.Warn("refund to wallet", "order", o.ID, "err", err)
+			return false, f.now().Add(f.refundDelay(o)), nil
+		}
+	default:
+		return f.review(ctx, o, "unknown pay method "+o.PayMethod)
+	}
+	if err := f.fail(FailpointRefunded, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderRefunding}, state.OrderRefunded, func(n *state.Order) error {
+		n.RefundRef = ref
+		return nil
+	}, "refunded "+o.PayMethod)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	f.clearAlert(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refund")
+	f.clearAlert(ctx, stuckAlert(o.ID))
+	f.log.Info("order refunded", "order", n.ID, "method", n.PayMethod)
+	f.alertRefunded(ctx, n)
+	return true, time.Time{}, nil
+}
+
+// alertRefunded tells admins, once per order, that an order failed and its
+// money went back to the buyer, and why.
+func (f *Fulfiller) alertRefunded(ctx context.Context, o *state.Order) {
+	lang := f.lang0
+	paid := locales.Money(lang, o.ShopUSD)
+	if o.PayMethod == state.PayStars {
+		paid = locales.Stars(lang, o.Stars)
+	}
+	why := o.Reason
+	if why != "" {
+		why = locales.T(lang, why)
+	}
+	if why == "" || why == o.Reason {
+		why = "—"
+	}
+	_, _ = f.alerts.Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refunded",
+		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(ItemName(o)), "paid", paid,
+			"number", o.UpstreamNumber, "why", why))
+}
+
+// refundedText tells the buyer where the money went.
+func (f *Fulfiller) refundedText(o *state.Order) string {
+	lang := f.Lang(o)
+	if o.PayMethod == state.PayStars {
+		return locales.T(lang, "order.refunded_stars", "id", o.ID, "stars", locales.Stars(lang, o.Stars))
+	}
+	return locales.T(lang, "order.refunded_wallet", "id", o.ID, "amount", locales.Money(lang, o.ShopUSD))
+}
+
+// refundDelay backs off with the time spent refunding.
+func (f *Fulfiller) refundDelay(o *state.Order) time.Duration {
+	since := o.UpdatedAt
+	for _, h := range slices.Backward(o.History) {
+		if h.To == state.OrderRefunding && h.From != state.OrderRefunding {
+			since = h.At
+			break
+		}
+	}
+	return min(max(f.now().Sub(since)/2, f.cfg.RetryMin), f.cfg.RetryMax)
+}
+
+// notifyStatus tells the buyer about a status change once and records it.
+func (f *Fulfiller) notifyStatus(ctx context.Context, o *state.Order, status, text string) error {
+	return f.notifyStatusRows(ctx, o, status, text, nil)
+}
+
+// notifyStatusRows is notifyStatus with buttons (global ones) on the message.
+func (f *Fulfiller) notifyStatusRows(ctx context.Context, o *state.Order, status, text string, rows [][]flows.Button) error {
+	if o.NotifiedStatus == status || text == "" {
+		return nil
+	}
+	if _, err := f.msg.Send(ctx, o.ChatID, text, rows); err != nil {
+		if !errors.Is(err, flows.ErrBlocked) {
+			f.log.Warn("tell buyer about order", "order", o.ID, "status", status, "err", err)
+		}
+		return err
+	}
+	_, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, o.Status, func(n *state.Order) error {
+		n.NotifiedStatus = status
+		return nil
+	}, "")
+	if err != nil && !errors.Is(err, state.ErrBadTransition) {
+		return err
+	}
+	return nil
+}
+
+func (f *Fulfiller) Lang(o *state.Order) locales.Lang {
+	if l, ok := locales.Parse(o.Lang); ok {
+		return l
+	}
+	return f.lang0
+}
+
+// ItemName is what the buyer bought, as they saw it.
+func ItemName(o *state.Order) string {
+	if q, err := QuoteOf(o); err == nil && q.ItemName != "" {
+		return q.ItemName
+	}
+	return o.Line
+}
+
+// processingText is the "being processed" notice; manual services show
+// their deadline.
+func (f *Fulfiller) processingText(o *state.Order, up *reseller.Order) string {
+	lang := f.Lang(o)
+	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(ItemName(o)))
+	if up != nil && up.DeadlineAt != nil {
+		text += "\n" + locales.T(lang, "order.deadline", "deadline", locales.DateTime(lang, *up.DeadlineAt))
+	}
+	return text
+}
+
+// sync makes the order's last write durable when the Redis allows it.
+func (f *Fulfiller) sync(ctx context.Context, id int64) error {
+	if f.durable == nil {
+		return nil
+	}
+	return f.durable.Sync(ctx, f.orders.KeyOf(id))
+}

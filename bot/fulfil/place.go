@@ -1,0 +1,698 @@
+package fulfil
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Placement protocol v2 (DESIGN.md "The order lifecycle").
+//
+// The upstream has no idempotency key, and its order object does not echo
+// everything that tells two buyers apart. So:
+//
+//  1. A create holds its kind's slot (state.Orders.AcquireSlot) from before
+//     it reads the watermark until its outcome is stored: at most one
+//     create of a kind is in flight or uncertain across all replicas. A
+//     kind is the upstream type plus the request fields the order object
+//     echoes, so two creates of different kinds never look alike.
+//  2. Before every create the worker lists the upstream orders of the type
+//     above the order's watermark (the newest number the shop had seen
+//     when it was paid). An unclaimed one of the same kind may be an
+//     earlier create whose record Redis lost: it is adopted when that is
+//     provable, and the order goes to needs_review when it is not. The
+//     same listing gives the watermark of the new attempt.
+//  3. After an uncertain answer (timeout, cut connection, 5xx) only orders
+//     above the attempt's watermark are considered; as the slot was held
+//     all along, an unclaimed one of the kind is this order's. The grace
+//     before placing again counts from when the uncertain answer arrived.
+//  4. A 429, 401 or 403 on create provably created nothing: the attempt is
+//     dropped and the slot freed; the worker tries again later.
+//
+// No wall clock of the upstream is ever compared with ours.
+
+// echoed lists, per upstream type, the request parameters the upstream's
+// order object echoes (reseller-api.md "Order"): store top-ups, Stars,
+// Premium, store gifts and gift cards echo everything we send; manual
+// services echo the service and product but not the buyer's answers; the
+// spec shows no request field on game key orders, and what in-game top-up
+// orders carry is "not shown", so nothing is relied on for either.
+var echoed = map[reseller.OrderType][]string{
+	reseller.OrderTypeStoreTopup:       {"store_login", "currency", "amount"},
+	reseller.OrderTypeMessengerStars:   {"messenger_username", "quantity"},
+	reseller.OrderTypeMessengerPremium: {"messenger_username", "months"},
+	reseller.OrderTypeManualService:    {"service_id", "product_id"},
+	reseller.OrderTypeStoreGift:        {"app_id", "sub_id", "region", "invite_url"},
+	reseller.OrderTypeGiftCard:         {"category_id", "card_id", "quantity"},
+	reseller.OrderTypeGameKey:          nil,
+	reseller.OrderTypeGameTopup:        nil,
+}
+
+// kind is the request's placement slot name: its type and a hash of the
+// parameters the upstream echoes (no buyer value is readable from it).
+func (r *upstreamRequest) kind() string {
+	var b strings.Builder
+	for _, k := range echoed[r.Type] {
+		fmt.Fprintf(&b, "%s=%s\x00", k, norm(k, r.Params[k]))
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return strings.ToLower(string(r.Type)) + ":" + hex.EncodeToString(sum[:8])
+}
+
+// fungible reports whether the upstream echoes everything the request
+// sends: two unclaimed orders of its kind are then the same purchase, and
+// either may serve either buyer.
+//
+// Orders that carry codes never are: an unclaimed gift-card order may be
+// one whose codes already reached a buyer before Redis lost its record,
+// and a code must never be handed out twice.
+func (r *upstreamRequest) fungible() bool {
+	if len(r.Fields) > 0 || r.Type == reseller.OrderTypeGiftCard || r.Type == reseller.OrderTypeGameKey {
+		return false
+	}
+	for k := range r.Params {
+		if !slices.Contains(echoed[r.Type], k) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchResult says how an upstream order compares with a request.
+type matchResult int
+
+const (
+	noMatch  matchResult = iota
+	possible             // nothing differs, but an echoed field is missing
+	match                // every echoed field present and equal
+)
+
+// match compares an upstream order with the request on the type and every
+// echoed parameter.
+func (r *upstreamRequest) match(u *reseller.Order) matchResult {
+	if !u.Type.Is(r.Type) {
+		return noMatch
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(u.Raw, &m); err != nil {
+		return noMatch
+	}
+	res := match
+	for _, k := range echoed[r.Type] {
+		want, sent := r.Params[k]
+		if !sent {
+			continue
+		}
+		raw, ok := m[responseKey(r.Type, k)]
+		if !ok || string(raw) == "null" {
+			res = possible
+			continue
+		}
+		if norm(k, scalar(raw)) != norm(k, want) {
+			return noMatch
+		}
+	}
+	return res
+}
+
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+// responseKey names a request parameter in the upstream order object.
+func responseKey(t reseller.OrderType, k string) string {
+	if t == reseller.OrderTypeMessengerStars && k == "quantity" {
+		return "stars"
+	}
+	return k
+}
+
+// found is what a listing above a watermark turned up.
+type found struct {
+	newest   int64            // the newest order number of the type (0: none)
+	matches  []reseller.Order // unclaimed, every echoed field equal; oldest first
+	possible []reseller.Order // unclaimed, nothing differs, something missing
+}
+
+// look lists the upstream orders of the request's type newest first down
+// to above (exclusive) and sorts out the unclaimed ones of its kind. The
+// newest number seen is recorded for orders paid later.
+func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest, above int64) (*found, error) {
+	res := &found{}
+	for u, err := range f.up.AllOrders(ctx, &reseller.OrdersOptions{Limit: 100, Type: r.Type}) {
+		if err != nil {
+			return nil, err
+		}
+		if res.newest == 0 {
+			res.newest = u.Number
+		}
+		if u.Number <= above {
+			break
+		}
+		m := r.match(&u)
+		if m == noMatch {
+			continue
+		}
+		owner, err := f.orders.ByUpstream(ctx, u.Number)
+		switch {
+		case err == nil && owner.ID != o.ID:
+			continue // another order's
+		case err != nil && !errors.Is(err, state.ErrOrderNotFound):
+			return nil, err
+		}
+		if err != nil {
+			// Unclaimed. One an order in review names, or one reported as
+			// nobody's, is in an admin's hands: left alone, so one lost
+			// record cannot send every later order of its kind to review.
+			if done, err := f.orders.Accounted(ctx, u.Number); err != nil {
+				return nil, err
+			} else if done {
+				continue
+			}
+		}
+		if m == match {
+			res.matches = append(res.matches, u)
+		} else {
+			res.possible = append(res.possible, u)
+		}
+	}
+	slices.Reverse(res.matches)
+	slices.Reverse(res.possible)
+	if err := f.orders.NoteUpstream(ctx, res.newest); err != nil {
+		f.log.Warn("note newest upstream order", "err", err)
+	}
+	return res, nil
+}
+
+func numbers(list []reseller.Order) string {
+	s := make([]string, len(list))
+	for i, u := range list {
+		s[i] = strconv.FormatInt(u.Number, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// holdSlot takes the kind's slot for the order. already says the order held
+// it before (so nothing of the kind was created meanwhile by anyone else);
+// ok false means another order's create of the kind is in flight and this
+// one must wait.
+func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (already, ok bool, err error) {
+	for range 3 {
+		holder, err := f.orders.AcquireSlot(ctx, kind, o.ID)
+		if err != nil {
+			return false, false, err
+		}
+		if holder == o.ID {
+			return o.Slot == kind && o.AttemptID != "", true, nil
+		}
+		h, err := f.orders.Get(ctx, holder)
+		if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
+			return false, false, err
+		}
+		if err == nil && (h.Status == state.OrderPaid || h.Status == state.OrderPlacing) {
+			// A create of this kind is in flight or uncertain, or about to
+			// be (the holder lists the upstream before writing its intent).
+			return false, false, nil
+		}
+		// The holder no longer needs it (it was placed, refunded or sent to
+		// review, and a crash came before the release): take it over.
+		took, err := f.orders.TakeSlot(ctx, kind, holder, o.ID)
+		if err != nil {
+			return false, false, err
+		}
+		if took {
+			return false, true, nil
+		}
+	}
+	return false, false, nil
+}
+
+// claimSlot takes the placement slot the request needs. A fungible request
+// (the upstream echoes all of it) needs none: any unclaimed order that
+// matches it is the same purchase, and claims are unique, so identical
+// purchases resolve one to one however their creates interleave. kind is
+// "" then, and already reports whether an attempt is on record.
+func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *upstreamRequest) (kind string, already, ok bool, err error) {
+	if req.fungible() {
+		return "", o.AttemptID != "", true, nil
+	}
+	kind = req.kind()
+	already, ok, err = f.holdSlot(ctx, o, kind)
+	return kind, already, ok, err
+}
+
+// releaseSlot frees the slot the order holds, if any.
+func (f *Fulfiller) releaseSlot(ctx context.Context, o *state.Order) {
+	if o.Slot == "" {
+		return
+	}
+	if err := f.orders.ReleaseSlot(ctx, o.Slot, o.ID); err != nil {
+		f.log.Warn("release placement slot", "order", o.ID, "err", err)
+	}
+}
+
+// releaseSlotOf frees whatever slot order id holds.
+func (f *Fulfiller) releaseSlotOf(ctx context.Context, id int64) {
+	if o, err := f.orders.Get(ctx, id); err == nil {
+		f.releaseSlot(ctx, o)
+	}
+}
+
+// place creates the order upstream, after making sure no earlier create of
+// it exists: it holds the kind's slot, lists above the watermark, writes
+// the intent (placing, a new attempt, the request, the attempt's
+// watermark) and then POSTs.
+func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	q, err := QuoteOf(o)
+	if err != nil {
+		return f.toRefunding(ctx, o, "bad quote: "+err.Error(), reasonInvalid)
+	}
+	req, err := buildRequest(q)
+	if err != nil {
+		return f.toRefunding(ctx, o, err.Error(), reasonInvalid)
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	kind, already, ok, err := f.claimSlot(ctx, o, req)
+	if err != nil {
+		return false, f.now().Add(f.cfg.RetryMin), nil
+	}
+	if !ok {
+		return false, f.now().Add(f.cfg.PollMin), nil // another create of this kind first
+	}
+	// Held all along since the attempt's watermark: whatever is unclaimed of
+	// the kind above it is this order's. Otherwise look above the order's
+	// own watermark for a create Redis may have lost.
+	above, provable := o.Watermark, false
+	if already {
+		above, provable = o.AttemptWatermark, true
+	}
+	seen, err := f.look(ctx, o, req, above)
+	if err != nil {
+		f.log.Warn("list upstream orders before a create", "order", o.ID, "err", err)
+		if o.AttemptID == "" {
+			// Nothing of this order is in flight: let others of the kind on.
+			if rerr := f.orders.ReleaseSlot(ctx, kind, o.ID); rerr != nil {
+				f.log.Warn("release placement slot", "order", o.ID, "err", rerr)
+			}
+		}
+		return false, f.now().Add(f.retryDelay(o)), nil
+	}
+	switch {
+	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.fungible() || provable && len(seen.matches) == 1):
+		return f.adoptFound(ctx, o, req, kind, seen, "found before placing")
+	case len(seen.matches)+len(seen.possible) > 0:
+		all := append(seen.matches, seen.possible...)
+		if f.settling(ctx, all) {
+			// Fresh: most likely a create whose record Redis just lost,
+			// which the replica that made it puts back (see recover).
+			f.releaseSlotIfIdle(ctx, o, kind)
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
+		f.dispute(ctx, all)
+		return f.review(ctx, o, "unclaimed upstream orders of the same kind exist ("+numbers(all)+
+			"); one may be this order's, which cannot be proven")
+	}
+	attempt, prev := newAttemptID(), o.AttemptID
+	o, err = f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != prev {
+			return errAttemptMoved // another worker started an attempt meanwhile
+		}
+		n.AttemptID, n.Request, n.Signature, n.PlacingAt = attempt, raw, req.signature(), f.now().UTC()
+		n.Slot, n.UncertainAt = kind, time.Time{}
+		if !provable || n.AttemptWatermark == 0 {
+			n.AttemptWatermark = max(seen.newest, above)
+		}
+		n.Attempts++
+		return nil
+	}, "attempt "+attempt)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if err := f.sync(ctx, o.ID); err != nil {
+		// The intent might not survive a crash: POSTing now could leave an
+		// upstream order nobody knows of. Drop the attempt and try later.
+		f.log.Warn("placing intent not durable; not sending", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
+	}
+	if err := f.fail(FailpointIntent, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	up, err := f.create(ctx, req)
+	var rl *reseller.RateLimitError
+	var ve *reseller.ValidationError
+	var apiErr *reseller.Error
+	switch {
+	case err == nil:
+		if err := f.fail(FailpointCreated, o.ID); err != nil {
+			return false, time.Time{}, err
+		}
+		if err := f.orders.NoteUpstream(ctx, up.Number); err != nil {
+			f.log.Warn("note newest upstream order", "err", err)
+		}
+		if f.alerts != nil {
+			_, _ = f.alerts.Clear(ctx, alertUpstreamBalance)
+		}
+		f.remember(o, up)
+		again, next, err := f.adopt(ctx, o, up, "created")
+		f.checkCanary(ctx) // after the writes a rollback could lose
+		return again, next, err
+	case reseller.IsOutcomeUnknown(err):
+		f.log.Warn("order create outcome unknown; reconciling", "order", o.ID, "attempt", attempt, "err", err)
+		var answer *reseller.Error
+		answered := errors.As(err, &answer) && answer.Status >= 500
+		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "create outcome unknown", answered)
+	case errors.As(err, &rl), reseller.IsUnauthorized(err), reseller.IsForbidden(err):
+		// Provably not executed: the next try is a plain new attempt.
+		wait := f.cfg.RetryMin
+		if rl != nil && rl.RetryAfter > wait {
+			wait = rl.RetryAfter
+		}
+		f.log.Warn("order create refused; retrying later", "order", o.ID, "err", err)
+		return false, f.now().Add(wait), f.unsent(ctx, o, attempt)
+	case errors.As(err, &ve):
+		return f.toRefunding(ctx, o, "invalid request: "+ve.Field, reasonInvalid)
+	case errors.As(err, &apiErr) && apiErr.Status >= 400 && apiErr.Status < 500:
+		if strings.Contains(strings.ToLower(apiErr.Message), "balance") {
+			if f.alerts != nil {
+				_, _ = f.alerts.Raise(ctx, alertUpstreamBalance, locales.T(f.lang0, "alert.order_balance", "id", o.ID))
+			}
+			return f.toRefunding(ctx, o, "upstream balance too low", reasonUnavailable)
+		}
+		return f.toRefunding(ctx, o, fmt.Sprintf("upstream %d %s", apiErr.Status, apiErr.Type), reasonInvalid)
+	default:
+		// Not an order-creating outcome (the request never left): try again.
+		f.log.Warn("order create failed before sending; retrying later", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
+	}
+}
+
+// retryDelay backs off with the number of attempts so far.
+func (f *Fulfiller) retryDelay(o *state.Order) time.Duration {
+	d := f.cfg.RetryMin
+	for range min(o.Attempts, 10) {
+		d *= 2
+	}
+	return min(d, f.cfg.RetryMax)
+}
+
+// alertUpstreamBalance is raised when a create fails for the balance.
+const alertUpstreamBalance = "upstream:order-balance"
+
+// uncertain records when the uncertain answer of the attempt arrived: the
+// grace before placing again counts from it.
+//
+// answered says the server answered (a 5xx): it had finished with the
+// request, so a create it made is already in its list and a shorter grace
+// (Config.AnsweredGrace) is enough; a timeout or a cut connection may leave
+// the server still working on it.
+func (f *Fulfiller) uncertain(ctx context.Context, o *state.Order, why string, answered bool) error {
+	attempt := o.AttemptID
+	_, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.UncertainAt, n.UncertainAnswered = f.now().UTC(), answered
+		return nil
+	}, why)
+	if errors.Is(err, errAttemptMoved) || errors.Is(err, state.ErrBadTransition) {
+		return nil
+	}
+	return err
+}
+
+// unsent records that the attempt provably created nothing and frees the
+// slot, so the next pass places again instead of reconciling.
+func (f *Fulfiller) unsent(ctx context.Context, o *state.Order, attempt string) error {
+	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.AttemptID, n.UncertainAt = "", time.Time{}
+		return nil
+	}, "attempt "+attempt+" not sent")
+	if err != nil {
+		return err
+	}
+	f.releaseSlot(ctx, n)
+	return nil
+}
+
+// adoptFound adopts the oldest unclaimed order of the kind and reports any
+// others (duplicates of this order's attempts) to admins.
+func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstreamRequest, kind string, seen *found, how string) (bool, time.Time, error) {
+	if o.Slot != kind || o.Status == state.OrderPaid || len(o.Request) == 0 {
+		// Record the slot and the request on the order (placing), so
+		// adopting frees the one and can read the other.
+		raw, err := json.Marshal(req)
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		attempt := o.AttemptID
+		n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+			if n.AttemptID != attempt {
+				return errAttemptMoved
+			}
+			n.Slot = kind
+			if len(n.Request) == 0 {
+				n.Request, n.Signature = raw, req.signature()
+			}
+			return nil
+		}, "")
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		o = n
+	}
+	for _, dup := range seen.matches[1:] {
+		f.reportOrphan(ctx, &dup, fmt.Sprintf("a second upstream order for order %d", o.ID))
+	}
+	return f.adopt(ctx, o, &seen.matches[0], how)
+}
+
+// adopt stores the upstream order as ours: placing -> placed, claiming its
+// number, and frees the slot. A number another order already claimed
+// sends this one to review.
+func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Order, how string) (bool, time.Time, error) {
+	attempt := o.AttemptID
+	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.UpstreamNumber, n.UpstreamStatus, n.ChargedUSD = up.Number, string(up.Status), up.ChargedUSD.Decimal
+		return nil
+	}, fmt.Sprintf("upstream %d %s", up.Number, how))
+	if errors.Is(err, state.ErrUpstreamClaimed) {
+		if !requestFungible(o) {
+			return f.review(ctx, o, fmt.Sprintf("upstream order %d is claimed by another order", up.Number))
+		}
+		// An identical purchase took it (any such order serves either).
+		if how == "created" {
+			// Ours was created and serves that purchase; the one that
+			// purchase created (if any) is above our watermark too. Look
+			// once more and, finding nothing, place again at once: no
+			// create of ours is in doubt.
+			f.log.Info("an identical purchase adopted our new upstream order; looking again", "order", o.ID, "upstream", up.Number)
+			_, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+				if n.AttemptID != attempt {
+					return errAttemptMoved
+				}
+				n.UncertainAt = f.now().Add(-f.cfg.Grace).UTC()
+				return nil
+			}, fmt.Sprintf("upstream %d went to an identical purchase", up.Number))
+			return true, time.Time{}, err
+		}
+		return true, time.Time{}, nil // look again
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if err := f.sync(ctx, o.ID); err != nil {
+		// Stored but perhaps not durable: a lost number is found again by
+		// the next create's listing or the orphan scan.
+		f.log.Warn("upstream number not durable yet", "order", o.ID, "err", err)
+	}
+	f.releaseSlot(ctx, n)
+	f.log.Info("order placed", "order", o.ID, "upstream", up.Number, "how", how)
+	if err := f.fail(FailpointPlaced, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	var rows [][]flows.Button
+	if f.chats != nil && f.chats.Placed(ctx, n, up) {
+		rows = OpenChatButton(f.Lang(n), n.ID)
+	}
+	_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
+	return true, time.Time{}, nil
+}
+
+// placing handles an attempt whose outcome we do not know (an uncertain
+// answer, or a crash after the intent): reconcile, wait, or try again.
+func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	if o.AttemptID == "" {
+		return f.place(ctx, o) // the last attempt provably created nothing
+	}
+	var req upstreamRequest
+	if err := json.Unmarshal(o.Request, &req); err != nil {
+		return f.review(ctx, o, "stored request unreadable")
+	}
+	kind, already, ok, err := f.claimSlot(ctx, o, &req)
+	if err != nil {
+		return false, f.now().Add(f.cfg.RetryMin), nil
+	}
+	if !ok {
+		// Another order's create of this kind is uncertain too (this
+		// order's slot was lost): their orders cannot be told apart.
+		return f.review(ctx, o, "another uncertain create of the same kind is in flight")
+	}
+	// With the slot held all along, look above the attempt's watermark;
+	// else (a record lost by Redis, or an order from before the slots)
+	// above the order's own, and only what is fungible is provable.
+	provable := already
+	above := o.Watermark
+	if provable {
+		above = o.AttemptWatermark
+	}
+	seen, err := f.look(ctx, o, &req, above)
+	if err != nil {
+		f.log.Warn("reconcile order", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
+	switch {
+	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.fungible() || provable && len(seen.matches) == 1):
+		// Several for a purchase the upstream does not echo in full would
+		// mean the slot did not hold (a Redis that lost writes): which is
+		// this order's cannot be told.
+		return f.adoptFound(ctx, o, &req, kind, seen, "reconciled")
+	case len(seen.matches)+len(seen.possible) > 0:
+		all := append(seen.matches, seen.possible...)
+		if f.settling(ctx, all) {
+			return false, f.now().Add(f.cfg.PollMin), nil // its creator may put it back first
+		}
+		f.dispute(ctx, all)
+		return f.review(ctx, o, "upstream orders that may be this order's, unprovable: "+numbers(all))
+	}
+	if o.UncertainAt.IsZero() {
+		// A crash after the intent: the answer never came. The grace
+		// counts from now.
+		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "attempt found without an answer", false)
+	}
+	grace := f.cfg.Grace
+	if o.UncertainAnswered {
+		grace = f.cfg.AnsweredGrace
+	}
+	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
+		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
+	}
+	f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+	return f.place(ctx, o)
+}
+
+// review parks the order for an admin and frees its slot. It refuses an
+// order whose attempt moved on meanwhile.
+func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (bool, time.Time, error) {
+	attempt := o.AttemptID
+	n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderNeedsReview, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.Reason = why
+		return nil
+	}, why)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	f.releaseSlot(ctx, n)
+	f.log.Error("order needs review", "order", o.ID, "why", why)
+	lang := f.Lang(o)
+	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(ItemName(o))))
+	if f.alerts != nil {
+		_, _ = f.alerts.Raise(ctx, ReviewAlert(o.ID),
+			locales.T(f.lang0, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
+	}
+	return false, time.Time{}, nil
+}
+
+// toRefunding moves the order to refunding, frees its slot and tells the
+// buyer. It refuses an order whose attempt moved on meanwhile (a stale
+// worker's 400 must not refund a newer attempt's success).
+func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerReason string) (bool, time.Time, error) {
+	attempt := o.AttemptID
+	n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderRefunding, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.Reason = buyerReason
+		return nil
+	}, why)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	f.releaseSlot(ctx, n)
+	f.log.Info("order failed; refunding", "order", o.ID, "why", why)
+	lang := f.Lang(n)
+	_ = f.notifyStatus(ctx, n, state.OrderRefunding, locales.T(lang, "order.failed", "id", n.ID,
+		"item", locales.Escape(ItemName(n)), "reason", locales.T(lang, buyerReason)))
+	return true, time.Time{}, nil
+}
+
+// signature is the request's identity: a hash of the type, the buyer
+// fields, the item and the quantity (no buyer value is readable from it).
+func (r *upstreamRequest) signature() string {
+	var b strings.Builder
+	b.WriteString(string(r.Type))
+	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
+		fmt.Fprintf(&b, "\x00%s=%s", k, norm(k, r.Params[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
+		fmt.Fprintf(&b, "\x00f.%s=%s", k, strings.TrimSpace(r.Fields[k]))
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Matches reports whether the order's stored request is known (known) and
+// whether the upstream order shows nothing that differs from it (same): for
+// an admin deciding whether to adopt it.
+func Matches(o *state.Order, up *reseller.Order) (known, same bool) {
+	var req upstreamRequest
+	if len(o.Request) == 0 || json.Unmarshal(o.Request, &req) != nil {
+		return false, false
+	}
+	return true, req.match(up) != noMatch
+}
+
+// requestFungible reports whether the order's stored request is fungible.
+func requestFungible(o *state.Order) bool {
+	var req upstreamRequest
+	return json.Unmarshal(o.Request, &req) == nil && req.fungible()
+}
+
+// dispute hands the upstream orders an order in review names to the admin.
+func (f *Fulfiller) dispute(ctx context.Context, list []reseller.Order) {
+	nums := make([]int64, len(list))
+	for i, u := range list {
+		nums[i] = u.Number
+	}
+	if err := f.orders.Dispute(ctx, nums...); err != nil {
+		f.log.Warn("record disputed upstream orders", "err", err)
+	}
+}

@@ -1,0 +1,178 @@
+package bot_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/state"
+)
+
+// reviewAlerts counts the admin's alerts that a charge needs review,
+// by charge id.
+func (s *payShop) reviewAlerts() map[string]int {
+	out := map[string]int{}
+	for _, m := range s.fake.MessagesIn(payAdmin) {
+		if !strings.Contains(m.Text, "needs review") {
+			continue
+		}
+		for _, tx := range s.fake.StarTransactions() {
+			if strings.Contains(m.Text, tx.ID) {
+				out[tx.ID]++
+			}
+		}
+	}
+	return out
+}
+
+// reviews is the review list of Star charges, read from the store.
+func (s *payShop) reviews() *state.ChargeReviews {
+	return state.NewChargeReviews(s.rdb.Client, s.rdb.Prefix)
+}
+
+// startedSweep waits until the sweep the bot runs at start has read the
+// Star transactions, so a test's charges are found by its own sweeps.
+func (s *payShop) startedSweep() {
+	s.t.Helper()
+	s.wait("getStarTransactions", 1)
+	s.sweep()
+}
+
+func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.b.API.Unlimited = true // 60 alerts to one admin would take a minute at Telegram's pace
+	// 30 days of delivered purchases, whose orders lived in a store that
+	// is gone: this Redis is brand new.
+	now := time.Now()
+	var charges []string
+	for i := range 60 {
+		at := now.Add(-30*24*time.Hour + time.Hour + time.Duration(i)*12*time.Hour)
+		charges = append(charges, s.fake.AddStarPayment(chat, fmt.Sprintf("q:old%02d", i), int64(100+i), at, ""))
+	}
+	if n := s.sweep(); n != 0 {
+		t.Fatalf("sweep repaired %d", n)
+	}
+	if n := s.sweep(); n != 0 {
+		t.Fatalf("second sweep repaired %d", n)
+	}
+	if calls := s.fake.CallsFor("refundStarPayment"); len(calls) != 0 {
+		t.Fatalf("%d refunds on a fresh store", len(calls))
+	}
+	ctx := context.Background()
+	if n, err := s.reviews().Len(ctx); err != nil || n != int64(len(charges)) {
+		t.Fatalf("%d charges listed for review (%v), want %d", n, err, len(charges))
+	}
+	alerts := s.reviewAlerts()
+	for i, id := range charges {
+		if s.fake.Refunded(id) {
+			t.Fatalf("charge %s refunded", id)
+		}
+		rv, err := s.reviews().Get(ctx, id)
+		if err != nil || rv.Reason != state.ReviewBeforeStore || rv.Stars != int64(100+i) || rv.UserID != chat || rv.Payload != fmt.Sprintf("q:old%02d", i) {
+			t.Fatalf("review of %s: %+v %v", id, rv, err)
+		}
+		if alerts[id] != 1 {
+			t.Fatalf("charge %s: %d alerts", id, alerts[id])
+		}
+	}
+	s.noOrder("old00")
+	if got := s.texts(chat, "refunded"); len(got) != 0 {
+		t.Fatalf("buyer told %q", got)
+	}
+}
+
+func TestSweepTwiceListsAChargeOnce(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.startedSweep()
+	ctx := context.Background()
+	// One charge older than the store, and one newer whose quote this
+	// store never saw (so nothing proves it bought nothing).
+	old := s.fake.AddStarPayment(chat, "q:before", 150, time.Now().Add(-48*time.Hour), "")
+	unknown := s.fake.PushSuccessfulPayment(chat, "q:neverinvoiced", 120, "")
+	for range 3 {
+		if n := s.sweep(); n != 0 {
+			t.Fatalf("sweep repaired %d", n)
+		}
+	}
+	s.idle(s.b)
+	if n, _ := s.reviews().Len(ctx); n != 2 {
+		t.Fatalf("%d listed, want 2", n)
+	}
+	for id, why := range map[string]string{old: state.ReviewBeforeStore, unknown: state.ReviewQuoteGone} {
+		if rv, err := s.reviews().Get(ctx, id); err != nil || rv.Reason != why {
+			t.Fatalf("review of %s: %+v %v", id, rv, err)
+		}
+		if s.fake.Refunded(id) {
+			t.Fatalf("charge %s refunded", id)
+		}
+	}
+	if a := s.reviewAlerts(); a[old] != 1 || a[unknown] != 1 || len(a) != 2 {
+		t.Fatalf("alerts %v", a)
+	}
+}
+
+func TestSweepRunsStarsPartWhenWalletPartFails(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.startedSweep()
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
+	// The wallet part cannot read its list.
+	if err := s.rdb.Client.Set(ctx, s.rdb.Prefix+"pay:wallet-pending", "not a zset", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var err error
+	for range 200 {
+		if n, err = s.pay.Sweep(ctx); !errors.Is(err, bot.ErrSweepBusy) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("sweep error %v, want the wallet part's", err)
+	}
+	if n != 1 {
+		t.Fatalf("sweep repaired %d", n)
+	}
+	if o := s.order(q.ID); o.ChargeID != res.ChargeID {
+		t.Fatalf("order %+v", o)
+	}
+}
+
+func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.startedSweep()
+	ctx := context.Background()
+	lock := s.rdb.Prefix + "pay:sweep-lock"
+	// While this sweep reads the transactions its lock runs out and another
+	// process takes it.
+	s.fake.Stub("getStarTransactions", func(botapitest.Call) (any, error) {
+		s.rdb.Client.Set(ctx, lock, "another-sweeper", time.Minute)
+		return map[string]any{"transactions": []any{}}, nil
+	})
+	if _, err := s.pay.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.rdb.Client.Get(ctx, lock).Result(); err != nil || v != "another-sweeper" {
+		t.Fatalf("the other sweeper's lock is %q (%v)", v, err)
+	}
+	if _, err := s.pay.Sweep(ctx); !errors.Is(err, bot.ErrSweepBusy) {
+		t.Fatalf("a sweep while another holds the lock: %v", err)
+	}
+	// The holder releases its own lock.
+	s.fake.Stub("getStarTransactions", nil)
+	s.rdb.Client.Del(ctx, lock)
+	if _, err := s.pay.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.rdb.Client.Exists(ctx, lock).Val(); n != 0 {
+		t.Fatal("the lock outlived its sweep")
+	}
+}
