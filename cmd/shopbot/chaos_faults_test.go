@@ -1,0 +1,222 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shopbot/reseller/resellersim"
+	"shopbot/state"
+)
+
+// faults injects the chaos while the buyers buy: SIGKILL of a random
+// replica, upstream failures on order creation, and Redis rollbacks.
+type faults struct {
+	t   *testing.T
+	cl  *cluster
+	cr  *chaosRedis
+	sim *resellersim.Sim
+	sh  *shoppers
+	cfg chaosConfig
+
+	mu     sync.Mutex // guards rng and the records below
+	rng    *rand.Rand
+	counts map[string]int
+	notes  []string
+	rolled int
+}
+
+func (f *faults) intn(n int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rng.IntN(n)
+}
+
+// jitter returns a duration uniform in [d/2, 3d/2).
+func (f *faults) jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(f.intn(int(d/time.Millisecond)+1))*time.Millisecond
+}
+
+func (f *faults) count(kind string) {
+	f.mu.Lock()
+	if f.counts == nil {
+		f.counts = map[string]int{}
+	}
+	f.counts[kind]++
+	f.mu.Unlock()
+}
+
+func (f *faults) faultCounts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range f.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *faults) rollbacks() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rolled
+}
+
+func (f *faults) rollbackNotes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.notes...)
+}
+
+// killLoop kills a random replica with SIGKILL every killEvery (jittered)
+// and starts it again a moment later.
+func (f *faults) killLoop(ctx context.Context) {
+	if f.cfg.killEvery <= 0 {
+		return
+	}
+	for sleepCtx(ctx, f.jitter(f.cfg.killEvery)) {
+		slot := f.cl.kill(f.intn(1 << 30))
+		if slot < 0 {
+			continue
+		}
+		// Down for 0.2 to 1.5 s; the restart happens even when the load
+		// has just ended.
+		sleepCtx(ctx, time.Duration(200+f.intn(1300))*time.Millisecond)
+		if err := f.cl.restart(); err != nil {
+			f.t.Errorf("chaos: %v", err)
+			return
+		}
+	}
+}
+
+// createPaths are the order-creating endpoints the buyers' lines use.
+var createPaths = []string{"/gift-cards/order", "/top-ups/order"}
+
+// upstreamLoop arms one upstream fault every faultGap (jittered). Each hits
+// the next matching request, whichever replica and order it belongs to.
+func (f *faults) upstreamLoop(ctx context.Context) {
+	if f.cfg.faultGap <= 0 {
+		return
+	}
+	for sleepCtx(ctx, f.jitter(f.cfg.faultGap)) {
+		path := createPaths[f.intn(len(createPaths))]
+		switch r := f.intn(100); {
+		case r < 20: // a 5xx before anything is done: ambiguous to the shop, nothing created
+			status := []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable}[f.intn(3)]
+			f.sim.FailNextOn(path, 1, status)
+			f.count("create 5xx, not created")
+		case r < 40: // created, then a 5xx
+			status := []int{http.StatusBadGateway, http.StatusGatewayTimeout}[f.intn(2)]
+			f.sim.FailCreateAfterExecute(1, status)
+			f.count("create 5xx, created")
+		case r < 60: // created, then the connection is cut
+			f.sim.CutAfterCreate(1)
+			f.count("create cut, created")
+		case r < 80: // 429 on a create: provably nothing created
+			f.sim.FailNextOn(path, 1, http.StatusTooManyRequests)
+			f.count("create 429")
+		case r < 92: // a 429 with a long Retry-After on the next request, then a 502 that created
+			f.sim.RateLimitNext(1, time.Duration(5+f.intn(21))*time.Second)
+			f.sim.FailCreateAfterExecute(1, http.StatusBadGateway)
+			f.count("429 retry-after 5-25s, then create 502 created")
+		default: // held past the client's timeout: ambiguous, nothing created
+			f.sim.DelayNext(1, 20*time.Second)
+			f.count("request held 20s (client timeout), not created")
+		}
+	}
+}
+
+// rollbackLoop rolls Redis back cfg.rollbacks times, spread over the
+// load by the number of purchases paid: at each point it freezes every
+// replica (SIGSTOP), dumps the prefix, thaws them, lets them work for 1 to
+// 2 s, freezes them again, restores the dump (keys written since are
+// deleted), closes their Redis connections and thaws them.
+func (f *faults) rollbackLoop(ctx context.Context) {
+	for k := 1; k <= f.cfg.rollbacks; k++ {
+		at := int64(f.cfg.purchases) * int64(k) / int64(f.cfg.rollbacks+1)
+		for f.sh.paid.Load() < at {
+			if !sleepCtx(ctx, 200*time.Millisecond) {
+				return
+			}
+		}
+		if err := f.rollbackOnce(ctx); err != nil {
+			if ctx.Err() == nil {
+				f.t.Errorf("chaos: rollback: %v", err)
+			}
+			return
+		}
+	}
+}
+
+func (f *faults) rollbackOnce(ctx context.Context) error {
+	rctx := context.WithoutCancel(ctx) // never leave the replicas frozen
+	f.cl.freeze()
+	time.Sleep(100 * time.Millisecond) // let commands already sent land
+	snap, err := f.cr.takeSnapshot(rctx)
+	before := orderIDs(rctx, f.cr)
+	f.cl.thaw()
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	sleepCtx(ctx, time.Duration(1000+f.intn(1000))*time.Millisecond)
+	f.cl.freeze()
+	time.Sleep(100 * time.Millisecond)
+	lostWindow := time.Since(snap.at)
+	after := orderIDs(rctx, f.cr)
+	deleted, restored, err := f.cr.rollback(rctx, snap)
+	var killed int
+	if err == nil {
+		killed, err = f.cr.killClients(rctx)
+	}
+	f.cl.thaw()
+	if err != nil {
+		return err
+	}
+	// What the rollback took away: orders created or moved in the window.
+	var gone, moved []string
+	for id, st := range after {
+		if old, ok := before[id]; !ok {
+			gone = append(gone, fmt.Sprintf("#%d(%s)", id, st))
+		} else if old != st {
+			moved = append(moved, fmt.Sprintf("#%d(%s->%s)", id, st, old))
+		}
+	}
+	sort.Strings(gone)
+	sort.Strings(moved)
+	clip := func(l []string) string {
+		if len(l) > 8 {
+			return strings.Join(l[:8], " ") + fmt.Sprintf(" +%d", len(l)-8)
+		}
+		return strings.Join(l, " ")
+	}
+	f.t.Logf("chaos: rollback %d at %s: orders created in the lost window %v; moved back %v", f.rollbacks()+1, snap.at.Add(lostWindow).UTC().Format("15:04:05.000"), gone, moved)
+	note := fmt.Sprintf("rollback %d: lost the last %s of writes (%d keys written since deleted, %d restored, %d connections closed); orders undone: %d created [%s], %d moved back [%s]",
+		f.rollbacks()+1, lostWindow.Round(10*time.Millisecond), deleted, restored, killed, len(gone), clip(gone), len(moved), clip(moved))
+	f.mu.Lock()
+	f.rolled++
+	f.notes = append(f.notes, note)
+	f.mu.Unlock()
+	f.t.Logf("chaos: %s", note)
+	return nil
+}
+
+// orderIDs returns every order's status by id (for the rollback's note).
+func orderIDs(ctx context.Context, cr *chaosRedis) map[int64]string {
+	all, err := state.NewOrders(cr.rdb, state.DefaultPrefix).List(ctx, 0, 1<<30, state.OrderFilter{})
+	if err != nil {
+		return nil
+	}
+	out := make(map[int64]string, len(all))
+	for _, o := range all {
+		out[o.ID] = o.Status
+	}
+	return out
+}
