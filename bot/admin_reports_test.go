@@ -87,7 +87,7 @@ func simClient(t *testing.T, sim *resellersim.Sim, key string) *reseller.Client 
 }
 
 // reportsBot is a bot with the admin and, when client is not nil, the
-// upstream; local rate limits are off so the tests run fast.
+// upstream; messages are paced on a fake clock so the tests run fast.
 func (h *harness) reportsBot(client *reseller.Client, mod func(*bot.Options)) *bot.Bot {
 	b := h.newBot(func(o *bot.Options) {
 		o.Admins, o.Reseller = []int64{admin}, client
@@ -95,7 +95,7 @@ func (h *harness) reportsBot(client *reseller.Client, mod func(*bot.Options)) *b
 			mod(o)
 		}
 	})
-	b.API.Unlimited = true
+	fakePace(b.API)
 	return b
 }
 
@@ -152,7 +152,7 @@ func TestBalanceReport(t *testing.T) {
 	s := newShop(t)
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	b := s.worker(nil)
-	b.API.Unlimited = true
+	fakePace(b.API)
 	s.run(b)
 	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
 	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50

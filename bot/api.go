@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"shopbot/flows"
+	"shopbot/state"
 	"strings"
 	"sync"
 	"time"
@@ -18,60 +19,108 @@ import (
 // recorded on the buyer and never retried.
 var ErrBlocked = flows.ErrBlocked
 
-// Limits of outgoing messages: Telegram allows about one message a second
-// in one chat (short bursts pass) and about thirty a second overall.
+// Class says how urgent an outgoing call is. Telegram documents no limit
+// for answering a user; it signals its limits with 429 and retry_after,
+// which every class honours. Local pacing applies only to messages the
+// shop starts on its own.
+type Class uint8
+
+const (
+	// Push is a message the shop starts for one chat: a delivery, a refund
+	// notice, an operator message, an alert to an admin. Paced per chat at
+	// about one a second (short bursts pass), Telegram's guidance.
+	Push Class = iota
+	// Reply answers a person's own action: the callback answer, the edited
+	// or new menu, notices, the pre-checkout answer, an invoice. It goes
+	// out at once.
+	Reply
+	// Bulk is a broadcast: paced per chat and shop-wide at BroadcastRate,
+	// so it never takes the capacity replies need.
+	Bulk
+)
+
+// WithClass returns ctx whose Bot API calls are of class c. Calls made
+// without a class are Push.
+func WithClass(ctx context.Context, c Class) context.Context {
+	return context.WithValue(ctx, classKey{}, c)
+}
+
+type classKey struct{}
+
+func classOf(ctx context.Context) Class {
+	c, _ := ctx.Value(classKey{}).(Class)
+	return c
+}
+
 const (
 	perChatRate  = 1
 	perChatBurst = 3
-	globalRate   = 30
 	max429Tries  = 4
+	// floodAllAfter distinct chats refused within floodWindow mean that
+	// Telegram refuses the whole bot, not one chat.
+	floodAllAfter = 3
+	floodWindow   = time.Second
 )
 
-// messageMethods are the calls that count against Telegram's message
-// limits; answers to queries, payments and reads do not.
-var messageMethods = map[string]bool{
+// pacedMethods are the calls that count against Telegram's message limits;
+// answers to queries, payments and reads do not.
+var pacedMethods = map[string]bool{
 	"sendMessage": true, "sendDocument": true, "sendPhoto": true, "sendInvoice": true, "copyMessage": true,
 	"editMessageText": true, "editMessageReplyMarkup": true, "editMessageCaption": true,
 }
 
-// API wraps the Bot API client with the outgoing limits, 429 retries, 403
-// handling and metrics. Every outgoing call goes through Do.
+// API wraps the Bot API client with pacing by class, flood waits shared
+// between replicas, 429 retries, 403 handling and metrics. Every outgoing
+// call goes through Do.
 type API struct {
 	TG        *tgbot.Bot
 	metrics   *Metrics
 	log       *slog.Logger
-	global    *rate.Limiter
-	mu        sync.Mutex
-	chats     map[int64]*chatLimiter
 	OnBlocked func(ctx context.Context, chatID int64) // called once per 403
-	Sleep     func(ctx context.Context, d time.Duration) error
-	Unlimited bool // no local rate limits (benchmarks measure the rest)
+	// Sleep and Now are the clock; tests make both fake, which keeps every
+	// limit in force while the test runs at once.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+	// Floods shares flood waits between replicas (nil: this process only).
+	Floods *state.Floods
+
+	mu    sync.Mutex
+	chats map[int64]*chatPace
+	all   time.Time // the whole bot waits until then
+	hits  []floodHit
+	bulk  *rate.Limiter
 }
 
-type chatLimiter struct {
-	l    *rate.Limiter
-	used time.Time
+type chatPace struct {
+	l     *rate.Limiter // Push and Bulk messages to the chat
+	until time.Time     // Telegram's flood wait for the chat
+	used  time.Time
+}
+
+type floodHit struct {
+	chat int64
+	at   time.Time
 }
 
 // NewAPI returns an API over tg.
 func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger) *API {
 	return &API{
 		TG: tg, metrics: m, log: log,
-		global: rate.NewLimiter(globalRate, globalRate),
-		chats:  map[int64]*chatLimiter{},
-		Sleep:  sleepCtx,
+		chats: map[int64]*chatPace{},
+		bulk:  rate.NewLimiter(BroadcastRate, 1),
+		Sleep: sleepCtx, Now: time.Now,
 	}
 }
 
-// Do runs one Bot API call for chatID (0 when not chat-bound), waiting for
-// the rate limits, retrying after a 429's retry_after, and turning a 403
-// into ErrBlocked.
+// Do runs one Bot API call for chatID (0 when not chat-bound): it waits out
+// any flood wait Telegram set for the chat or the bot and, for Push and
+// Bulk messages, the local pace; then it retries after a 429's retry_after
+// and turns a 403 into ErrBlocked.
 func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx context.Context) error) error {
+	class := classOf(ctx)
 	for attempt := 1; ; attempt++ {
-		if messageMethods[method] && !a.Unlimited {
-			if err := a.wait(ctx, chatID); err != nil {
-				return err
-			}
+		if err := a.wait(ctx, method, chatID, class, attempt == 1); err != nil {
+			return err
 		}
 		err := call(ctx)
 		var tooMany *tgbot.TooManyRequestsError
@@ -81,13 +130,11 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 			return nil
 		case errors.As(err, &tooMany):
 			a.count(method, "429")
+			d := time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
+			a.flooded(ctx, chatID, d)
+			a.log.Warn("bot api rate limited", "method", method, "chat", chatID, "retry_after_s", d.Seconds())
 			if attempt >= max429Tries {
 				return fmt.Errorf("%s: still rate limited after %d tries: %w", method, attempt, err)
-			}
-			d := time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
-			a.log.Warn("bot api rate limited", "method", method, "chat", chatID, "retry_after", d)
-			if err := a.Sleep(ctx, d); err != nil {
-				return err
 			}
 		case errors.Is(err, tgbot.ErrorForbidden):
 			a.count(method, "403")
@@ -111,33 +158,137 @@ func (a *API) count(method, result string) {
 	}
 }
 
-func (a *API) wait(ctx context.Context, chatID int64) error {
-	if chatID != 0 {
-		if err := a.chat(chatID).Wait(ctx); err != nil {
+// wait sleeps until the call may go: past the flood waits, and for a first
+// attempt of a paced Push or Bulk message, its turn in the chat's pace
+// (and the broadcast pace for Bulk).
+func (a *API) wait(ctx context.Context, method string, chatID int64, class Class, first bool) error {
+	paced := first && class != Reply && pacedMethods[method]
+	for {
+		now := a.Now()
+		a.mu.Lock()
+		until := a.all
+		var c *chatPace
+		if chatID != 0 && (paced || len(a.chats) > 0) {
+			c = a.chatLocked(chatID, now, paced)
+			if c != nil && c.until.After(until) {
+				until = c.until
+			}
+		}
+		if !until.After(now) {
+			var d time.Duration
+			if paced && c != nil {
+				d = c.l.ReserveN(now, 1).DelayFrom(now)
+				if class == Bulk {
+					d = max(d, a.bulk.ReserveN(now.Add(d), 1).DelayFrom(now))
+				}
+			}
+			a.mu.Unlock()
+			if d <= 0 {
+				return nil
+			}
+			return a.Sleep(ctx, d)
+		}
+		a.mu.Unlock()
+		if err := a.Sleep(ctx, until.Sub(now)); err != nil {
 			return err
 		}
 	}
-	return a.global.Wait(ctx)
 }
 
-func (a *API) chat(id int64) *rate.Limiter {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	now := time.Now()
+// chatLocked returns the chat's pace; when create is false and the chat
+// has none, nil. Idle chats are forgotten once there are many.
+func (a *API) chatLocked(id int64, now time.Time, create bool) *chatPace {
 	c := a.chats[id]
 	if c == nil {
-		if len(a.chats) > 10000 { // forget chats idle long enough to have a full bucket
+		if !create {
+			return nil
+		}
+		if len(a.chats) > 10000 {
 			for k, v := range a.chats {
-				if now.Sub(v.used) > perChatBurst*time.Second {
+				if now.Sub(v.used) > perChatBurst*time.Second && !v.until.After(now) {
 					delete(a.chats, k)
 				}
 			}
 		}
-		c = &chatLimiter{l: rate.NewLimiter(perChatRate, perChatBurst)}
+		c = &chatPace{l: rate.NewLimiter(perChatRate, perChatBurst)}
 		a.chats[id] = c
 	}
 	c.used = now
-	return c.l
+	return c
+}
+
+// flooded records Telegram's wait d for chatID, or for the whole bot when
+// the call was bound to no chat or several chats were refused at once, and
+// shares it with the other replicas.
+func (a *API) flooded(ctx context.Context, chatID int64, d time.Duration) {
+	now := a.Now()
+	until := now.Add(d)
+	scope := a.noteFlood(chatID, until, now)
+	if a.Floods != nil {
+		if err := a.Floods.Publish(ctx, scope, until, now); err != nil {
+			a.log.Warn("share flood wait", "err", err)
+		}
+	}
+}
+
+// noteFlood applies a flood wait locally and returns its scope: chatID, or
+// state.FloodAll.
+func (a *API) noteFlood(chatID int64, until, now time.Time) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if chatID == state.FloodAll {
+		a.all = later(a.all, until)
+		return state.FloodAll
+	}
+	c := a.chatLocked(chatID, now, true)
+	c.until = later(c.until, until)
+	keep := a.hits[:0]
+	seen := map[int64]bool{chatID: true}
+	for _, h := range a.hits {
+		if now.Sub(h.at) < floodWindow {
+			keep = append(keep, h)
+			seen[h.chat] = true
+		}
+	}
+	a.hits = append(keep, floodHit{chatID, now})
+	if len(seen) >= floodAllAfter {
+		a.all = later(a.all, until)
+		return state.FloodAll
+	}
+	return chatID
+}
+
+// Flooded applies a flood wait another replica shared.
+func (a *API) Flooded(chat int64, until time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if chat == state.FloodAll {
+		a.all = later(a.all, until)
+		return
+	}
+	c := a.chatLocked(chat, a.Now(), true)
+	c.until = later(c.until, until)
+}
+
+// FloodUntil reports until when calls to chat wait (zero: they do not).
+func (a *API) FloodUntil(chat int64) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	until := a.all
+	if c := a.chats[chat]; c != nil && c.until.After(until) {
+		until = c.until
+	}
+	if !until.After(a.Now()) {
+		return time.Time{}
+	}
+	return until
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // IsNotModified reports Telegram's "message is not modified" answer to an

@@ -62,6 +62,7 @@ type Bot struct {
 	metrics *Metrics
 	admins  map[int64]bool
 	wake    chan struct{}
+	floods  chan struct{} // closed once this replica hears others' flood waits
 	bc      *broadcaster
 	ful     *fulfil.Fulfiller
 	durable *state.Durability // shared by every money write
@@ -124,12 +125,13 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
 		Queue: state.NewQueue(rdb, opts.Prefix), Users: state.NewUsers(rdb, opts.Prefix),
-		admins: map[int64]bool{}, wake: make(chan struct{}, 1),
+		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}),
 	}
 	for _, id := range opts.Admins {
 		b.admins[id] = true
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
+	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
 	orders := state.NewOrders(rdb, opts.Prefix)
@@ -199,6 +201,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); b.listenFloods(intakeCtx) }()
 	if b.opts.Reseller != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.ful.Run(intakeCtx) }()
@@ -324,3 +328,25 @@ func scrub(s, secret string) string {
 	}
 	return strings.ReplaceAll(s, secret, "<token>")
 }
+
+// listenFloods applies the flood waits other replicas met, resubscribing
+// after a Redis error.
+func (b *Bot) listenFloods(ctx context.Context) {
+	ready := b.floods
+	for ctx.Err() == nil {
+		err := b.API.Floods.Listen(ctx, ready, b.API.Flooded)
+		select {
+		case <-ready:
+			ready = nil // closed: subscribed once
+		default:
+		}
+		if err != nil && ctx.Err() == nil {
+			b.log.Warn("flood waits of other replicas", "err", err)
+			_ = sleepCtx(ctx, time.Second)
+		}
+	}
+}
+
+// FloodsReady is closed once the bot hears the flood waits other replicas
+// share.
+func (b *Bot) FloodsReady() <-chan struct{} { return b.floods }

@@ -333,7 +333,6 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 	for range 2 {
 		b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 		b.SetTestHook(hook)
-		b.API.Unlimited = true // 20 messages a chat would take 20 s at Telegram's pace
 		srv := httptest.NewServer(b.Handler())
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL+"/hook")
@@ -386,13 +385,12 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 func TestBotAPI429WaitsAndRetries(t *testing.T) {
 	h := newHarness(t)
 	b := h.newBot(nil)
-	var slept []time.Duration
-	b.API.Sleep = func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	clock := fakePace(b.API)
 	h.run(b)
 	h.fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
 	h.fake.SendCommand(chat, "help", "")
 	calls := h.wait("sendMessage", 2)
-	if calls[0].ErrorCode != 429 || !calls[1].OK() || len(slept) != 1 || slept[0] != 3*time.Second {
+	if slept := clock.Slept(); calls[0].ErrorCode != 429 || !calls[1].OK() || len(slept) != 1 || slept[0] != 3*time.Second {
 		t.Fatalf("calls %d/%d slept %v", calls[0].ErrorCode, calls[1].ErrorCode, slept)
 	}
 }
@@ -510,4 +508,34 @@ func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("%d messages; the service message was answered", n)
 	}
+}
+
+// fakePace puts the API on a fake clock that moves only when it sleeps:
+// every pace and flood wait stays in force, and a test never waits for it.
+func fakePace(a *bot.API) *fakeClock {
+	c := &fakeClock{now: time.Now()}
+	a.Now, a.Sleep = c.Now, c.Sleep
+	return c
+}
+
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.slept = append(c.slept, d)
+	return ctx.Err()
+}
+
+// Slept returns the sleeps so far.
+func (c *fakeClock) Slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.slept...)
 }

@@ -8,7 +8,6 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
-	"golang.org/x/time/rate"
 
 	"shopbot/flows"
 	"shopbot/locales"
@@ -24,7 +23,6 @@ const BroadcastRate = 25
 type broadcaster struct {
 	b     *Bot
 	jobs  *state.Broadcasts
-	limit *rate.Limiter
 	owner string
 	wake  chan struct{}
 	every time.Duration // how often the admin's progress message is updated
@@ -32,7 +30,7 @@ type broadcaster struct {
 
 func newBroadcaster(b *Bot) *broadcaster {
 	return &broadcaster{
-		b: b, jobs: state.NewBroadcasts(b.rdb, b.opts.Prefix), limit: rate.NewLimiter(BroadcastRate, 1),
+		b: b, jobs: state.NewBroadcasts(b.rdb, b.opts.Prefix),
 		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
 	}
 }
@@ -190,11 +188,11 @@ func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64
 		_ = br.jobs.Record(ctx, id, "blocked")
 		return
 	}
-	if err := br.limit.Wait(ctx); err != nil {
-		return
-	}
 	outcome := "sent"
-	if _, err := br.b.Send(ctx, buyer, text, nil); err != nil {
+	if _, err := br.b.Send(WithClass(ctx, Bulk), buyer, text, nil); err != nil {
+		if ctx.Err() != nil {
+			return // stopping: the job resumes with this buyer
+		}
 		outcome = "failed"
 		if errors.Is(err, ErrBlocked) {
 			outcome = "blocked"

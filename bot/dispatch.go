@@ -65,6 +65,7 @@ func (b *Bot) work(stop, workCtx context.Context) {
 // serveChat handles the claimed chat's updates in order, keeping the lease
 // alive, until its queue is empty, the streak ends or shutdown begins.
 func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
+	ctx = WithClass(ctx, Reply) // what the buyer's update asks for goes out at once
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
 	go b.heartbeat(hbCtx, c)

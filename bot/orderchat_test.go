@@ -39,7 +39,7 @@ func (s *shop) chatWorker() *bot.Bot {
 	b := s.newBot(func(o *bot.Options) {
 		o.Reseller, o.Fulfil, o.Chat, o.Admins = s.client, s.cfg, chatCfg, []int64{admin}
 	})
-	b.API.Unlimited = true
+	fakePace(b.API)
 	return b
 }
 

@@ -45,7 +45,7 @@ func (s *payShop) startedSweep() {
 
 func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 	s := newPayShop(t, true, false)
-	s.b.API.Unlimited = true // 60 alerts to one admin would take a minute at Telegram's pace
+	fakePace(s.b.API) // 60 alerts to one admin: paced on a fake clock
 	// 30 days of delivered purchases, whose orders lived in a store that
 	// is gone: this Redis is brand new.
 	now := time.Now()
