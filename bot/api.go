@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"shopbot/flows"
 	"shopbot/state"
 	"strings"
@@ -84,6 +85,10 @@ type API struct {
 	// Floods shares flood waits between replicas (nil: this process only).
 	Floods *state.Floods
 
+	client *http.Client
+	base   string // the Bot API URL with the token, up to the method
+	token  string
+
 	mu    sync.Mutex
 	chats map[int64]*chatPace
 	all   time.Time // the whole bot waits until then
@@ -102,10 +107,12 @@ type floodHit struct {
 	at   time.Time
 }
 
-// NewAPI returns an API over tg.
-func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger) *API {
+// NewAPI returns an API over tg; the hot calls go straight to the Bot API
+// server at serverURL with token, through client.
+func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger, client *http.Client, serverURL, token string) *API {
 	return &API{
 		TG: tg, metrics: m, log: log,
+		client: client, base: strings.TrimSuffix(serverURL, "/") + "/bot" + token + "/", token: token,
 		chats: map[int64]*chatPace{},
 		bulk:  rate.NewLimiter(BroadcastRate, 1),
 		Sleep: sleepCtx, Now: time.Now,

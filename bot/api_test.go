@@ -91,7 +91,7 @@ func TestA429OnOneReplicaPausesTheOtherReplicasCallsToThatChat(t *testing.T) {
 }
 
 func newTestAPI() (*bot.API, *fakeClock) {
-	a := bot.NewAPI(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := bot.NewAPI(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, "", "")
 	return a, fakePace(a)
 }
 
@@ -134,7 +134,7 @@ func TestBroadcastsNeverExceedTheirPace(t *testing.T) {
 // whole bot waits, not only those chats. (Each call stops at its first
 // 429 here, so the three refusals fall within a second on the real clock.)
 func TestManyChatsRefusedAtOncePauseTheWholeBot(t *testing.T) {
-	a := bot.NewAPI(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a := bot.NewAPI(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, "", "")
 	for chat := range int64(3) {
 		ctx, cancel := context.WithCancel(bot.WithClass(context.Background(), bot.Reply))
 		err := a.Do(ctx, "sendMessage", chat+1, func(context.Context) error {

@@ -102,7 +102,11 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		opts.Now = time.Now
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 15*time.Second}
+		// Replies go out from every worker at once: keep a connection per
+		// worker alive instead of the default two.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, max(32, 2*opts.Workers)
+		opts.HTTPClient = &http.Client{Timeout: opts.PollTimeout + 15*time.Second, Transport: tr}
 	}
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 8 * time.Second
@@ -130,7 +134,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	for _, id := range opts.Admins {
 		b.admins[id] = true
 	}
-	b.API = NewAPI(tg, opts.Metrics, opts.Logger)
+	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
@@ -192,6 +196,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	if err := b.setup(ctx); err != nil {
 		if srv != nil {
 			_ = srv.Close()
+		}
+		if ctx.Err() != nil {
+			return nil // stopped while starting
 		}
 		return err
 	}

@@ -570,3 +570,30 @@ func BenchmarkCacheHit(b *testing.B) {
 		}
 	}
 }
+
+// A fresh value read once is reused in the process for Local without a
+// Redis round trip, and never past its TTL; another replica's refresh is
+// seen once the local copy lapses.
+func TestCacheLocalCopySavesRoundTripsWithinItsWindow(t *testing.T) {
+	r, c, clk := newCache(t)
+	u := &upstream{}
+	short := state.CacheOptions{TTL: 3 * time.Second}
+	mustGet(t, c, "stars", short, u) // fetched and stored
+	clk.Advance(1500 * time.Millisecond)
+	mustGet(t, c, "stars", short, u) // read from Redis: the local copy starts
+	h := &commandCounter{}
+	r.Client.AddHook(h)
+	if v, _ := mustGet(t, c, "stars", short, u); v != "catalog v1" || h.cmds.Load() != 0 {
+		t.Fatalf("got %q with %d Redis commands, want the local copy", v, h.cmds.Load())
+	}
+	clk.Advance(1600 * time.Millisecond) // past the TTL, though within Local of the read
+	if v, _ := mustGet(t, c, "stars", short, u); v != "catalog v2" || u.calls.Load() != 2 {
+		t.Fatalf("after the TTL got %q, %d fetches", v, u.calls.Load())
+	}
+	c.Local = 0
+	before := h.cmds.Load()
+	mustGet(t, c, "stars", short, u)
+	if h.cmds.Load() == before {
+		t.Fatal("with Local off a hit did not read Redis")
+	}
+}

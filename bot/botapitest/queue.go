@@ -1,6 +1,10 @@
 package botapitest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
 
 // QueuedUpdate is an update waiting in the server's queue: its update_id,
 // its kind ("message", "callback_query", ...) and its JSON as Telegram
@@ -47,4 +51,38 @@ func (s *Server) UpdatesChanged() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.updatesChanged
+}
+
+// TextUpdate returns an update with a text message from the chat's buyer,
+// as SendText does, without queueing it: for a caller that delivers updates
+// itself (a load generator posting to webhooks) and needs no queue.
+func (s *Server) TextUpdate(chatID int64, text string) Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.userMessageLocked(chatID)
+	m.Text = text
+	if strings.HasPrefix(text, "/") {
+		cmd, _, _ := strings.Cut(text, " ")
+		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: utf16Len(cmd)}}
+	}
+	return Update{UpdateID: s.assignIDLocked(0), Message: m}
+}
+
+// PressUpdate returns the update of a press on the bot's message
+// messageID, as Press does, without queueing it. The callback query can be
+// answered like any other.
+func (s *Server) PressUpdate(chatID int64, messageID int, callbackData string) Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := fmt.Sprintf("cbq%d", s.nextSeqLocked())
+	msg := &Message{MessageID: messageID, Chat: s.chatObjLocked(chatID)}
+	if cs := s.chats[chatID]; cs != nil && cs.msgs[messageID] != nil {
+		m := *cs.msgs[messageID]
+		msg = &m
+	}
+	s.callbacks[id] = &callbackState{at: s.now()}
+	return Update{UpdateID: s.assignIDLocked(0), CallbackQuery: &CallbackQuery{
+		ID: id, From: s.userLocked(chatID), Message: msg,
+		ChatInstance: fmt.Sprintf("%d", 7000000000000000000+abs64(chatID)), Data: callbackData,
+	}}
 }

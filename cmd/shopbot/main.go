@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -70,6 +71,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	if path := getenv("SHOPBOT_CPUPROFILE"); path != "" {
+		stop, err := cpuProfile(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "SHOPBOT_CPUPROFILE:", err)
+			return 2
+		}
+		defer stop()
+	}
 	conn, err := state.Open(ctx, cfg.RedisURL)
 	if err != nil {
 		fmt.Fprintln(stderr, "redis:", err)
@@ -151,4 +160,18 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}
+}
+
+// cpuProfile writes a CPU profile of the process to path until stop is
+// called (SHOPBOT_CPUPROFILE, for profiling under load; see the README).
+func cpuProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/bot/botapitest"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// broadcastBuyer is the first of the buyers who only receive a broadcast.
+const broadcastBuyer = 5_000_000
+
+// event is what the bot did in one buyer's chat.
+type event struct {
+	answer string              // the callback query it answered
+	screen bool                // it sent or edited a message with a keyboard
+	msg    *botapitest.Message // that message, when Telegram took the call
+}
+
+// driver plays Telegram for the buyers: it posts their updates to the
+// bot's webhook and routes the bot's calls back to their chats.
+type driver struct {
+	fake    *botapitest.Server
+	url     string
+	client  *http.Client
+	timeout time.Duration
+	mu      sync.Mutex
+	chats   map[int64]chan event
+	queries sync.Map // callback query id -> chat
+	stop    func()
+}
+
+func newDriver(fake *botapitest.Server, url string, timeout time.Duration) *driver {
+	tr := &http.Transport{MaxIdleConnsPerHost: 100, MaxConnsPerHost: 100, DialContext: (&net.Dialer{}).DialContext}
+	d := &driver{fake: fake, url: url, timeout: timeout, chats: map[int64]chan event{},
+		client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	calls, stop := fake.Subscribe()
+	d.stop = stop
+	go d.route(calls)
+	return d
+}
+
+func (d *driver) close() { d.stop() }
+
+func (d *driver) route(calls <-chan botapitest.Call) {
+	for c := range calls {
+		var chat int64
+		var ev event
+		switch c.Method {
+		case "answerCallbackQuery":
+			id := c.String("callback_query_id")
+			v, ok := d.queries.LoadAndDelete(id)
+			if !ok {
+				continue
+			}
+			chat, ev.answer = v.(int64), id
+		case "sendMessage", "editMessageText", "sendInvoice", "sendPhoto", "editMessageCaption":
+			if !c.Has("reply_markup") && c.Method != "sendInvoice" {
+				continue // a notice, not the screen
+			}
+			chat, ev.screen = c.Int("chat_id"), true
+			switch m := c.Result.(type) {
+			case *botapitest.Message:
+				ev.msg = m
+			case botapitest.Message:
+				ev.msg = &m
+			}
+		default:
+			continue
+		}
+		d.mu.Lock()
+		ch := d.chats[chat]
+		d.mu.Unlock()
+		if ch != nil {
+			select {
+			case ch <- ev:
+			default: // a buyer who gave up; never block the others
+			}
+		}
+	}
+}
+
+// ready waits until the bot listens and, when it sets a webhook (the
+// shop does; the floor is simply served), has set it.
+func (d *driver) ready(ctx context.Context, exited <-chan error, setsWebhook bool) error {
+	host := strings.TrimPrefix(d.url, "http://")
+	host, _, _ = strings.Cut(host, "/")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the bot exited: %v", err)
+		default:
+		}
+		if conn, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+			conn.Close()
+			if !setsWebhook || d.fake.Webhook().URL != "" {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the bot did not serve its webhook within 60 s")
+		}
+		sleep(ctx, 50*time.Millisecond)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+type buyer struct {
+	d      *driver
+	chat   int64
+	events chan event
+	screen *botapitest.Message
+}
+
+func (d *driver) buyer(chat int64) *buyer {
+	b := &buyer{d: d, chat: chat, events: make(chan event, 64)}
+	d.mu.Lock()
+	d.chats[chat] = b.events
+	d.mu.Unlock()
+	return b
+}
+
+// act posts upd and waits until the bot answered it: the callback answer
+// (for a press) and the new screen. It returns how long that took.
+func (b *buyer) act(ctx context.Context, upd botapitest.Update) (time.Duration, error) {
+	for len(b.events) > 0 { // late calls of an earlier action
+		<-b.events
+	}
+	query := ""
+	if upd.CallbackQuery != nil {
+		query = upd.CallbackQuery.ID
+		b.d.queries.Store(query, b.chat)
+	}
+	start := time.Now()
+	if err := postJSON(b.d.client, b.d.url, upd); err != nil {
+		return 0, err
+	}
+	timeout := time.NewTimer(b.d.timeout)
+	defer timeout.Stop()
+	answered, shown := query == "", false
+	for !answered || !shown {
+		select {
+		case ev := <-b.events:
+			if ev.answer == query && query != "" {
+				answered = true
+			}
+			if ev.screen {
+				shown = true
+				if ev.msg != nil && ev.msg.ReplyMarkup != nil {
+					b.screen = ev.msg
+				}
+			}
+		case <-timeout.C:
+			return 0, fmt.Errorf("chat %d: no answer within %v", b.chat, b.d.timeout)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return time.Since(start), nil
+}
+
+// browse opens the menu and presses buttons: a product line from the
+// main menu, then back, and so on. It returns the latencies of the
+// answered actions and how many were lost.
+func (b *buyer) browse(ctx context.Context, presses int, think time.Duration, rng *rand.Rand) (lat []time.Duration, lost int) {
+	for i := 0; i <= presses && ctx.Err() == nil; i++ {
+		var upd botapitest.Update
+		if data := b.next(rng); data == "" {
+			upd = b.d.fake.TextUpdate(b.chat, "/start")
+		} else {
+			upd = b.d.fake.PressUpdate(b.chat, b.screen.MessageID, data)
+		}
+		took, err := b.act(ctx, upd)
+		if err != nil {
+			lost++
+			b.screen = nil
+		} else {
+			lat = append(lat, took)
+		}
+		if think > 0 {
+			sleep(ctx, think/2+time.Duration(rng.Int64N(int64(think))))
+		}
+	}
+	return lat, lost
+}
+
+// next picks the button to press on the current screen: back (or the main
+// menu) when there is one, else a random button; "" to send /start.
+func (b *buyer) next(rng *rand.Rand) string {
+	if b.screen == nil || b.screen.ReplyMarkup == nil {
+		return ""
+	}
+	var any []string
+	for _, btn := range b.screen.ReplyMarkup.Buttons() {
+		if btn.CallbackData == "" {
+			continue
+		}
+		if btn.Text == backLabel || btn.Text == locales.T(locales.En, "btn.menu") || btn.Text == locales.T(locales.En, "btn.cancel") {
+			return btn.CallbackData
+		}
+		any = append(any, btn.CallbackData)
+	}
+	if len(any) == 0 {
+		return ""
+	}
+	return any[rng.IntN(min(len(any), lines))]
+}
+
+// startBroadcast registers n buyers who only get the broadcast, and has
+// the admin compose and send one.
+func startBroadcast(ctx context.Context, d *driver, rdb *redis.Client, n int) error {
+	users := state.NewUsers(rdb, state.DefaultPrefix)
+	for i := range n {
+		if err := users.Started(ctx, int64(broadcastBuyer+i), time.Now()); err != nil {
+			return err
+		}
+	}
+	a := d.buyer(admin)
+	steps := []func() botapitest.Update{
+		func() botapitest.Update { return d.fake.TextUpdate(admin, "/broadcast") },
+		func() botapitest.Update { return d.fake.TextUpdate(admin, "Big sale today") },
+		func() botapitest.Update {
+			for _, btn := range a.screen.ReplyMarkup.Buttons() {
+				if btn.Text == locales.T(locales.En, "btn.bc_send") {
+					return d.fake.PressUpdate(admin, a.screen.MessageID, btn.CallbackData)
+				}
+			}
+			return botapitest.Update{}
+		},
+	}
+	for i, step := range steps {
+		upd := step()
+		if upd.UpdateID == 0 {
+			return errors.New("the broadcast preview has no send button")
+		}
+		if _, err := a.act(ctx, upd); err != nil {
+			return fmt.Errorf("broadcast step %d: %w", i+1, err)
+		}
+	}
+	// Wait until the broadcast is under way.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, c := range d.fake.CallsFor("sendMessage") {
+			if c.Int("chat_id") >= broadcastBuyer {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the broadcast did not start")
+		}
+		sleep(ctx, 20*time.Millisecond)
+	}
+}

@@ -1,0 +1,62 @@
+// Command loadbench measures the shop under many buyers, beside a floor:
+// a go-telegram/bot bot that only answers and does one Redis GET/SET per
+// update. Both run as their own processes, built as shipped, in webhook
+// mode behind the same fake Bot API server and the same real Redis, one
+// after the other in one run; simulated buyers press menu buttons with a
+// think time. It prints throughput, latency and CPU per update for both
+// and their ratios.
+//
+//	go run ./cmd/loadbench                          # 1,000 buyers, 1 s think, 12 presses
+//	go run ./cmd/loadbench -buyers 200 -think 0     # as fast as the bot answers
+//	go run ./cmd/loadbench -broadcast 5000          # browsing during a broadcast
+//
+// It needs a Redis it may flush (-redis, default database 15 of the local
+// server) and the go tool (it builds the shop).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+// lines is how many product-line buttons the floor's menu has, like the
+// shop's main menu.
+const lines = 8
+
+type config struct {
+	buyers, presses int
+	think           time.Duration
+	redisURL        string
+	broadcast       int
+	bots            string
+	profile         string
+	timeout         time.Duration
+	logDir          string
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "floor" {
+		if err := runFloor(); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var c config
+	flag.IntVar(&c.buyers, "buyers", 1000, "simulated buyers")
+	flag.IntVar(&c.presses, "presses", 12, "button presses per buyer (after /start)")
+	flag.DurationVar(&c.think, "think", time.Second, "mean think time between a buyer's answer and their next press (0: press at once)")
+	flag.StringVar(&c.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis the bots use; it is flushed")
+	flag.IntVar(&c.broadcast, "broadcast", 0, "also run the shop while it broadcasts to this many other buyers, and compare")
+	flag.StringVar(&c.bots, "bots", "floor,shop", "which bots to run, in order")
+	flag.StringVar(&c.profile, "cpuprofile", "", "write the shop's CPU profile of its run to this file")
+	flag.DurationVar(&c.timeout, "timeout", 60*time.Second, "a press unanswered for this long counts as lost")
+	flag.StringVar(&c.logDir, "logs", "", "keep the bots' logs in this folder (default: a temporary one)")
+	flag.Parse()
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}

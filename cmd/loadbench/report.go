@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+func report(w io.Writer, c config, rs []result) {
+	fmt.Fprintf(w, "\n%d buyers, %d presses each after /start, think %v (GOMAXPROCS of each bot: the machine's)\n\n", c.buyers, c.presses, c.think)
+	fmt.Fprintf(w, "| bot | updates | lost | updates/s | p50 | p99 | CPU per update | peak RSS |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		extra := ""
+		if r.broadcast > 0 {
+			extra = fmt.Sprintf(" (%d broadcast messages during the run)", r.broadcast)
+		}
+		fmt.Fprintf(w, "| %s%s | %d | %d | %.0f | %v | %v | %v | %d MiB |\n", r.name, extra, r.updates, r.lost, r.rate(),
+			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.cpuPer().Round(time.Microsecond), r.peakRSSKB/1024)
+		if r.problems > 0 {
+			fmt.Fprintf(w, "  %s: %d Bot API schema violations\n", r.name, r.problems)
+		}
+	}
+	var floor, shop, bc *result
+	for i := range rs {
+		switch {
+		case rs[i].name == "floor":
+			floor = &rs[i]
+		case rs[i].name == "shop":
+			shop = &rs[i]
+		case rs[i].broadcast >= 0 && rs[i].name != "floor" && rs[i].name != "shop":
+			bc = &rs[i]
+		}
+	}
+	if floor != nil && shop != nil {
+		fmt.Fprintf(w, "\nshop / floor: throughput %.2fx, p99 %.2fx, CPU per update %.2fx\n",
+			shop.rate()/floor.rate(), ratio(shop.pct(0.99), floor.pct(0.99)), ratio(shop.cpuPer(), floor.cpuPer()))
+	}
+	if shop != nil && bc != nil {
+		fmt.Fprintf(w, "shop during a broadcast / shop: p99 %.2fx, throughput %.2fx\n", ratio(bc.pct(0.99), shop.pct(0.99)), bc.rate()/shop.rate())
+	}
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
