@@ -37,12 +37,8 @@ type config struct {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "floor" {
-		if err := runFloor(); err != nil {
-			fmt.Fprintln(os.Stderr, "floor:", err)
-			os.Exit(1)
-		}
-		return
+	if os.Getenv(roleEnv) == "floor" {
+		floorMain()
 	}
 	var c config
 	flag.IntVar(&c.buyers, "buyers", 1000, "simulated buyers")
@@ -59,4 +55,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
+}
+
+// roleEnv set to "floor" makes this program the floor bot: the benchmark
+// starts itself again as the floor's process.
+const roleEnv = "LOADBENCH_ROLE"
+
+func floorMain() {
+	if err := runFloor(); err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }

@@ -66,20 +66,30 @@ func (r result) cpuPer() time.Duration {
 }
 
 func run(c config) error {
+	results, err := measureAll(c)
+	if err != nil {
+		return err
+	}
+	report(os.Stdout, c, results)
+	return nil
+}
+
+// measureAll runs every bot of c.bots in turn.
+func measureAll(c config) ([]result, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
-		return fmt.Errorf("-redis: %w", err)
+		return nil, fmt.Errorf("-redis: %w", err)
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s: %w (start redis-server, or pass -redis)", c.redisURL, err)
+		return nil, fmt.Errorf("redis at %s: %w (start redis-server, or pass -redis)", c.redisURL, err)
 	}
 	dir, err := os.MkdirTemp("", "loadbench")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	if c.logDir == "" {
@@ -88,17 +98,17 @@ func run(c config) error {
 	shopBin := filepath.Join(dir, "shopbot")
 	fmt.Fprintln(os.Stderr, "building the shop...")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", shopBin, "shopbot/cmd/shopbot").CombinedOutput(); err != nil {
-		return fmt.Errorf("build the shop: %v\n%s", err, out)
+		return nil, fmt.Errorf("build the shop: %v\n%s", err, out)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	sim := resellersim.New(resellersim.Config{APIKey: upstreamID, Seed: 1})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	upstream := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = upstream.Serve(ln) }()
@@ -110,11 +120,11 @@ func run(c config) error {
 		var cmd []string
 		switch strings.TrimSpace(name) {
 		case "floor":
-			cmd = []string{self, "floor"}
+			cmd = []string{self}
 		case "shop":
 			cmd = []string{shopBin, "run"}
 		default:
-			return fmt.Errorf("-bots: unknown bot %q (floor, shop)", name)
+			return nil, fmt.Errorf("-bots: unknown bot %q (floor, shop)", name)
 		}
 		runs := []int{0}
 		if name == "shop" && c.broadcast > 0 {
@@ -128,13 +138,12 @@ func run(c config) error {
 			fmt.Fprintf(os.Stderr, "running %s: %d buyers, %d presses, think %v...\n", label, c.buyers, c.presses, c.think)
 			r, err := measure(ctx, c, rdb, label, cmd, upstreamURL, bc)
 			if err != nil {
-				return fmt.Errorf("%s: %w", label, err)
+				return nil, fmt.Errorf("%s: %w", label, err)
 			}
 			results = append(results, r)
 		}
 	}
-	report(os.Stdout, c, results)
-	return nil
+	return results, nil
 }
 
 // measure starts one bot, drives the buyers through it and stops it.
@@ -174,6 +183,9 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 		"WEBHOOK_URL=https://loadbench.example"+hookPath, "WEBHOOK_SECRET="+secret,
 		"HTTP_ADDR="+addr, "ADMIN_IDS="+strconv.Itoa(admin),
 	)
+	if len(argv) == 1 {
+		cmd.Env = append(cmd.Env, roleEnv+"=floor")
+	}
 	if c.profile != "" && strings.HasPrefix(label, "shop") && broadcast == 0 {
 		cmd.Env = append(cmd.Env, "SHOPBOT_CPUPROFILE="+c.profile)
 	}
