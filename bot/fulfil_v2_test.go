@@ -280,3 +280,74 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 		t.Fatalf("%d creates, upstream %d (first %d)", n, got.UpstreamNumber, placed.UpstreamNumber)
 	}
 }
+
+// A Redis without exact durability (here the embedded one) may lose the
+// last second of writes in a crash. Codes leave only once the order's
+// claim on its upstream order is older than that: a crash before then
+// takes the claim and the delivered record together, and the codes have
+// not reached anyone, so nobody else can be handed them later.
+func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
+	s := newShop(t)
+	s.cfg.CodeSettle = time.Minute
+	warm := s.run(s.worker(nil))
+	s.waitWatermark()
+	warm()
+	o := s.paid(giftCards(1), state.PayStars)
+	rollback := s.rdb.Snapshot(t)
+	stop := s.run(s.worker(nil))
+	got := s.waitStatus(o.ID, state.OrderDelivered)
+	if len(got.Codes) == 0 || got.ClaimedAt.IsZero() {
+		t.Fatalf("delivered with codes %v, claimed at %v", got.Codes, got.ClaimedAt)
+	}
+	codes := got.Codes
+	stop()
+	rollback() // the crash: the claim and the delivered record are gone
+	s.run(s.worker(nil))
+	end := s.waitStatusIn(o.ID, state.OrderDelivered, state.OrderNeedsReview)
+	for _, m := range s.fake.MessagesIn(chat) {
+		for _, c := range codes {
+			if strings.Contains(m.RawText, c) {
+				t.Fatalf("code %q reached the buyer before its claim was settled: %q", c, m.RawText)
+			}
+		}
+	}
+	if end.Status == state.OrderNeedsReview {
+		for _, up := range s.sim.Orders() {
+			s.foreign[up.Number] = true // the admin decides
+			s.external = s.external.Add(up.ChargedUSD)
+		}
+	}
+}
+
+// With the claim settled the codes go out, and not before.
+func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
+	s := newShop(t)
+	s.cfg.CodeSettle = 300 * time.Millisecond
+	s.run(s.worker(nil))
+	o := s.paid(giftCards(1), state.PayStars)
+	got := s.waitDelivered(o.ID)
+	if got.DeliveredAt.Sub(got.ClaimedAt) < 300*time.Millisecond {
+		t.Fatalf("codes left %v after the claim", got.DeliveredAt.Sub(got.ClaimedAt))
+	}
+	s.waitMessage(chat, got.Codes[0])
+}
+
+// waitStatusIn waits until order id reaches one of statuses.
+func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var o *state.Order
+	for time.Now().Before(deadline) {
+		var err error
+		if o, err = s.orders.Get(context.Background(), id); err == nil {
+			for _, st := range statuses {
+				if o.Status == st && (st != state.OrderDelivered || o.UpstreamNumber != 0) {
+					return o
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.t.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
+	return nil
+}

@@ -317,6 +317,27 @@ func (d *Durability) Sync(ctx context.Context, key string) error {
 	}
 }
 
+// Exact reports whether a write that Sync confirmed on the node owning key
+// survives any crash: the AOF is fsynced before Sync returns (WAITAOF) or
+// on every write (appendfsync always). Otherwise a crash may take the last
+// second or so of writes with it, and callers that hand over what cannot
+// be taken back (codes) wait until their record is older than that. An
+// unreachable node is not exact.
+func (d *Durability) Exact(ctx context.Context, key string) bool {
+	c, node, err := d.nodeClient(ctx, key)
+	if err != nil {
+		return false
+	}
+	ns := d.node(node)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	p, err := d.persistenceLocked(ctx, c, ns, node)
+	if err != nil {
+		return false
+	}
+	return p.Mode == SyncWaitAOF || p.AOF && p.AppendFsync == "always"
+}
+
 // Probe probes the node that owns key (any node but a cluster's: key is
 // ignored) now, whatever the last probe found, and returns the result.
 func (d *Durability) Probe(ctx context.Context, key string) (Persistence, error) {

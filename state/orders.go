@@ -147,6 +147,9 @@ type Order struct {
 	// server had finished with the request), not a timeout or a cut.
 	UncertainAnswered bool            `json:"uncertain_answered,omitempty"`
 	UpstreamNumber    int64           `json:"upstream_number,omitempty"`
+	// ClaimedAt is when UpstreamNumber was stored. Codes are handed over
+	// only once the claim is older than the writes a Redis crash can lose.
+	ClaimedAt time.Time `json:"claimed_at,omitzero"`
 	UpstreamStatus    string          `json:"upstream_status,omitempty"`
 	ChargedUSD        decimal.Decimal `json:"charged_usd,omitzero"`
 	Codes             []string        `json:"codes,omitempty"` // delivered codes or keys

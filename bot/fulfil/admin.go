@@ -112,6 +112,7 @@ func (f *Fulfiller) Adopt(ctx context.Context, id int64, up *reseller.Order, not
 			return ErrHasUpstream
 		}
 		x.UpstreamNumber, x.UpstreamStatus = up.Number, string(up.Status)
+		x.ClaimedAt = f.now().UTC()
 		if !up.ChargedUSD.IsZero() || x.ChargedUSD.IsZero() {
 			x.ChargedUSD = up.ChargedUSD.Decimal
 		}

@@ -43,6 +43,9 @@ type Chats interface {
 // allows it (state.Durability); nil means no waiting.
 type Durable interface {
 	Sync(ctx context.Context, key string) error
+	// Exact reports whether a synced write on key's node survives any
+	// crash (see state.Durability.Exact).
+	Exact(ctx context.Context, key string) bool
 }
 
 // Deps are the stores and services the worker uses.

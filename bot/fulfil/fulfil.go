@@ -32,6 +32,15 @@ type Config struct {
 	// the replica that created it to put it back (after Redis lost its
 	// record) before an order that may own it goes to review; default 30s.
 	Settle time.Duration
+	// CodeSettle is how old an order's claim on its upstream order must be
+	// before its codes are handed over, when Redis may lose the last
+	// writes in a crash (AOF everysec or off, a failover to a replica
+	// that was behind). A claim younger than that may vanish, and the
+	// upstream order with it would look unclaimed, its codes already in a
+	// buyer's hands. Not applied when every synced write survives a crash
+	// (state.Durability.Exact). Default 3s: above the second AOF everysec
+	// may lose, with room for the fsync itself running late.
+	CodeSettle time.Duration
 	// OrphanEvery is how often the upstream's order list is matched
 	// against ours; default 1m. OrphanAfter is how long an upstream order
 	// may stay unclaimed before admins hear of it; default 10m.
@@ -69,6 +78,7 @@ func (c *Config) defaults() {
 	def(&c.PollMax, time.Minute)
 	def(&c.Grace, 10*time.Second)
 	def(&c.Settle, 30*time.Second)
+	def(&c.CodeSettle, 3*time.Second)
 	def(&c.AnsweredGrace, 2*time.Second)
 	def(&c.OrphanEvery, time.Minute)
 	def(&c.OrphanAfter, 10*time.Minute)
@@ -261,6 +271,9 @@ func (f *Fulfiller) advance(ctx context.Context, id int64) (time.Time, error) {
 		case state.OrderRefunding:
 			again, next, err = f.refund(ctx, o)
 		case state.OrderDelivered, state.OrderRefunded, state.OrderNeedsReview:
+			if at := f.settledAt(ctx, o); !at.IsZero() {
+				return at, nil
+			}
 			return time.Time{}, f.finishNotices(ctx, o)
 		default:
 			return time.Time{}, fmt.Errorf("order %d: unknown status %q", id, o.Status)
@@ -361,7 +374,27 @@ func (f *Fulfiller) complete(ctx context.Context, o *state.Order, up *reseller.O
 	if err := f.fail(FailpointCompleted, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
+	if at := f.settledAt(ctx, n); !at.IsZero() {
+		return false, at, nil
+	}
 	return false, time.Time{}, f.finishNotices(ctx, n)
+}
+
+// settledAt returns when a delivered order's codes may be handed over, or
+// zero when they may go now: at once when the order has none or Redis
+// keeps every synced write through a crash, else once its claim on the
+// upstream order is CodeSettle old. The job comes back then and reads the
+// order again: if a crash took the claim, the order is no longer
+// delivered and its codes never left.
+func (f *Fulfiller) settledAt(ctx context.Context, o *state.Order) time.Time {
+	if o.Status != state.OrderDelivered || !o.DeliveredAt.IsZero() || len(o.Codes) == 0 || o.ClaimedAt.IsZero() {
+		return time.Time{}
+	}
+	at := o.ClaimedAt.Add(f.cfg.CodeSettle)
+	if !f.now().Before(at) || f.durable != nil && f.durable.Exact(ctx, f.orders.KeyOf(o.ID)) {
+		return time.Time{}
+	}
+	return at
 }
 
 // finishNotices hands a finished order's result to the buyer when that has

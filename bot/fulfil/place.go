@@ -499,6 +499,7 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 			return errAttemptMoved
 		}
 		n.UpstreamNumber, n.UpstreamStatus, n.ChargedUSD = up.Number, string(up.Status), up.ChargedUSD.Decimal
+		n.ClaimedAt = f.now().UTC()
 		return nil
 	}, fmt.Sprintf("upstream %d %s", up.Number, how))
 	if errors.Is(err, state.ErrUpstreamClaimed) {
