@@ -145,16 +145,16 @@ type Order struct {
 	UncertainAt time.Time `json:"uncertain_at,omitzero"`
 	// UncertainAnswered says the uncertain answer was a 5xx response (the
 	// server had finished with the request), not a timeout or a cut.
-	UncertainAnswered bool            `json:"uncertain_answered,omitempty"`
-	UpstreamNumber    int64           `json:"upstream_number,omitempty"`
+	UncertainAnswered bool  `json:"uncertain_answered,omitempty"`
+	UpstreamNumber    int64 `json:"upstream_number,omitempty"`
 	// ClaimedAt is when UpstreamNumber was stored. Codes are handed over
 	// only once the claim is older than the writes a Redis crash can lose.
-	ClaimedAt time.Time `json:"claimed_at,omitzero"`
-	UpstreamStatus    string          `json:"upstream_status,omitempty"`
-	ChargedUSD        decimal.Decimal `json:"charged_usd,omitzero"`
-	Codes             []string        `json:"codes,omitempty"` // delivered codes or keys
-	Reason            string          `json:"reason,omitempty"`
-	RefundRef         string          `json:"refund_ref,omitempty"`
+	ClaimedAt      time.Time       `json:"claimed_at,omitzero"`
+	UpstreamStatus string          `json:"upstream_status,omitempty"`
+	ChargedUSD     decimal.Decimal `json:"charged_usd,omitzero"`
+	Codes          []string        `json:"codes,omitempty"` // delivered codes or keys
+	Reason         string          `json:"reason,omitempty"`
+	RefundRef      string          `json:"refund_ref,omitempty"`
 
 	DeliveredAt    time.Time `json:"delivered_at,omitzero"` // when the result reached the buyer
 	NotifiedStatus string    `json:"notified_status,omitempty"`
