@@ -76,11 +76,13 @@ func (r *upstreamRequest) kind() string {
 // sends: two unclaimed orders of its kind are then the same purchase, and
 // either may serve either buyer.
 //
-// Orders that carry codes never are: an unclaimed gift-card order may be
-// one whose codes already reached a buyer before Redis lost its record,
-// and a code must never be handed out twice.
+// Gift cards are: their codes leave only once the order's claim is older
+// than what a Redis crash can lose (Config.CodeSettle), so an unclaimed
+// gift-card order's codes never reached anyone, and identical cards serve
+// any buyer of that card. Game keys echo nothing, so two are never
+// provably the same purchase.
 func (r *upstreamRequest) fungible() bool {
-	if len(r.Fields) > 0 || r.Type == reseller.OrderTypeGiftCard || r.Type == reseller.OrderTypeGameKey {
+	if len(r.Fields) > 0 {
 		return false
 	}
 	for k := range r.Params {
