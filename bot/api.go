@@ -85,7 +85,7 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 				return fmt.Errorf("%s: still rate limited after %d tries: %w", method, attempt, err)
 			}
 			d := time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
-			a.log.Warn("bot api rate limited", "method", method, "chat", chatID, "retry_after", d)
+			a.log.Warn("bot api rate limited", "method", method, "chat", chatID, "retry_after_s", d.Seconds())
 			if err := a.Sleep(ctx, d); err != nil {
 				return err
 			}
