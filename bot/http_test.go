@@ -143,6 +143,9 @@ func TestWebhookSlowBodyIsCutAtTheReadTimeout(t *testing.T) {
 		if status != "" && !strings.Contains(status, " 4") {
 			t.Errorf("secret %q: answered %q", secret, status)
 		}
+		if secret == "" && !strings.Contains(status, " 401 ") {
+			t.Errorf("without the secret: answered %q, want 401", status)
+		}
 	}
 	if n, _ := b.Queue.Pending(context.Background()); n != 0 {
 		t.Fatalf("%d chats queued from slow bodies", n)

@@ -142,6 +142,10 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
 	if b.opts.WebhookSecret == "" || subtle.ConstantTimeCompare([]byte(got), []byte(b.opts.WebhookSecret)) != 1 {
 		b.metrics.Updates.WithLabelValues("webhook", "unauthorized").Inc()
+		// Close rather than read the unread body before answering (what the
+		// server does to keep a connection alive): a stranger trickling a
+		// body gets the 401 at once.
+		w.Header().Set("Connection", "close")
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}

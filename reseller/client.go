@@ -103,9 +103,10 @@ type Client struct {
 // Option configures a Client in New.
 type Option func(*Client) error
 
-// WithHTTPClient sets the HTTP client used for requests. The default client
-// does not follow redirects (an API answer is never a redirect, and a
-// followed POST would turn into a GET).
+// WithHTTPClient sets the HTTP client used for API requests. The default
+// client does not follow redirects (an API answer is never a redirect, and a
+// followed POST would turn into a GET). DownloadChatImage does not use it:
+// operator images go through the client's own guarded transport.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) error {
 		if hc == nil {

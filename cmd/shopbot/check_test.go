@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/botapitest"
@@ -189,7 +190,9 @@ func throwawayRedis(t *testing.T, args ...string) string {
 // through a restart (the test store) and says how to accept it; with the
 // flag it exits 0 with a warning. An unknown flag is a usage error.
 func TestCheckFailsOnVolatileRedisUnlessAllowed(t *testing.T) {
-	getenv, _, _ := checkEnv(t, nil)
+	// miniredis, whatever TEST_REDIS_URL says: its persistence cannot be
+	// confirmed, so it is volatile wherever the test runs.
+	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "redis://" + miniredis.RunT(t).Addr() + "/0"})
 	code, out := runCheck(t, getenv)
 	if code != 1 || !strings.Contains(out, "FAIL  redis") || !strings.Contains(out, "--allow-volatile") {
 		t.Fatalf("volatile Redis without the flag: exit %d:\n%s", code, out)
