@@ -94,7 +94,7 @@ func (a adminOrders) f() *fulfil.Fulfiller { return a.b.ful }
 // here from registerOrders when an admin sends it.
 func (b *Bot) registerAdminOrders(e *flows.Engine) {
 	a := adminOrders{b}
-	e.Register(aoFlow, a)
+	e.RegisterAdmin(aoFlow, a)
 	e.HandleCommand("order", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
 			return unknownCommand(env), nil

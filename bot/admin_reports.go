@@ -57,7 +57,7 @@ type reports struct {
 // registerReports adds /balance, /transactions, /stats and /credit.
 func (b *Bot) registerReports(e *flows.Engine) {
 	r := &reports{
-		b: b, orders: state.NewOrders(b.rdb, b.opts.Prefix), wallets: b.wallets(),
+		b: b, orders: b.newOrders(), wallets: b.wallets(),
 		audit: state.NewCreditAudit(b.rdb, b.opts.Prefix),
 	}
 	r.orders.Now, r.wallets.Now = b.opts.Now, b.opts.Now
@@ -69,8 +69,8 @@ func (b *Bot) registerReports(e *flows.Engine) {
 		return &flows.Reply{Screen: sc, Save: true}, err
 	}))
 	e.HandleCommand("credit", adminOnly(r.creditCommand(e)))
-	e.Register(flowTransactions, txFlow{r})
-	e.Register(flowCredit, creditFlow{r})
+	e.RegisterAdmin(flowTransactions, txFlow{r})
+	e.RegisterAdmin(flowCredit, creditFlow{r})
 }
 
 // unknownCommand is exactly what a buyer gets for a command the shop does

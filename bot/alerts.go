@@ -120,6 +120,7 @@ func (b *Bot) CheckUpstream(ctx context.Context) *reseller.Account {
 		_, _ = al.Clear(ctx, AlertBlocked)
 	}
 	bal := me.BalanceUSD.Decimal
+	b.metrics.Balance.Set(bal.InexactFloat64())
 	if bal.LessThan(b.watch.low) {
 		_, _ = al.Raise(ctx, AlertLowBalance, locales.T(lang, "alert.low_balance", "balance", locales.Money(lang, bal), "low", locales.Money(lang, b.watch.low)))
 	} else if was, _ := al.Clear(ctx, AlertLowBalance); was {

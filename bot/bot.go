@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,20 +29,28 @@ type Options struct {
 	APIURL        string // Bot API server base URL
 	WebhookURL    string // webhook mode when set
 	WebhookSecret string
-	HTTPAddr      string // serves /healthz, /metrics and the webhook; "" for none
-	Admins        []int64
-	Workers       int           // concurrent chats; default 16
-	PollTimeout   time.Duration // getUpdates long-poll timeout; default 25s
-	Prefix        string        // Redis key prefix; default state.DefaultPrefix
-	Logger        *slog.Logger
-	Metrics       *Metrics
-	Now           func() time.Time
-	HTTPClient    *http.Client
-	ShutdownGrace time.Duration    // how long in-flight updates may take on shutdown; default 8s
-	IdlePoll      time.Duration    // how often idle workers look for work from other processes; default 100ms
-	Reseller      *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
-	Fulfil        fulfil.Config    // fulfilment timing and test failpoints
-	Chat          ChatConfig       // order chat relay timing
+	HTTPAddr      string // serves /healthz and the webhook; "" for none
+	// HTTPListener, when set, is used instead of listening on HTTPAddr.
+	HTTPListener net.Listener
+	// HTTPLimits bound the webhook listener's connections and bodies.
+	HTTPLimits HTTPLimits
+	// MetricsAddr serves /metrics on its own listener; "" for none.
+	MetricsAddr string
+	// MetricsListener, when set, is used instead of listening on MetricsAddr.
+	MetricsListener net.Listener
+	Admins          []int64
+	Workers         int           // concurrent chats; default 16
+	PollTimeout     time.Duration // getUpdates long-poll timeout; default 25s
+	Prefix          string        // Redis key prefix; default state.DefaultPrefix
+	Logger          *slog.Logger
+	Metrics         *Metrics
+	Now             func() time.Time
+	HTTPClient      *http.Client
+	ShutdownGrace   time.Duration    // how long in-flight updates may take on shutdown; default 8s
+	IdlePoll        time.Duration    // how often idle workers look for work from other processes; default 100ms
+	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
+	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
+	Chat            ChatConfig       // order chat relay timing
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
 	// figures: revenue in USD and margins. Default 0.013.
 	StarsUSDRate decimal.Decimal
@@ -114,6 +123,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	if !opts.StarsUSDRate.IsPositive() {
 		opts.StarsUSDRate = decimal.RequireFromString("0.013")
 	}
+	opts.HTTPLimits = opts.HTTPLimits.withDefaults()
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = 100 * time.Millisecond
 	}
@@ -138,8 +148,8 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
-	orders := state.NewOrders(rdb, opts.Prefix)
-	orders.Now = opts.Now
+	orders := b.newOrders()
+	b.metrics.addSource(storeSource{queue: b.Queue, orders: orders, reviews: state.NewChargeReviews(rdb, opts.Prefix)})
 	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
@@ -166,6 +176,15 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	return b, nil
 }
 
+// newOrders returns an order store whose changes are counted in the
+// metrics.
+func (b *Bot) newOrders() *state.Orders {
+	o := state.NewOrders(b.rdb, b.opts.Prefix)
+	o.Now = b.opts.Now
+	o.Observe = b.metrics.ObserveOrder
+	return o
+}
+
 // Hook lets other parts of the shop (payments, admin) take updates before
 // the flow engine: a hook returning true has handled the update.
 func (b *Bot) Hook(h func(ctx context.Context, b *Bot, u *models.Update) bool) {
@@ -183,20 +202,13 @@ func (b *Bot) Log() *slog.Logger { return b.log }
 // stops taking updates, lets in-flight ones finish within ShutdownGrace,
 // and returns nil.
 func (b *Bot) Run(ctx context.Context) error {
-	var srv *http.Server
 	errc := make(chan error, 2)
-	if b.opts.HTTPAddr != "" {
-		srv = &http.Server{Addr: b.opts.HTTPAddr, Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("http server on %s: %w", b.opts.HTTPAddr, err)
-			}
-		}()
+	stopHTTP, err := b.serveAll(errc)
+	if err != nil {
+		return err
 	}
 	if err := b.setup(ctx); err != nil {
-		if srv != nil {
-			_ = srv.Close()
-		}
+		stopHTTP()
 		if ctx.Err() != nil {
 			return nil // stopped while starting
 		}
@@ -237,11 +249,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	b.log.Info("shutting down: no new updates; finishing those in flight")
 	stopIntake()
-	if srv != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = srv.Shutdown(sctx)
-		cancel()
-	}
+	stopHTTP()
 	wg.Wait()
 	select {
 	case <-workersDone:

@@ -439,7 +439,12 @@ func TestHealthzAndMetrics(t *testing.T) {
 	h.fake.SendCommand(chat, "start", "")
 	h.wait("sendMessage", 1)
 	h.idle(b)
-	resp, err = http.Get(srv.URL + "/metrics")
+	if resp, err := http.Get(srv.URL + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("/metrics on the webhook's listener: %v %v", resp, err)
+	}
+	msrv := httptest.NewServer(b.MetricsHandler())
+	defer msrv.Close()
+	resp, err = http.Get(msrv.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

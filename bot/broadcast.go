@@ -38,7 +38,7 @@ func newBroadcaster(b *Bot) *broadcaster {
 // register adds /broadcast (admins only), its compose flow and the stop
 // button to the engine.
 func (br *broadcaster) register(e *flows.Engine) {
-	e.Register("broadcast", broadcastFlow{br})
+	e.RegisterAdmin("broadcast", broadcastFlow{br})
 	e.HandleCommand("broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
 			return unknownCommand(env), nil

@@ -137,6 +137,16 @@ func (b *Bot) handleClaim(ctx context.Context, c *state.Claim) (save bool, doc [
 	if b.handleHook != nil {
 		b.handleHook(&u)
 	}
+	if !privateChat(&u) {
+		// The shop lives in private chats: a press on a message in a group
+		// (or an inline message) is answered, so the client stops waiting,
+		// and nothing is sent or edited there.
+		if u.CallbackQuery != nil {
+			b.answer(ctx, u.CallbackQuery.ID, "", false)
+		}
+		result = "ignored"
+		return false, nil
+	}
 	for _, h := range b.hooks {
 		if h(ctx, b, &u) {
 			return false, nil
@@ -172,6 +182,27 @@ func (b *Bot) apologize(ctx context.Context, chat int64, u *models.Update, lang 
 	if chat != 0 {
 		_, _ = b.Send(ctx, chat, text, nil)
 	}
+}
+
+// privateChat reports whether a message or button press comes from a
+// private chat; other kinds of updates are not in a chat and pass.
+func privateChat(u *models.Update) bool {
+	switch {
+	case u.CallbackQuery != nil:
+		m := u.CallbackQuery.Message
+		switch {
+		case m.Message != nil:
+			return m.Message.Chat.Type == models.ChatTypePrivate
+		case m.InaccessibleMessage != nil:
+			return m.InaccessibleMessage.Chat.Type == models.ChatTypePrivate
+		}
+		return false // a button on an inline message: not the shop's
+	case u.Message != nil:
+		return u.Message.Chat.Type == models.ChatTypePrivate
+	case u.EditedMessage != nil:
+		return u.EditedMessage.Chat.Type == models.ChatTypePrivate
+	}
+	return true
 }
 
 func userOf(u *models.Update) flows.User {

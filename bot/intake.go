@@ -78,7 +78,7 @@ func (b *Bot) poll(ctx context.Context) {
 		if retryAfter > 0 {
 			wait = retryAfter
 		}
-		b.log.Warn("getUpdates failed; retrying", "err", err, "in", wait)
+		b.log.Warn("getUpdates failed; retrying", "err", err, "retry_in_ms", wait.Milliseconds())
 		_ = sleepCtx(ctx, wait)
 		backoff = min(backoff*2, 30*time.Second)
 	}
@@ -142,17 +142,27 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
 	if b.opts.WebhookSecret == "" || subtle.ConstantTimeCompare([]byte(got), []byte(b.opts.WebhookSecret)) != 1 {
 		b.metrics.Updates.WithLabelValues("webhook", "unauthorized").Inc()
+		// Close rather than read the unread body before answering (what the
+		// server does to keep a connection alive): a stranger trickling a
+		// body gets the 401 at once.
+		w.Header().Set("Connection", "close")
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.opts.HTTPLimits.MaxBodyBytes))
 	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			b.metrics.Updates.WithLabelValues("webhook", "too_large").Inc()
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
 		http.Error(w, "read body", http.StatusBadRequest)
 		return
 	}
-	if !json.Valid(body) {
+	if err := checkUpdateBody(body); err != nil {
 		b.metrics.Updates.WithLabelValues("webhook", "invalid").Inc()
-		http.Error(w, "invalid update", http.StatusBadRequest)
+		http.Error(w, "invalid update: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	if err := b.accept(r.Context(), []json.RawMessage{body}); err != nil {
@@ -161,6 +171,26 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// checkUpdateBody accepts one JSON object whose update_id is a positive
+// integer: anything else (an array, a string, null, update_id missing,
+// zero, negative, fractional or a string) is not an update, and storing it
+// would make its id 0 look like a duplicate of every later id-less body.
+func checkUpdateBody(body []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return errors.New("not one JSON object")
+	}
+	raw, ok := fields["update_id"]
+	if !ok {
+		return errors.New("no update_id")
+	}
+	var id int64
+	if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
+		return errors.New("update_id is not a positive integer")
+	}
+	return nil
 }
 
 // AcceptRaw durably accepts one raw update, as the webhook does after its

@@ -1,12 +1,21 @@
 package bot
 
 import (
+	"context"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"shopbot/state"
 )
+
+// Version is the shop's version, stamped at build with
+// -ldflags "-X shopbot/bot.Version=…"; "dev" otherwise.
+var Version = "dev"
 
 // Metrics are the shop's Prometheus metrics, on their own registry.
 type Metrics struct {
@@ -16,11 +25,25 @@ type Metrics struct {
 	BotAPI   *prometheus.CounterVec   // method, result
 	Upstream *prometheus.CounterVec   // endpoint, status
 	UpLat    *prometheus.HistogramVec // endpoint
-	Queue    prometheus.Gauge
+	// Business metrics, counted by this process.
+	Orders     *prometheus.CounterVec // line, state: orders entering a state
+	Refunds    *prometheus.CounterVec // line, method: orders refunded
+	Fulfilment prometheus.Histogram   // payment to delivery, seconds
+	Balance    prometheus.Gauge       // upstream balance, USD, at the last account check
+
+	mu      sync.Mutex
+	sources []storeSource // read on each scrape by the store collector
+}
+
+// storeSource is one bot's store, read when /metrics is scraped.
+type storeSource struct {
+	queue   *state.Queue
+	orders  *state.Orders
+	reviews *state.ChargeReviews
 }
 
 // NewMetrics registers the shop's metrics, plus the Go and process
-// collectors, on a new registry.
+// collectors and build info, on a new registry.
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
@@ -41,11 +64,26 @@ func NewMetrics() *Metrics {
 			Name: "shopbot_upstream_seconds", Help: "Reseller API call latency, by endpoint.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"endpoint"}),
-		Queue: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "shopbot_intake_chats_pending", Help: "Chats with updates waiting or in progress.",
+		Orders: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_order_transitions_total", Help: "Orders entering a state (paid on creation), by product line and state, counted by this process.",
+		}, []string{"line", "state"}),
+		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_refunds_total", Help: "Orders refunded, by product line and payment method, counted by this process.",
+		}, []string{"line", "method"}),
+		Fulfilment: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "shopbot_fulfilment_seconds", Help: "Time from payment to delivery of an order.",
+			Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 86400},
+		}),
+		Balance: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shopbot_upstream_balance_usd", Help: "The upstream account balance in USD at the last account check (every minute).",
 		}),
 	}
-	m.Registry.MustRegister(m.Updates, m.Latency, m.BotAPI, m.Upstream, m.UpLat, m.Queue,
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shopbot_build_info", Help: "The running build: version (stamped at build) and Go version; always 1.",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(Version, runtime.Version()).Set(1)
+	m.Registry.MustRegister(m.Updates, m.Latency, m.BotAPI, m.Upstream, m.UpLat,
+		m.Orders, m.Refunds, m.Fulfilment, m.Balance, build, storeCollector{m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -55,4 +93,80 @@ func NewMetrics() *Metrics {
 func (m *Metrics) ObserveUpstream(endpoint string, status int, d time.Duration) {
 	m.Upstream.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
 	m.UpLat.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+// ObserveOrder counts an order's creation (from "") or change of status;
+// it fits state.Orders.Observe.
+func (m *Metrics) ObserveOrder(o *state.Order, from string) {
+	m.Orders.WithLabelValues(o.Line, o.Status).Inc()
+	switch o.Status {
+	case state.OrderRefunded:
+		m.Refunds.WithLabelValues(o.Line, o.PayMethod).Inc()
+	case state.OrderDelivered:
+		end := o.DeliveredAt
+		if end.IsZero() {
+			end = o.UpdatedAt
+		}
+		if !o.CreatedAt.IsZero() && !end.Before(o.CreatedAt) {
+			m.Fulfilment.Observe(end.Sub(o.CreatedAt).Seconds())
+		}
+	}
+}
+
+func (m *Metrics) addSource(s storeSource) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources = append(m.sources, s)
+}
+
+var (
+	descPending = prometheus.NewDesc("shopbot_intake_chats_pending", "Chats with updates waiting or in progress (read on scrape).", nil, nil)
+	descOrders  = prometheus.NewDesc("shopbot_orders", "Orders in the store by current state (read on scrape).", []string{"state"}, nil)
+	descFinding = prometheus.NewDesc("shopbot_reconcile_findings", "Reconciliation findings waiting for an admin (read on scrape): orphans (upstream orders nobody owns), disputes (upstream orders an order in review may own), needs_review (orders), charge_reviews (payments without an order).", []string{"kind"}, nil)
+	descStoreUp = prometheus.NewDesc("shopbot_store_up", "1 when the store could be read for this scrape.", nil, nil)
+)
+
+// storeCollector reads the store's gauges when /metrics is scraped, so they
+// are current whether or not anything else looks at them.
+type storeCollector struct{ m *Metrics }
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descPending
+	ch <- descOrders
+	ch <- descFinding
+	ch <- descStoreUp
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	sources := append([]storeSource(nil), c.m.sources...)
+	c.m.mu.Unlock()
+	if len(sources) == 0 {
+		return
+	}
+	s := sources[0] // every bot of a registry shares one store
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	up := 1.0
+	if n, err := s.queue.Pending(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(n))
+	} else {
+		up = 0
+	}
+	if st, err := s.orders.Stats(ctx); err == nil {
+		for _, name := range state.OrderStatuses {
+			ch <- prometheus.MustNewConstMetric(descOrders, prometheus.GaugeValue, float64(st.ByStatus[name]), name)
+		}
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.Orphans), "orphans")
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.Disputed), "disputes")
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.ByStatus[state.OrderNeedsReview]), "needs_review")
+	} else {
+		up = 0
+	}
+	if n, err := s.reviews.Len(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(n), "charge_reviews")
+	} else {
+		up = 0
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreUp, prometheus.GaugeValue, up)
 }

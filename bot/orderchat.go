@@ -544,7 +544,7 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 	if (finished && (!ch.ChatOpened || ch.ChatFrozen || ch.ChatReadOnly)) ||
 		(finished && idle >= c.cfg.IdleAfterFinish) || idle >= c.cfg.IdleMax {
 		c.b.log.Info("order chat: polling ends", "order", id, "status", o.Status, "frozen", ch.ChatFrozen,
-			"read_only", ch.ChatReadOnly, "opened", ch.ChatOpened, "idle", idle.Round(time.Second))
+			"read_only", ch.ChatReadOnly, "opened", ch.ChatOpened, "idle_s", int64(idle.Seconds()))
 		return time.Time{}, c.chats.Stop(ctx, id)
 	}
 	return c.now().Add(c.delay(activity)), nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -505,6 +506,41 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 	info, err := state.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
 	if err != nil || !info.Known || !info.Enabled {
 		t.Fatalf("chat record after opening: %+v %v", info, err)
+	}
+	s.finish(o)
+	noViolations(t, s.fake)
+}
+
+// An operator message whose image points inside the shop's network (another
+// loopback port, standing for the metrics listener, or the cloud metadata
+// address) is never fetched: the buyer gets the text and "image not
+// available", and the internal server sees no request.
+func TestOrderChatRefusesInternalImageURLs(t *testing.T) {
+	s := newChatShop(t)
+	var reached atomic.Int32
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		_, _ = w.Write([]byte("# HELP shopbot_secret internal metrics\n"))
+	}))
+	t.Cleanup(internal.Close)
+	s.run(s.chatWorker())
+	o, _ := s.placedChatOrder()
+	n := int(o.UpstreamNumber)
+	for i, ref := range []string{internal.URL + "/metrics", "http://169.254.169.254/latest/meta-data/"} {
+		text := fmt.Sprintf("Look at this %d", i)
+		if err := s.sim.OperatorSendsImageURL(n, text, ref); err != nil {
+			t.Fatal(err)
+		}
+		m := s.waitMessage(chat, text)
+		if m.Method != "sendMessage" || !strings.Contains(m.RawText, en("oc.image_failed")) {
+			t.Fatalf("%s: the buyer got %s %q, want the text and the image-not-available note", ref, m.Method, m.RawText)
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the internal server got %d requests", n)
+	}
+	for _, c := range s.fake.CallsFor("sendDocument") {
+		t.Fatalf("a document was sent: %v", c)
 	}
 	s.finish(o)
 	noViolations(t, s.fake)

@@ -131,7 +131,7 @@ func NewPayments(opts PaymentOptions) *Payments {
 func (b *Bot) UsePayments(p *Payments) {
 	p.b, p.rdb, p.p = b, b.rdb, b.opts.Prefix+"pay:"
 	p.Quotes = state.NewQuotes(b.rdb, b.opts.Prefix)
-	p.Orders = state.NewOrders(b.rdb, b.opts.Prefix)
+	p.Orders = b.newOrders()
 	p.Orders.Now = b.opts.Now
 	p.Wallets = b.wallets()
 	p.Wallets.Now = b.opts.Now

@@ -12,7 +12,9 @@ const CallbackVersion = "1"
 
 // GlobalNonce marks buttons that stay valid whatever the chat's state, such
 // as "main menu" or an order's "show codes"; their actions must be safe to
-// repeat.
+// repeat. It is valid only with the actions of such buttons (the menu, help
+// and those registered with Engine.HandleButton): with any other action it
+// is stale, in every chat.
 const GlobalNonce = "0"
 
 // MaxCallbackData is Telegram's limit on callback_data, in bytes.

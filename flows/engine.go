@@ -128,6 +128,7 @@ type Engine struct {
 	FlowTTL     time.Duration // a flow untouched this long has expired
 	NewNonce    func() string
 	flows       map[string]Flow
+	admin       map[string]bool // flows only admins may see
 	commands    map[string]CommandFunc
 	buttons     map[string]CommandFunc // global button actions registered by other parts
 }
@@ -139,18 +140,59 @@ func NewEngine(langs []locales.Lang, def locales.Lang) *Engine {
 	}
 	return &Engine{
 		Langs: langs, DefaultLang: def, FlowTTL: 30 * time.Minute, NewNonce: randomNonce,
-		flows: map[string]Flow{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
+		flows: map[string]Flow{}, admin: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
 	}
 }
 
 // Register adds a product line's flow under its line name.
 func (e *Engine) Register(name string, f Flow) { e.flows[name] = f }
 
+// RegisterAdmin adds a flow only admins may see: whenever the chat is in
+// it (a screen shown again, a button, text) the engine checks the admin
+// flag of the user first, and someone who is not an admin (any more) leaves
+// the flow without seeing it.
+func (e *Engine) RegisterAdmin(name string, f Flow) {
+	e.flows[name] = f
+	e.admin[name] = true
+}
+
+// flow returns the flow of that name if env's user may see it.
+func (e *Engine) flow(name string, env *Env) Flow {
+	if e.admin[name] && !env.User.Admin {
+		return nil
+	}
+	return e.flows[name]
+}
+
+// isLine reports whether name is a product line (what the menu's line
+// buttons, line commands and deep links may open).
+func isLine(name string) bool {
+	for _, l := range Lines {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// globalAction reports whether a button with GlobalNonce may carry action:
+// only the actions whose buttons are global (the menu, help, and the
+// actions registered with HandleButton, which check their own argument).
+// Anything else with GlobalNonce is forged or foreign, hence stale.
+func (e *Engine) globalAction(action string) bool {
+	if action == actMenu || action == actHelp {
+		return true
+	}
+	_, ok := e.buttons[action]
+	return ok
+}
+
 // HandleCommand registers a command handled outside the flows.
 func (e *Engine) HandleCommand(name string, f CommandFunc) { e.commands[name] = f }
 
 // HandleButton registers a global button action (its buttons use GlobalNonce
-// or the session nonce; both reach f).
+// or the session nonce; both reach f). f must check its argument and, for
+// admin actions, the admin flag: a buyer can send any callback data.
 func (e *Engine) HandleButton(action string, f CommandFunc) { e.buttons[action] = f }
 
 // Built-in actions.
@@ -167,12 +209,22 @@ const (
 // session is modified in place; Reply.Save says whether to store it.
 func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, error) {
 	env := &Env{Now: ev.Now, User: ev.User, Lang: e.LangFor(s, ev.User)}
+	revoked := false
+	if e.admin[s.Flow] && !env.User.Admin {
+		// An admin screen, and the user is not an admin (any more): the
+		// flow ends before anything of it is shown.
+		s.Clear()
+		revoked = true
+	}
 	r, err := e.route(ctx, env, s, ev)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
 		r = &Reply{}
+	}
+	if revoked {
+		r.Save = true
 	}
 	if r.Stale {
 		// Show the current step again with the same nonce: nothing changes.
@@ -208,7 +260,8 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 		return e.command(ctx, env, s, ev)
 	case EvButton:
 		b := ev.Button
-		if b.Version != CallbackVersion || (b.Nonce != GlobalNonce && b.Nonce != s.Nonce) {
+		if b.Version != CallbackVersion || (b.Nonce != GlobalNonce && b.Nonce != s.Nonce) ||
+			(b.Nonce == GlobalNonce && !e.globalAction(b.Action)) {
 			return e.stale(ctx, env, s)
 		}
 		if expired && b.Nonce != GlobalNonce {
@@ -221,7 +274,7 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 			s.Clear()
 			return &Reply{Notices: []Notice{{Text: env.T("err.expired")}}, Screen: e.menu(env), Save: true}, nil
 		}
-		if f := e.flows[s.Flow]; f != nil {
+		if f := e.flow(s.Flow, env); f != nil {
 			r, err := f.Handle(ctx, env, s, ev)
 			if r != nil && r.Save {
 				s.Expires = ev.Now.Add(e.FlowTTL)
@@ -234,7 +287,7 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 
 func (e *Engine) stale(ctx context.Context, env *Env, s *Session) (*Reply, error) {
 	r := &Reply{Answer: env.T("err.outdated"), Stale: true}
-	if f := e.flows[s.Flow]; f != nil {
+	if f := e.flow(s.Flow, env); f != nil {
 		sc, err := f.Show(ctx, env, s)
 		if err != nil {
 			return nil, err
@@ -316,7 +369,7 @@ func (e *Engine) deepLink(ctx context.Context, env *Env, s *Session, arg string)
 }
 
 func (e *Engine) startLine(ctx context.Context, env *Env, s *Session, line, arg string) (*Reply, error) {
-	f := e.flows[line]
+	f := e.flow(line, env)
 	if f == nil {
 		s.Clear()
 		return &Reply{Answer: env.T("line.soon"), Notices: []Notice{{Text: env.T("line.soon")}}, Screen: e.menu(env), Save: true}, nil
@@ -339,6 +392,11 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		s.Clear()
 		return &Reply{Answer: env.T("cancel.done"), Screen: e.menu(env), Save: true}, nil
 	case actLine:
+		if !isLine(b.Arg) {
+			// The menu's line buttons open product lines only: any other
+			// flow name is a forged button.
+			return e.stale(ctx, env, s)
+		}
 		return e.startLine(ctx, env, s, b.Arg, "")
 	case actHelp:
 		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
@@ -359,7 +417,7 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	if f, ok := e.buttons[b.Action]; ok {
 		return f(ctx, env, s, ev)
 	}
-	if f := e.flows[s.Flow]; f != nil {
+	if f := e.flow(s.Flow, env); f != nil {
 		r, err := f.Handle(ctx, env, s, ev)
 		if r != nil && r.Save {
 			s.Expires = ev.Now.Add(e.FlowTTL)

@@ -211,3 +211,74 @@ type longButtonFlow struct{ stubFlow }
 func (longButtonFlow) Start(_ context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	return &Reply{Screen: &Screen{Text: "x", Rows: [][]Button{{{Text: "long", Action: "item", Arg: strings.Repeat("z", 80)}}}}}, nil
 }
+
+// adminProbe is a flow that records whether it was shown or handled.
+type adminProbe struct{ shown, handled, started *int }
+
+func (p adminProbe) Start(_ context.Context, _ *Env, s *Session, _ string) (*Reply, error) {
+	*p.started++
+	return &Reply{Screen: &Screen{Text: "ADMIN SCREEN"}}, nil
+}
+
+func (p adminProbe) Handle(_ context.Context, _ *Env, _ *Session, _ Event) (*Reply, error) {
+	*p.handled++
+	return &Reply{Screen: &Screen{Text: "ADMIN SCREEN"}, Save: true}, nil
+}
+
+func (p adminProbe) Show(_ context.Context, _ *Env, _ *Session) (*Screen, error) {
+	*p.shown++
+	return &Screen{Text: "ADMIN SCREEN"}, nil
+}
+
+// GlobalNonce is valid only with global actions; the line action opens
+// product lines only, whatever the nonce; admin flows are never started,
+// shown or handled for someone who is not an admin.
+func TestForgedCallbacksAreStale(t *testing.T) {
+	e := testEngine()
+	var shown, handled, started int
+	e.RegisterAdmin("secret", adminProbe{&shown, &handled, &started})
+	e.Register("plainflow", adminProbe{&shown, &handled, &started})
+	s := Session{}
+	_, _ = e.Handle(context.Background(), &s, command("start", ""))
+	forged := func(nonce, action, arg string) *Reply {
+		t.Helper()
+		ev := press(&s, action, arg)
+		ev.Button.Nonce = nonce
+		r, err := e.Handle(context.Background(), &s, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, c := range []struct{ nonce, action, arg string }{
+		{GlobalNonce, actLine, "secret"}, {s.Nonce, actLine, "secret"}, {s.Nonce, actLine, "plainflow"},
+		{GlobalNonce, actLine, "giftcards"}, {GlobalNonce, actLang, "en"}, {GlobalNonce, actLangMenu, ""},
+		{GlobalNonce, actCancel, ""}, {GlobalNonce, "some_flow_step", "1"},
+	} {
+		if r := forged(c.nonce, c.action, c.arg); !r.Stale || r.Answer != locales.T(locales.En, "err.outdated") {
+			t.Errorf("%s:%s:%s: %+v, want stale", c.nonce, c.action, c.arg, r)
+		}
+	}
+	if r := forged(GlobalNonce, actMenu, ""); r.Stale {
+		t.Errorf("the global menu button is stale")
+	}
+	// A session already in the admin flow (an admin removed since) is not shown.
+	s.Enter("secret", "x", now.Add(time.Hour))
+	if r := forged("stale-nonce", actHelp, ""); r.Screen == nil || strings.Contains(r.Screen.Text, "ADMIN") || s.Flow != "" || !r.Save {
+		t.Errorf("a non-admin was shown the admin flow: %+v, flow %q", r.Screen, s.Flow)
+	}
+	s.Enter("secret", "x", now.Add(time.Hour))
+	if r, _ := e.Handle(context.Background(), &s, Event{Kind: EvText, Text: "hi", Now: now, User: User{ID: 1}}); r.Screen != nil && strings.Contains(r.Screen.Text, "ADMIN") {
+		t.Errorf("text reached the admin flow of a non-admin")
+	}
+	if shown+handled+started != 0 {
+		t.Fatalf("the admin flow ran for a non-admin: shown %d, handled %d, started %d", shown, handled, started)
+	}
+	// An admin in it is shown it.
+	s.Enter("secret", "x", now.Add(time.Hour))
+	ev := press(&s, "anything", "")
+	ev.User.Admin = true
+	if _, err := e.Handle(context.Background(), &s, ev); err != nil || handled != 1 {
+		t.Fatalf("the admin's press: handled %d, %v", handled, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -431,9 +432,16 @@ type ChatImage struct {
 // DownloadChatImage fetches the image a chat message refers to
 // (ChatMessage.Image): an absolute http(s) URL, or a path relative to the
 // base URL. The API key goes only to the base URL's own scheme and host; an
-// image hosted elsewhere is fetched without it. One attempt, bounded by the
-// client's timeout; a non-2xx answer is an *Error, an image over
-// MaxChatImageSize a *ValidationError.
+// image hosted elsewhere is fetched without it.
+//
+// Only the base URL's host and the hosts given to WithMediaHosts are
+// fetched from, and only at public addresses: the address each connection
+// dials is checked after DNS resolution, and every redirect (at most
+// MaxChatImageRedirects) is checked like the first URL. The one address not
+// checked is the base URL's own host and port, where every API call goes.
+// A refused URL is a *ValidationError wrapping ErrImageRefused. One
+// attempt, bounded by WithImageTimeout (body included); a non-2xx answer is
+// an *Error, an image over MaxChatImageSize a *ValidationError.
 func (c *Client) DownloadChatImage(ctx context.Context, ref string) (*ChatImage, error) {
 	base, err := url.Parse(c.base + "/")
 	if err != nil {
@@ -444,21 +452,27 @@ func (c *Client) DownloadChatImage(ctx context.Context, ref string) (*ChatImage,
 	if ref == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, invalid("image", "is not an http(s) URL or a path")
 	}
-	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	if !c.imageHostAllowed(u) {
+		return nil, &ValidationError{Field: "image", Reason: "is not on the API's host or a declared media host", Err: ErrImageRefused}
+	}
+	actx, cancel := context.WithTimeout(ctx, c.imageTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, invalid("image", "is not a usable URL")
 	}
-	if strings.EqualFold(u.Scheme, base.Scheme) && strings.EqualFold(u.Host, base.Host) {
+	if c.isBaseOrigin(u) {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	start := c.now()
 	const route = "GET chat image"
-	resp, err := c.httpClient.Do(req)
+	resp, err := c.imageClient().Do(req)
 	if err != nil {
 		c.observe(route, 0, c.now().Sub(start))
+		if errors.Is(err, ErrImageRefused) {
+			return nil, &ValidationError{Field: "image", Reason: c.redact(err.Error()), Err: ErrImageRefused}
+		}
 		return nil, c.redactErr(fmt.Errorf("reseller: download chat image: %w", err))
 	}
 	defer resp.Body.Close()

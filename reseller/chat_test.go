@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -230,10 +232,14 @@ func TestDownloadChatImage(t *testing.T) {
 	t.Cleanup(api.Close)
 	other := httptest.NewServer(http.HandlerFunc(handler))
 	t.Cleanup(other.Close)
-	c, err := New(api.URL+"/api/v1", testKey)
+	otherURL, _ := url.Parse(other.URL)
+	c, err := New(api.URL+"/api/v1", testKey, WithMediaHosts(otherURL.Host))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The other server is a declared media host but, like every test server,
+	// on loopback: this test lets loopback through to check the key stays home.
+	c.allowAddr = func(netip.Addr) bool { return true }
 	for _, ref := range []string{api.URL + "/api/v1/chat-files/7", "chat-files/7", "/api/v1/chat-files/7"} {
 		img, err := c.DownloadChatImage(t.Context(), ref)
 		if err != nil {
@@ -264,6 +270,81 @@ func TestDownloadChatImage(t *testing.T) {
 	for _, bad := range []string{"", "ftp://x/y.png", "mailto:a@b"} {
 		if _, err := c.DownloadChatImage(t.Context(), bad); !errors.As(err, &ve) {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// TestDownloadChatImage_refusesInternalAddresses is the SSRF fix: an image
+// URL at another port of the loopback host (the metrics listener), at the
+// cloud metadata address, on an undeclared host, or redirected to any of
+// those is refused as ErrImageRefused without a request reaching it, while
+// the API's own host and port still serve images.
+func TestDownloadChatImage_refusesInternalAddresses(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	var hits sync.Map
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Store(r.URL.Path, true)
+		w.Write([]byte("# HELP secret_metrics\n"))
+	}))
+	t.Cleanup(internal.Close)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/chat-files/1":
+			w.Write(png)
+		case "/api/v1/chat-files/redirect-internal":
+			http.Redirect(w, r, internal.URL+"/metrics", http.StatusFound)
+		case "/api/v1/chat-files/redirect-metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		case "/api/v1/chat-files/redirect-loop":
+			http.Redirect(w, r, "/api/v1/chat-files/redirect-loop", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(api.Close)
+	internalURL, _ := url.Parse(internal.URL)
+	// The metadata host is even declared as a media host: the address check
+	// refuses it anyway, after resolution.
+	c, err := New(api.URL+"/api/v1", testKey, WithMediaHosts("169.254.169.254", "localhost", "metadata.google.internal"), WithImageTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err := c.DownloadChatImage(t.Context(), "chat-files/1"); err != nil || !bytes.Equal(img.Data, png) {
+		t.Fatalf("the API's own image: %v", err)
+	}
+	for _, ref := range []string{
+		"http://127.0.0.1:" + internalURL.Port() + "/metrics",         // the API host, another port
+		"http://localhost:" + internalURL.Port() + "/metrics",         // a declared host resolving to loopback
+		"http://169.254.169.254/latest/meta-data/",                    // cloud metadata
+		"http://[::ffff:169.254.169.254]/latest/meta-data/",           // the same, IPv4-mapped
+		"http://example.com/x.png",                                    // an undeclared host
+		"http://user:pw@127.0.0.1:" + internalURL.Port() + "/metrics", // credentials in the URL
+		"chat-files/redirect-internal",                                // redirected to loopback
+		"chat-files/redirect-metadata",                                // redirected to metadata
+		"chat-files/redirect-loop",                                    // too many redirects
+	} {
+		_, err := c.DownloadChatImage(t.Context(), ref)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, ErrImageRefused) {
+			t.Errorf("%s: got %v, want a refusal", ref, err)
+		} else if strings.Contains(err.Error(), testKey) {
+			t.Errorf("%s: the error shows the key: %v", ref, err)
+		}
+	}
+	hits.Range(func(k, _ any) bool {
+		t.Errorf("the internal server was reached at %v", k)
+		return true
+	})
+}
+
+func TestPublicAddr(t *testing.T) {
+	for ip, want := range map[string]bool{
+		"127.0.0.1": false, "169.254.169.254": false, "10.1.2.3": false, "192.168.1.1": false, "172.16.0.1": false,
+		"100.64.0.1": false, "0.0.0.0": false, "::1": false, "fe80::1": false, "fd00:ec2::254": false, "::ffff:127.0.0.1": false,
+		"224.0.0.1": false, "93.184.216.34": true, "2606:4700::1111": true, "8.8.8.8": true,
+	} {
+		if got := publicAddr(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("publicAddr(%s) = %v, want %v", ip, got, want)
 		}
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -86,14 +88,25 @@ type Client struct {
 	sleep        func(context.Context, time.Duration) error
 	jitter       func(time.Duration) time.Duration
 	observer     func(endpoint string, status int, dur time.Duration)
+
+	// Operator images (media.go).
+	baseScheme   string // "http" or "https"
+	baseHost     string // lower-cased host name of the base URL
+	baseAddr     string // host:port of the base URL, the default port filled in
+	mediaHosts   []string
+	imageTimeout time.Duration
+	imageOnce    sync.Once
+	images       *http.Client
+	allowAddr    func(netip.Addr) bool // tests: replaces publicAddr
 }
 
 // Option configures a Client in New.
 type Option func(*Client) error
 
-// WithHTTPClient sets the HTTP client used for requests. The default client
-// does not follow redirects (an API answer is never a redirect, and a
-// followed POST would turn into a GET).
+// WithHTTPClient sets the HTTP client used for API requests. The default
+// client does not follow redirects (an API answer is never a redirect, and a
+// followed POST would turn into a GET). DownloadChatImage does not use it:
+// operator images go through the client's own guarded transport.
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) error {
 		if hc == nil {
@@ -251,7 +264,11 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 		now:          time.Now,
 		sleep:        sleepContext,
 		jitter:       equalJitter,
+		imageTimeout: DefaultChatImageTimeout,
 	}
+	c.baseScheme = strings.ToLower(u.Scheme)
+	host, port := hostPort(u)
+	c.baseHost, c.baseAddr = host, net.JoinHostPort(host, port)
 	for _, opt := range opts {
 		if opt == nil {
 			continue

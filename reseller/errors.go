@@ -132,7 +132,12 @@ type ValidationError struct {
 	Field string
 	// Reason says what is wrong with it.
 	Reason string
+	// Err is a sentinel the error wraps, if any (ErrImageRefused).
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *ValidationError) Unwrap() error { return e.Err }
 
 // Error names the field and the reason.
 func (e *ValidationError) Error() string {

@@ -198,6 +198,9 @@ type Orders struct {
 	// Retention is how long finished orders keep codes and requests before
 	// ExpireDelivered shrinks them (default 90 days).
 	Retention time.Duration
+	// Observe, when set, is called after an order is created (from "") or
+	// changes status, with the order as stored; metrics use it.
+	Observe func(o *Order, from string)
 }
 
 // NewOrders returns the order store under prefix.
@@ -286,6 +289,9 @@ func (s *Orders) CreatePaid(ctx context.Context, o *Order) (created *Order, dup 
 		return got, true, nil
 	case 2:
 		return got, false, ErrQuoteAlreadyPaid
+	}
+	if s.Observe != nil {
+		s.Observe(got, "")
 	}
 	return got, false, nil
 }
@@ -459,6 +465,9 @@ func (s *Orders) save(ctx context.Context, id int64, change func(*Order) error, 
 		}
 		switch code {
 		case 1:
+			if s.Observe != nil && to != cur.Status {
+				s.Observe(o, cur.Status)
+			}
 			return o, nil
 		case -1:
 			return nil, fmt.Errorf("order %d: %w", id, ErrOrderNotFound)

@@ -103,7 +103,7 @@ func (c *cluster) startLocked(r *replica) error {
 	r.starts++
 	fmt.Fprintf(r.log, "\n=== chaos: start #%d of replica %d at %s\n", r.starts, r.slot, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(c.bin)
-	cmd.Env = append(append([]string(nil), c.env...), "HTTP_ADDR=127.0.0.1:"+strconv.Itoa(r.port))
+	cmd.Env = append(append([]string(nil), c.env...), "HTTP_ADDR=127.0.0.1:"+strconv.Itoa(r.port), "METRICS_ADDR=127.0.0.1:0")
 	cmd.Stdout, cmd.Stderr = r.log, r.log
 	// The kernel kills the replica if the test process dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -24,8 +25,26 @@ type checkResult struct {
 // check verifies the configuration against the real services without
 // starting the bot: the token (getMe), the upstream key and account
 // (GET /me), Redis, and the webhook when one is configured. It prints one
-// line per check and returns 1 when any check failed.
-func check(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+// line per check and returns 1 when any check failed. Redis fails when it
+// may evict keys or keeps nothing through a restart, unless
+// --allow-volatile is given (a test or demo store). With --live it only
+// asks the running shop's /healthz (the container health check).
+func check(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	allowVolatile, live := false, false
+	for _, a := range args {
+		switch a {
+		case "--allow-volatile":
+			allowVolatile = true
+		case "--live":
+			live = true
+		default:
+			fmt.Fprintf(stderr, "shopbot check: unknown flag %q (flags: --allow-volatile, --live)\n", a)
+			return 2
+		}
+	}
+	if live {
+		return checkLive(ctx, getenv, stdout, stderr)
+	}
 	cfg, err := LoadConfig(getenv, false)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -37,7 +56,7 @@ func check(ctx context.Context, getenv func(string) string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "telegram client:", scrubSecrets(err.Error(), cfg))
 		return 1
 	}
-	results := []checkResult{checkTelegram(ctx, cfg, tg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg)}
+	results := []checkResult{checkTelegram(ctx, cfg, tg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg, allowVolatile)}
 	if cfg.WebhookURL != "" {
 		results = append(results, checkWebhook(ctx, cfg, tg))
 	}
@@ -92,11 +111,12 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 // checkRedis connects and reports what the server keeps through a crash or
 // failover (version, AOF and fsync policy, RDB, replicas, and so how
 // state.Durability will confirm money writes). It fails when Redis may
-// evict keys: an evicted order is lost money.
-func checkRedis(ctx context.Context, cfg *Config) checkResult {
+// evict keys (an evicted order is lost money) or keeps nothing through a
+// restart, unless allowVolatile.
+func checkRedis(ctx context.Context, cfg *Config, allowVolatile bool) checkResult {
 	r := checkResult{name: "redis"}
 	if cfg.RedisURL == "" {
-		r.status, r.detail = "warn", "REDIS_URL is not set: the bot would use an embedded store that loses everything on restart"
+		r.status, r.detail = volatileStatus(allowVolatile), "REDIS_URL is not set: the bot would use an embedded store that loses everything on restart"+volatileHint(allowVolatile)
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -112,25 +132,80 @@ func checkRedis(ctx context.Context, cfg *Config) checkResult {
 		r.status, r.detail = "FAIL", "answers, but its settings could not be read: "+err.Error()
 		return r
 	}
-	r.status, r.detail = redisVerdict(p)
+	r.status, r.detail = redisVerdict(p, allowVolatile)
 	return r
 }
 
-// redisVerdict grades a probed Redis: FAIL when it may evict keys, warn when
-// a crash loses everything or nobody can tell, ok otherwise; the detail
-// says what a crash or failover can lose.
-func redisVerdict(p state.Persistence) (status, detail string) {
+// redisVerdict grades a probed Redis: FAIL when it may evict keys, when a
+// restart loses everything (no AOF, no RDB, no replica) or when nobody can
+// tell, unless allowVolatile, which makes those warnings; ok otherwise. The
+// detail says what a crash or failover can lose.
+func redisVerdict(p state.Persistence, allowVolatile bool) (status, detail string) {
 	detail = "answers: " + p.Summary() + "; sync " + string(p.Mode) + ": " + p.Guarantee()
 	switch {
 	case p.Evicts():
-		return "FAIL", detail + " (Redis must refuse writes rather than drop them)"
+		return volatileStatus(allowVolatile), detail + " (use noeviction: Redis must refuse writes rather than drop them)" + volatileHint(allowVolatile)
 	case p.Version == "":
-		return "warn", detail
+		return volatileStatus(allowVolatile), detail + " (persistence cannot be confirmed)" + volatileHint(allowVolatile)
+	case !p.AOF && (!p.SaveKnown || p.Save == "") && p.Replicas == 0:
+		return volatileStatus(allowVolatile), detail + " (use appendonly yes, appendfsync everysec)" + volatileHint(allowVolatile)
 	case !p.AOF && p.Mode == state.SyncNone:
 		return "warn", detail + " (use appendonly yes, appendfsync everysec)"
 	default:
 		return "ok", detail
 	}
+}
+
+func volatileStatus(allow bool) string {
+	if allow {
+		return "warn"
+	}
+	return "FAIL"
+}
+
+func volatileHint(allow bool) string {
+	if allow {
+		return " [allowed by --allow-volatile]"
+	}
+	return " [--allow-volatile accepts this for tests and demos]"
+}
+
+// checkLive asks the running shop's /healthz on HTTP_ADDR (loopback when
+// the address has no host) and returns 0 when it answers 200: the container
+// health check, which needs neither the token nor the upstream.
+func checkLive(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	addr := getenv("HTTP_ADDR")
+	if addr == "" {
+		addr = ":8080"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		fmt.Fprintln(stderr, "shopbot check --live: HTTP_ADDR must be host:port or :port")
+		return 2
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(host, port)+"/healthz", nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "shopbot check --live:", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(stdout, "FAIL  live      ", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stdout, "FAIL  live      /healthz answered %d: %s\n", resp.StatusCode, strings.TrimSpace(string(body)))
+		return 1
+	}
+	fmt.Fprintln(stdout, "ok    live      /healthz answered 200")
+	return 0
 }
 
 func checkWebhook(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/botapitest"
@@ -37,9 +40,12 @@ func checkEnv(t *testing.T, over map[string]string) (func(string) string, *resel
 	return func(k string) string { return base[k] }, sim, fake
 }
 
-func runCheck(t *testing.T, getenv func(string) string) (int, string) {
+// runCheck runs `shopbot check` with flags. The test Redis (miniredis, or
+// the CI's redis-server without AOF) keeps nothing through a restart, so
+// tests about the other checks pass --allow-volatile.
+func runCheck(t *testing.T, getenv func(string) string, flags ...string) (int, string) {
 	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"check"}, getenv, strings.NewReader(""), &out, &errOut)
+	code := run(context.Background(), append([]string{"check"}, flags...), getenv, strings.NewReader(""), &out, &errOut)
 	s := out.String() + errOut.String()
 	if strings.Contains(s, checkToken) || strings.Contains(s, goodKey) {
 		t.Fatalf("a secret in the output:\n%s", s)
@@ -49,7 +55,7 @@ func runCheck(t *testing.T, getenv func(string) string) (int, string) {
 
 func TestCheckGoodConfiguration(t *testing.T) {
 	getenv, _, _ := checkEnv(t, nil)
-	code, out := runCheck(t, getenv)
+	code, out := runCheck(t, getenv, "--allow-volatile")
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "ok    telegram  bot @") ||
 		!strings.Contains(out, "ok    upstream  account") || !strings.Contains(out, "redis     answers: ") ||
 		!strings.Contains(out, "; sync ") {
@@ -77,7 +83,7 @@ func TestCheckBadConfigurations(t *testing.T) {
 			if tc.prep != nil {
 				tc.prep(sim)
 			}
-			code, out := runCheck(t, getenv)
+			code, out := runCheck(t, getenv, "--allow-volatile")
 			if !strings.Contains(out, tc.want) {
 				t.Fatalf("output lacks %q:\n%s", tc.want, out)
 			}
@@ -101,19 +107,25 @@ func TestRedisVerdict(t *testing.T) {
 		status string
 		want   string
 	}{
-		{"no persistence", base, "warn", "a restart loses everything (use appendonly yes"},
+		{"no persistence", base, "FAIL", "a restart loses everything (use appendonly yes"},
+		{"RDB only", with(func(p *state.Persistence) { p.Save = "3600 1" }), "warn", "use appendonly yes"},
 		{"AOF everysec on 7.0", with(func(p *state.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "ok", "sync none: money writes are not confirmed"},
 		{"AOF on 7.2", with(func(p *state.Persistence) {
 			p.Version, p.AOF, p.AppendFsync, p.Mode = "7.2.4", true, "everysec", state.SyncWaitAOF
 		}), "ok", "sync waitaof: money writes are fsynced"},
 		{"a replica", with(func(p *state.Persistence) { p.Replicas, p.Mode, p.WaitReplicas = 1, state.SyncWait, 1 }), "ok", "sync wait"},
-		{"evicting", with(func(p *state.Persistence) { p.AOF, p.MaxmemoryPolicy = true, "volatile-lru" }), "FAIL", "use noeviction (Redis must refuse writes"},
-		{"unknown server", state.Persistence{Mode: state.SyncNone}, "warn", "redis version unknown"},
+		{"evicting", with(func(p *state.Persistence) { p.AOF, p.MaxmemoryPolicy = true, "volatile-lru" }), "FAIL", "use noeviction: Redis must refuse writes"},
+		{"unknown server", state.Persistence{Mode: state.SyncNone}, "FAIL", "redis version unknown"},
 	}
 	for _, tc := range cases {
-		status, detail := redisVerdict(tc.p)
+		status, detail := redisVerdict(tc.p, false)
 		if status != tc.status || !strings.Contains(detail, tc.want) || strings.Contains(detail, "\n") {
 			t.Errorf("%s: %s %q, want %s with %q", tc.name, status, detail, tc.status, tc.want)
+		}
+		// --allow-volatile turns the volatile failures into warnings, nothing else.
+		allowed, _ := redisVerdict(tc.p, true)
+		if want := map[string]string{"FAIL": "warn"}[tc.status]; want != "" && allowed != want || want == "" && allowed != tc.status {
+			t.Errorf("%s with --allow-volatile: %s", tc.name, allowed)
 		}
 	}
 }
@@ -172,4 +184,68 @@ func throwawayRedis(t *testing.T, args ...string) string {
 		<-tick.C
 	}
 	return addr
+}
+
+// Without --allow-volatile, check exits 1 on a Redis that keeps nothing
+// through a restart (the test store) and says how to accept it; with the
+// flag it exits 0 with a warning. An unknown flag is a usage error.
+func TestCheckFailsOnVolatileRedisUnlessAllowed(t *testing.T) {
+	// miniredis, whatever TEST_REDIS_URL says: its persistence cannot be
+	// confirmed, so it is volatile wherever the test runs.
+	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "redis://" + miniredis.RunT(t).Addr() + "/0"})
+	code, out := runCheck(t, getenv)
+	if code != 1 || !strings.Contains(out, "FAIL  redis") || !strings.Contains(out, "--allow-volatile") {
+		t.Fatalf("volatile Redis without the flag: exit %d:\n%s", code, out)
+	}
+	code, out = runCheck(t, getenv, "--allow-volatile")
+	if code != 0 || !strings.Contains(out, "warn  redis") || !strings.Contains(out, "allowed by --allow-volatile") {
+		t.Fatalf("volatile Redis with the flag: exit %d:\n%s", code, out)
+	}
+	if code, out = runCheck(t, getenv, "--bogus"); code != 2 || !strings.Contains(out, `unknown flag "--bogus"`) {
+		t.Fatalf("unknown flag: exit %d:\n%s", code, out)
+	}
+}
+
+// check --live asks /healthz on HTTP_ADDR: 0 when it answers 200, 1 when
+// it answers otherwise or nothing listens.
+func TestCheckLive(t *testing.T) {
+	var status atomic.Int32
+	status.Store(200)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(int(status.Load()))
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	live := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"check", "--live"}, func(k string) string {
+			if k == "HTTP_ADDR" {
+				return ":" + port
+			}
+			return ""
+		}, strings.NewReader(""), &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	if code, out := live(); code != 0 || !strings.Contains(out, "ok    live") {
+		t.Fatalf("healthy: exit %d: %s", code, out)
+	}
+	status.Store(503)
+	if code, out := live(); code != 1 || !strings.Contains(out, "503") {
+		t.Fatalf("unhealthy: exit %d: %s", code, out)
+	}
+	srv.Close()
+	if code, _ := live(); code != 1 {
+		t.Fatalf("nothing listening: exit %d", code)
+	}
+}
+
+func TestVersionCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "shopbot dev (go") {
+		t.Fatalf("version: exit %d, %q %q", code, out.String(), errOut.String())
+	}
 }

@@ -32,6 +32,8 @@ type Config struct {
 	WebhookURL     string
 	WebhookSecret  string
 	HTTPAddr       string
+	MetricsAddr    string   // METRICS_ADDR: /metrics on its own listener; "off" for none
+	MediaHosts     []string // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
 	Languages      []locales.Lang
 	DefaultLang    locales.Lang
 	Workers        int
@@ -205,10 +207,33 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = ":8080"
 	}
-	if _, port, ok := strings.Cut(c.HTTPAddr, ":"); !ok || port == "" {
-		return nil, &ConfigError{"HTTP_ADDR", "must be host:port or :port, e.g. :8080"}
-	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return nil, &ConfigError{"HTTP_ADDR", "has a bad port"}
+	if err := checkAddr(c.HTTPAddr, ":8080"); err != nil {
+		return nil, &ConfigError{"HTTP_ADDR", err.Error()}
+	}
+	c.MetricsAddr = get("METRICS_ADDR")
+	switch c.MetricsAddr {
+	case "":
+		c.MetricsAddr = "127.0.0.1:9090"
+	case "off":
+		c.MetricsAddr = ""
+	}
+	if c.MetricsAddr != "" {
+		if err := checkAddr(c.MetricsAddr, "127.0.0.1:9090"); err != nil {
+			return nil, &ConfigError{"METRICS_ADDR", err.Error() + ", or off"}
+		}
+		if c.MetricsAddr == c.HTTPAddr && !strings.HasSuffix(c.MetricsAddr, ":0") {
+			return nil, &ConfigError{"METRICS_ADDR", "must differ from HTTP_ADDR: /metrics is not served on the webhook's listener"}
+		}
+	}
+	for _, h := range strings.Split(get("RESELLER_MEDIA_HOSTS"), ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/?#@ ") {
+			return nil, &ConfigError{"RESELLER_MEDIA_HOSTS", fmt.Sprintf("has %q; give host names (or host:port), comma-separated", h)}
+		}
+		c.MediaHosts = append(c.MediaHosts, h)
 	}
 
 	langs := get("LANGUAGES")
@@ -264,6 +289,18 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 		return nil, &ConfigError{"LOG_LEVEL", "must be debug, info, warn or error"}
 	}
 	return c, nil
+}
+
+// checkAddr checks a listen address: host:port or :port.
+func checkAddr(addr, example string) error {
+	i := strings.LastIndex(addr, ":")
+	if i < 0 || i == len(addr)-1 {
+		return fmt.Errorf("must be host:port or :port, e.g. %s", example)
+	}
+	if n, err := strconv.Atoi(addr[i+1:]); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("has a bad port")
+	}
+	return nil
 }
 
 func httpURL(v, def string) (string, error) {

@@ -35,6 +35,26 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+func TestConfigMetricsAddrAndMediaHosts(t *testing.T) {
+	c, err := LoadConfig(env(nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "127.0.0.1:9090" || len(c.MediaHosts) != 0 {
+		t.Fatalf("defaults: METRICS_ADDR %q, media hosts %q", c.MetricsAddr, c.MediaHosts)
+	}
+	c, err = LoadConfig(env(map[string]string{"METRICS_ADDR": "0.0.0.0:9100", "RESELLER_MEDIA_HOSTS": " CDN.example ,files.example:8443,"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "0.0.0.0:9100" || strings.Join(c.MediaHosts, " ") != "cdn.example files.example:8443" {
+		t.Fatalf("got METRICS_ADDR %q, media hosts %q", c.MetricsAddr, c.MediaHosts)
+	}
+	if c, err = LoadConfig(env(map[string]string{"METRICS_ADDR": "off"}), false); err != nil || c.MetricsAddr != "" {
+		t.Fatalf("METRICS_ADDR=off: %q, %v", c.MetricsAddr, err)
+	}
+}
+
 // One test per required variable, and one per kind of bad value: the exit is
 // non-zero, the one line names the variable, and no secret leaks.
 func TestConfigErrors(t *testing.T) {
@@ -61,6 +81,10 @@ func TestConfigErrors(t *testing.T) {
 		{"webhook without secret", map[string]string{"WEBHOOK_URL": "https://shop.example/hook"}, "WEBHOOK_SECRET is required"},
 		{"bad secret", map[string]string{"WEBHOOK_SECRET": "has space"}, "WEBHOOK_SECRET must be"},
 		{"bad addr", map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR must be"},
+		{"bad metrics addr", map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR must be host:port"},
+		{"bad metrics port", map[string]string{"METRICS_ADDR": "127.0.0.1:99999"}, "METRICS_ADDR has a bad port"},
+		{"metrics on the webhook listener", map[string]string{"HTTP_ADDR": ":8080", "METRICS_ADDR": ":8080"}, "METRICS_ADDR must differ from HTTP_ADDR"},
+		{"bad media host", map[string]string{"RESELLER_MEDIA_HOSTS": "cdn.example, http://x/"}, `RESELLER_MEDIA_HOSTS has "http://x/"`},
 		{"bad language", map[string]string{"LANGUAGES": "en,de"}, `LANGUAGES has "de"`},
 		{"default not enabled", map[string]string{"LANGUAGES": "ru,uk"}, "DEFAULT_LANGUAGE is \"en\", which is not in LANGUAGES"},
 	}

@@ -166,6 +166,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return 2
 	}
 	cfg.HTTPAddr = "" // no /healthz or /metrics listener: nothing to collide with
+	cfg.MetricsAddr = ""
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 
 	conn, err := state.Open(ctx, "")

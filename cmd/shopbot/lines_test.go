@@ -22,7 +22,7 @@ func TestServeWiresTheProductLines(t *testing.T) {
 	up := httptest.NewServer(sim)
 	defer up.Close()
 	getenv := env(map[string]string{
-		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0",
+		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
 		"RESELLER_BASE_URL": up.URL + "/api/v1", "MARKUP_PERCENT": "20", "STARS_USD_RATE": "0.01",
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,14 +43,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "", "run":
 		return serve(ctx, getenv, stderr)
 	case "check":
-		return check(ctx, getenv, stdout, stderr)
+		return check(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "shopbot %s (%s)\n", bot.Version, runtime.Version())
+		return 0
 	case "demo":
 		return demo(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: shopbot [run|check|demo]\n\n  run    serve the shop (default)\n  check  verify the token, upstream key, Redis and webhook, then exit\n  demo   run the whole shop locally in this terminal")
+		fmt.Fprintln(stdout, "usage: shopbot [run|check|demo|version]\n\n  run      serve the shop (default)\n  check    verify the token, upstream key, Redis and webhook, then exit\n           --allow-volatile  accept a Redis that evicts keys or keeps nothing (tests, demos)\n           --live            only ask the running shop's /healthz (container health check)\n  demo     run the whole shop locally in this terminal\n  version  print the version stamped at build")
 		return 0
 	default:
-		fmt.Fprintf(stderr, "shopbot: unknown command %q (try: run, check, demo)\n", mode)
+		fmt.Fprintf(stderr, "shopbot: unknown command %q (try: run, check, demo, version)\n", mode)
 		return 2
 	}
 }
@@ -57,11 +62,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationsInMillis}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationsInMillis is the logger's safety net for durations: log calls name
+// theirs with a unit (retry_after_s, took_ms), but a time.Duration that
+// slips through would be written as nanoseconds; it is written as
+// milliseconds instead, its key suffixed _ms.
+func durationsInMillis(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindDuration {
+		return a
+	}
+	d := a.Value.Duration()
+	key := a.Key
+	if !strings.HasSuffix(key, "_ms") {
+		key += "_ms"
+	}
+	return slog.Float64(key, float64(d)/float64(time.Millisecond))
 }
 
 func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) int {
@@ -110,7 +131,8 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 	var pay *bot.Payments
 	var upstream *reseller.Client // places and tracks paid orders
 	if cfg.ResellerURL != "" {
-		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey, reseller.WithObserver(metrics.ObserveUpstream))
+		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey,
+			reseller.WithObserver(metrics.ObserveUpstream), reseller.WithMediaHosts(cfg.MediaHosts...))
 		if err != nil {
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
@@ -123,7 +145,8 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 	b, err := bot.New(bot.Options{
 		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
-		Admins: cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
+		MetricsAddr: cfg.MetricsAddr,
+		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
 	}, conn.Client, engine)
 	if err != nil {

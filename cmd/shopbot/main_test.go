@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func TestServeStartsAndShutsDownGracefully(t *testing.T) {
 	const token = "424242:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA-secret"
 	fake := botapitest.NewT(t, botapitest.WithToken(token))
 	getenv := env(map[string]string{
-		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0",
+		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
@@ -70,9 +71,27 @@ func TestServeWithRejectedTokenExplainsWithoutTheToken(t *testing.T) {
 	fake := botapitest.NewT(t) // expects a different token: 401
 	var stderr syncBuffer
 	code := run(context.Background(), nil, env(map[string]string{
-		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0",
+		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
 	}), strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "getMe") || strings.Contains(stderr.String(), token) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// Durations in JSON logs are milliseconds under a key that says so, never
+// nanoseconds: a time.Duration that reaches the logger is converted.
+func TestLogDurationsAreMilliseconds(t *testing.T) {
+	var buf bytes.Buffer
+	log := newLogger(&buf, "info")
+	log.Info("x", "wait", 1500*time.Millisecond, "retry_after_s", 3.0, "took_ms", 2*time.Second)
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, buf.String())
+	}
+	if got["wait_ms"] != 1500.0 || got["retry_after_s"] != 3.0 || got["took_ms"] != 2000.0 {
+		t.Fatalf("durations logged as %s", buf.String())
+	}
+	if _, ok := got["wait"]; ok {
+		t.Fatalf("a duration under a key without its unit: %s", buf.String())
 	}
 }

@@ -29,7 +29,10 @@ type ChatMessage struct {
 	Text   string
 	// Image is the id of the uploaded image, 0 when there is none. It is
 	// served at /api/v1/chat-files/{id}.
-	Image     int
+	Image int
+	// ImageURL, when set, is served as the message's "image" field as is
+	// (a hostile or misconfigured upstream pointing anywhere).
+	ImageURL  string
 	CreatedAt time.Time
 }
 
@@ -79,7 +82,9 @@ type messageJSON struct {
 
 func messageView(m ChatMessage, r *http.Request) messageJSON {
 	j := messageJSON{Object: "chat_message", ID: m.ID, Author: m.Author, Text: nullString(m.Text), CreatedAt: ts(m.CreatedAt)}
-	if m.Image != 0 {
+	if m.ImageURL != "" {
+		j.Image = ptr(m.ImageURL)
+	} else if m.Image != 0 {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"
@@ -280,6 +285,21 @@ func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) e
 	imageID := s.nextMessageID
 	s.files[imageID] = chatFile{contentType: contentType, data: slices.Clone(data)}
 	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
+	return nil
+}
+
+// OperatorSendsImageURL adds an operator message whose "image" field is
+// the given URL verbatim, for tests of what the shop fetches.
+func (s *Sim) OperatorSendsImageURL(n int, text, imageURL string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.manualOrder(n)
+	if err != nil {
+		return err
+	}
+	o.chat.opened = true
+	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), 0, s.clock())
+	o.chat.messages[len(o.chat.messages)-1].ImageURL = imageURL
 	return nil
 }
 
