@@ -501,7 +501,9 @@ func (p *Payments) successfulPayment(ctx context.Context, m *models.Message) {
 		return
 	}
 	c := starCharge{ID: sp.TelegramPaymentChargeID, UserID: m.From.ID, ChatID: m.Chat.ID, Payload: sp.InvoicePayload, Amount: int64(sp.TotalAmount), At: time.Unix(int64(m.Date), 0)}
-	if _, err := p.settle(ctx, c, m.From.LanguageCode, false); err != nil {
+	if _, err := p.settle(ctx, c, m.From.LanguageCode, false); errors.Is(err, errSettleLater) {
+		p.b.log.Info("payment settles later", "charge", c.ID, "chat", c.ChatID)
+	} else if err != nil {
 		// The sweep finds the charge again and finishes the job.
 		p.b.log.Error("record payment", "charge", c.ID, "chat", c.ChatID, "err", err)
 	}
@@ -593,11 +595,41 @@ func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string
 		return false, err
 	}
 	if !sent {
-		p.b.log.Warn("payment for a quote this store never invoiced; listed for review", "charge", c.ID, "user", c.UserID)
+		// The store existed when the charge was made (the callers check),
+		// yet holds neither the quote nor its invoice: a Redis crash took
+		// them, and perhaps an order made for the charge with them. Such
+		// an order's upstream create would be unclaimed now; when every
+		// upstream order since the orphan scan's mark is claimed, nothing
+		// was bought and the refund is safe. Unclaimed ones may still be
+		// claimed by orders being repaired: look again soon, and list the
+		// charge for review once that has had its time.
+		// Only while the charge is young: the orphan scan's mark passes an
+		// unclaimed order once it is reported (after OrphanAfter), and
+		// then "all claimed" would no longer speak for this charge.
+		if wait := p.b.ful.OrphanAfter() / 2; p.b.opts.Now().Sub(c.At) < wait {
+			all, known, err := p.b.ful.AllClaimed(ctx)
+			if err != nil {
+				return false, err
+			}
+			if all {
+				p.b.log.Info("payment whose quote a Redis crash took bought nothing; refunding", "charge", c.ID, "user", c.UserID)
+				return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+			}
+			if known {
+				p.b.log.Info("payment whose quote is gone waits for unclaimed upstream orders to be claimed", "charge", c.ID, "user", c.UserID)
+				time.AfterFunc(min(wait/10, time.Minute), p.SweepSoon)
+				return false, errSettleLater
+			}
+		}
+		p.b.log.Warn("payment for a quote this store does not hold; listed for review", "charge", c.ID, "user", c.UserID)
 		return true, p.review(ctx, c, state.ReviewQuoteGone)
 	}
 	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 }
+
+// errSettleLater means a charge cannot be settled yet; the sweep looks at
+// it again soon.
+var errSettleLater = errors.New("charge settles later")
 
 // newOrder is the paid order for q (the contract with fulfilment).
 func (p *Payments) newOrder(q *state.Quote, lang locales.Lang, method, charge string, stars int64) *state.Order {

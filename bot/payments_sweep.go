@@ -228,6 +228,9 @@ func (p *Payments) sweepCharge(ctx context.Context, tx models.StarTransaction, e
 	}
 	p.b.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
 	reviewed, err := p.settle(ctx, c, u.LanguageCode, true)
+	if errors.Is(err, errSettleLater) {
+		return false, nil
+	}
 	return err == nil && !reviewed, err
 }
 

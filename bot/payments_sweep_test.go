@@ -10,6 +10,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/fulfil"
+	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
 
@@ -174,5 +176,87 @@ func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
 	}
 	if n := s.rdb.Client.Exists(ctx, lock).Val(); n != 0 {
 		t.Fatal("the lock outlived its sweep")
+	}
+}
+
+// newPayShopUpstream is a payments shop whose bot also runs fulfilment and
+// the orphan scan against the simulator (fast settings).
+func newPayShopUpstream(t *testing.T) *payShop {
+	return newPayShopWith(t, true, false, func(o *bot.Options) {
+		o.Reseller = upstreamHere
+		o.Fulfil = fulfil.Config{OrphanEvery: 50 * time.Millisecond, OrphanAfter: 4 * time.Second, Tick: 10 * time.Millisecond}
+	}, nil)
+}
+
+// waitOrphanMark waits until the orphan scan has set its mark.
+func (s *payShop) waitOrphanMark() {
+	s.t.Helper()
+	orders := state.NewOrders(s.rdb.Client, s.rdb.Prefix)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m, err := orders.OrphanMark(context.Background()); err == nil && m > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatal("the orphan scan never set its mark")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A Star payment arrives for a quote the store does not hold (a Redis
+// crash took the quote, its invoice record and perhaps an order made for
+// it). Every upstream order since the orphan scan's mark is claimed, so
+// nothing was bought for it: it is refunded once, not parked for an admin.
+func TestChargeWhoseQuoteACrashTookIsRefundedWhenNothingWasBought(t *testing.T) {
+	s := newPayShopUpstream(t)
+	s.startedSweep()
+	s.waitOrphanMark()
+	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.fake.Refunded(charge) {
+		if time.Now().After(deadline) {
+			t.Fatal("the charge was never refunded")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.sweep()
+	if n := len(s.fake.CallsFor("refundStarPayment")); n != 1 {
+		t.Fatalf("%d refunds", n)
+	}
+	if n, _ := s.reviews().Len(context.Background()); n != 0 {
+		t.Fatalf("%d charges listed for review", n)
+	}
+}
+
+// The same, but an upstream order nobody claims exists since the mark: it
+// may be the one made for this charge, so the charge is not refunded; once
+// repairs have had their time it is listed for an admin.
+func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *testing.T) {
+	s := newPayShopUpstream(t)
+	s.startedSweep()
+	s.waitOrphanMark()
+	if _, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
+		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1}); err != nil {
+		t.Fatal(err)
+	}
+	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	ctx := context.Background()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if rv, err := s.reviews().Get(ctx, charge); err == nil {
+			if rv.Reason != state.ReviewQuoteGone {
+				t.Fatalf("listed as %q", rv.Reason)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the charge was never listed for review")
+		}
+		s.sweep()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if s.fake.Refunded(charge) {
+		t.Fatal("a charge whose order may exist upstream was refunded")
 	}
 }

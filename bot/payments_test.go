@@ -39,6 +39,10 @@ func newPayShop(t *testing.T, stars, wallet bool) *payShop {
 	return newPayShopWith(t, stars, wallet, nil, nil)
 }
 
+// upstreamHere, set as Options.Reseller by a newPayShopWith mod, stands
+// for the shop's own simulator client (made inside newPayShopWith).
+var upstreamHere = new(reseller.Client)
+
 // newPayShopWith is newPayShop with the bot's and the payments' options
 // adjusted by mod and pmod (either may be nil).
 func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*bot.PaymentOptions)) *payShop {
@@ -55,6 +59,9 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 		o.Admins = []int64{payAdmin}
 		if mod != nil {
 			mod(o)
+		}
+		if o.Reseller == upstreamHere {
+			o.Reseller = client
 		}
 	})
 	popts := bot.PaymentOptions{Stars: stars, Wallet: wallet, Upstream: client}
