@@ -359,6 +359,16 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if err := f.fail(FailpointIntent, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
+	// The fence: read the intent back right before the POST. A Redis that
+	// lost it since (a crash, a failover, a restore) has freed the slot for
+	// another create of this kind, or will have this order placed again;
+	// sending now would buy twice. Only the moment between this read and
+	// the request leaving stays open.
+	if cur, err := f.orders.Get(ctx, o.ID); err != nil || cur.AttemptID != attempt || cur.Status != state.OrderPlacing {
+		f.log.Warn("placing intent gone before the create; not sending", "order", o.ID, "attempt", attempt, "err", err)
+		f.checkCanary(ctx)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
 	up, err := f.create(ctx, req)
 	var rl *reseller.RateLimitError
 	var ve *reseller.ValidationError
@@ -485,9 +495,9 @@ func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstrea
 		}
 		o = n
 	}
-	for _, dup := range seen.matches[1:] {
-		f.reportOrphan(ctx, &dup, fmt.Sprintf("a second upstream order for order %d", o.ID))
-	}
+	// Further matches (of a fungible kind) may be identical purchases'
+	// creates still in flight or uncertain: they stay unclaimed for their
+	// creators, and the orphan scan reports what nobody claims in time.
 	return f.adopt(ctx, o, &seen.matches[0], how)
 }
 
