@@ -607,7 +607,9 @@ func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string
 		// unclaimed order once it is reported (after OrphanAfter), and
 		// then "all claimed" would no longer speak for this charge.
 		if wait := p.b.ful.OrphanAfter() / 2; p.b.opts.Now().Sub(c.At) < wait {
-			all, known, err := p.b.ful.AllClaimed(ctx)
+			// An unclaimed order seen before the charge is not its; the
+			// margin covers our clock running behind Telegram's.
+			all, known, err := p.b.ful.AllClaimed(ctx, c.At.Add(-clockMargin))
 			if err != nil {
 				return false, err
 			}
@@ -626,6 +628,10 @@ func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string
 	}
 	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 }
+
+// clockMargin is how far our clock may run behind Telegram's where the two
+// are compared.
+const clockMargin = 30 * time.Second
 
 // errSettleLater means a charge cannot be settled yet; the sweep looks at
 // it again soon.

@@ -181,10 +181,10 @@ func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
 
 // newPayShopUpstream is a payments shop whose bot also runs fulfilment and
 // the orphan scan against the simulator (fast settings).
-func newPayShopUpstream(t *testing.T) *payShop {
+func newPayShopUpstream(t *testing.T, orphanEvery time.Duration) *payShop {
 	return newPayShopWith(t, true, false, func(o *bot.Options) {
 		o.Reseller = upstreamHere
-		o.Fulfil = fulfil.Config{OrphanEvery: 50 * time.Millisecond, OrphanAfter: 4 * time.Second, Tick: 10 * time.Millisecond}
+		o.Fulfil = fulfil.Config{OrphanEvery: orphanEvery, OrphanAfter: 4 * time.Second, Tick: 10 * time.Millisecond}
 	}, nil)
 }
 
@@ -209,7 +209,7 @@ func (s *payShop) waitOrphanMark() {
 // it). Every upstream order since the orphan scan's mark is claimed, so
 // nothing was bought for it: it is refunded once, not parked for an admin.
 func TestChargeWhoseQuoteACrashTookIsRefundedWhenNothingWasBought(t *testing.T) {
-	s := newPayShopUpstream(t)
+	s := newPayShopUpstream(t, 50*time.Millisecond)
 	s.startedSweep()
 	s.waitOrphanMark()
 	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
@@ -233,7 +233,7 @@ func TestChargeWhoseQuoteACrashTookIsRefundedWhenNothingWasBought(t *testing.T) 
 // may be the one made for this charge, so the charge is not refunded; once
 // repairs have had their time it is listed for an admin.
 func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *testing.T) {
-	s := newPayShopUpstream(t)
+	s := newPayShopUpstream(t, 50*time.Millisecond)
 	s.startedSweep()
 	s.waitOrphanMark()
 	if _, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
@@ -258,5 +258,34 @@ func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *t
 	}
 	if s.fake.Refunded(charge) {
 		t.Fatal("a charge whose order may exist upstream was refunded")
+	}
+}
+
+// An unclaimed upstream order the orphan scan saw well before the charge
+// cannot be the one made for it: it does not hold the refund back.
+func TestChargeWhoseQuoteACrashTookIgnoresOrphansOlderThanIt(t *testing.T) {
+	s := newPayShopUpstream(t, time.Hour) // one scan, at start: the test plays the next
+	s.startedSweep()
+	s.waitOrphanMark()
+	up, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
+		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	orders := state.NewOrders(s.rdb.Client, s.rdb.Prefix)
+	if _, err := orders.UnclaimedSince(ctx, int64(up.Number), time.Now().Add(-2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.fake.Refunded(charge) {
+		if time.Now().After(deadline) {
+			t.Fatal("an orphan older than the charge held its refund back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n, _ := s.reviews().Len(ctx); n != 0 {
+		t.Fatalf("%d charges listed for review", n)
 	}
 }

@@ -150,6 +150,20 @@ func (s *Orders) UnclaimedSince(ctx context.Context, number int64, now time.Time
 	return time.UnixMilli(ms), nil
 }
 
+// UnclaimedSeen returns when the orphan scan first saw upstream order
+// number unclaimed, without recording anything; ok is false when it has no
+// such record.
+func (s *Orders) UnclaimedSeen(ctx context.Context, number int64) (at time.Time, ok bool, err error) {
+	ms, err := s.rdb.HGet(ctx, s.p+"orphans:seen", itoa(number)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read unclaimed upstream order %d: %w", number, err)
+	}
+	return time.UnixMilli(ms), true, nil
+}
+
 // ForgetUnclaimed drops the record of upstream orders that are claimed or
 // reported now.
 func (s *Orders) ForgetUnclaimed(ctx context.Context, numbers ...int64) error {

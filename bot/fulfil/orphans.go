@@ -178,9 +178,12 @@ func (f *Fulfiller) learnWatermark(ctx context.Context) error {
 // mark is claimed or reported, and the mark never passes an unclaimed order
 // before OrphanAfter, so while that holds no create of the last OrphanAfter
 // is unaccounted for: a Star charge whose quote and order a Redis crash
-// took bought nothing, and may be refunded. known is false when that
-// cannot be told: no upstream, or no mark yet.
-func (f *Fulfiller) AllClaimed(ctx context.Context) (all, known bool, err error) {
+// took bought nothing, and may be refunded. An unclaimed order the scan
+// first saw before since is left out: an order made for a charge paid at
+// since cannot be older than it (pass the charge's time less a margin for
+// the clocks). known is false when that cannot be told: no upstream, or no
+// mark yet.
+func (f *Fulfiller) AllClaimed(ctx context.Context, since time.Time) (all, known bool, err error) {
 	if f.up == nil {
 		return false, false, nil
 	}
@@ -196,10 +199,16 @@ func (f *Fulfiller) AllClaimed(ctx context.Context) (all, known bool, err error)
 			return true, true, nil
 		}
 		if _, err := f.orders.ByUpstream(ctx, u.Number); err != nil {
-			if errors.Is(err, state.ErrOrderNotFound) {
+			if !errors.Is(err, state.ErrOrderNotFound) {
+				return false, false, err
+			}
+			seen, ok, err := f.orders.UnclaimedSeen(ctx, u.Number)
+			if err != nil {
+				return false, false, err
+			}
+			if !ok || !seen.Before(since) {
 				return false, true, nil
 			}
-			return false, false, err
 		}
 	}
 	return true, true, nil
