@@ -351,3 +351,31 @@ func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
 	s.t.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
 	return nil
 }
+
+// Creates of one kind go one at a time; the next order in line is woken
+// when the slot is released, not at its next poll.
+func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
+	s := newShop(t)
+	s.cfg.PollMin = 10 * time.Second // a poll would come far too late
+	s.run(s.worker(nil))
+	s.waitWatermark()
+	a := s.paid(topUp("5111111111"), state.PayStars)
+	b := s.paid(topUp("5222222222"), state.PayStars)
+	c := s.paid(topUp("5333333333"), state.PayStars)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, o := range []*state.Order{a, b, c} {
+		for {
+			got, err := s.orders.Get(context.Background(), o.ID)
+			if err == nil && got.UpstreamNumber != 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("order %d was not placed within 5 s (%s): it waited for a poll", o.ID, got.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if n := s.sim.CreateCount(); n != 3 {
+		t.Fatalf("%d creates for three orders", n)
+	}
+}

@@ -222,6 +222,9 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 			return false, false, err
 		}
 		if holder == o.ID {
+			if err := f.orders.StopWaitingSlot(ctx, kind, o.ID); err != nil {
+				f.log.Warn("leave the slot's waiters", "order", o.ID, "err", err)
+			}
 			return o.Slot == kind && o.AttemptID != "", true, nil
 		}
 		h, err := f.orders.Get(ctx, holder)
@@ -231,6 +234,10 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 		if err == nil && (h.Status == state.OrderPaid || h.Status == state.OrderPlacing) {
 			// A create of this kind is in flight or uncertain, or about to
 			// be (the holder lists the upstream before writing its intent).
+			// Queue up: the holder wakes the first waiter when it is done.
+			if err := f.orders.WaitSlot(ctx, kind, o.ID, f.now()); err != nil {
+				f.log.Warn("queue for the slot", "order", o.ID, "err", err)
+			}
 			return false, false, nil
 		}
 		// The holder no longer needs it (it was placed, refunded or sent to
@@ -267,6 +274,20 @@ func (f *Fulfiller) releaseSlot(ctx context.Context, o *state.Order) {
 	}
 	if err := f.orders.ReleaseSlot(ctx, o.Slot, o.ID); err != nil {
 		f.log.Warn("release placement slot", "order", o.ID, "err", err)
+		return
+	}
+	f.wakeSlotWaiter(ctx, o.Slot)
+}
+
+// wakeSlotWaiter makes the job of the order waiting longest for the slot
+// of kind due now. One that no longer needs the slot simply runs once.
+func (f *Fulfiller) wakeSlotWaiter(ctx context.Context, kind string) {
+	id, ok, err := f.orders.NextSlotWaiter(ctx, kind)
+	if err != nil || !ok {
+		return
+	}
+	if _, err := f.sched.Hurry(ctx, OrderJob(id), f.now()); err != nil {
+		f.log.Warn("wake the next order of the slot", "order", id, "err", err)
 	}
 }
 
@@ -315,6 +336,8 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 			// Nothing of this order is in flight: let others of the kind on.
 			if rerr := f.orders.ReleaseSlot(ctx, kind, o.ID); rerr != nil {
 				f.log.Warn("release placement slot", "order", o.ID, "err", rerr)
+			} else {
+				f.wakeSlotWaiter(ctx, kind)
 			}
 		}
 		return false, f.now().Add(f.retryDelay(o)), nil

@@ -149,7 +149,9 @@ func (f *Fulfiller) releaseSlotIfIdle(ctx context.Context, o *state.Order, kind 
 	}
 	if err := f.orders.ReleaseSlot(ctx, kind, o.ID); err != nil {
 		f.log.Warn("release placement slot", "order", o.ID, "err", err)
+		return
 	}
+	f.wakeSlotWaiter(ctx, kind)
 }
 
 // forget drops the remembered create of charge.
