@@ -180,13 +180,10 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest
 			return nil, err
 		}
 		if err != nil {
-			// Unclaimed. One reported as nobody's (unclaimed for
-			// OrphanAfter) is in an admin's hands: left alone. One that an
-			// order in review names still counts: it may be this order's
-			// own create, and placing again would buy twice. Only orders
-			// paid before it was created (or rebuilt after a rollback) list
-			// that far down.
-			if done, err := f.orders.IsOrphan(ctx, u.Number); err != nil {
+			// Unclaimed. One an order in review names, or one reported as
+			// nobody's, is in an admin's hands: left alone, so one lost
+			// record cannot send every later order of its kind to review.
+			if done, err := f.orders.Accounted(ctx, u.Number); err != nil {
 				return nil, err
 			} else if done {
 				continue
