@@ -126,7 +126,7 @@ func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger, client *http.Client, se
 func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx context.Context) error) error {
 	class := classOf(ctx)
 	for attempt := 1; ; attempt++ {
-		if err := a.wait(ctx, method, chatID, class, attempt == 1); err != nil {
+		if err := a.wait(ctx, method, chatID, class); err != nil {
 			return err
 		}
 		err := call(ctx)
@@ -165,11 +165,11 @@ func (a *API) count(method, result string) {
 	}
 }
 
-// wait sleeps until the call may go: past the flood waits, and for a first
-// attempt of a paced Push or Bulk message, its turn in the chat's pace
-// (and the broadcast pace for Bulk).
-func (a *API) wait(ctx context.Context, method string, chatID int64, class Class, first bool) error {
-	paced := first && class != Reply && pacedMethods[method]
+// wait sleeps until the call may go: past the flood waits, and for a Push
+// or Bulk message (a retry too: it is one more message), its turn in the
+// chat's pace (and the broadcast pace for Bulk).
+func (a *API) wait(ctx context.Context, method string, chatID int64, class Class) error {
+	paced := class != Reply && pacedMethods[method]
 	for {
 		now := a.Now()
 		a.mu.Lock()
