@@ -89,31 +89,65 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 	return r
 }
 
-// checkRedis connects and reports what the server keeps through a crash or
-// failover (version, AOF and fsync policy, RDB, replicas, and so how
-// state.Durability will confirm money writes). It fails when Redis may
-// evict keys: an evicted order is lost money.
+// checkRedis connects and reports the mode, the master(s) it reached and
+// what each keeps through a crash or failover (version, AOF and fsync
+// policy, RDB, replicas, and so how state.Durability will confirm money
+// writes): one master for REDIS_URL and REDIS_SENTINEL_URL (the one the
+// sentinels name now), every master for REDIS_CLUSTER_URL. It fails when a
+// master may evict keys (an evicted order is lost money) or a cluster
+// master cannot be probed.
 func checkRedis(ctx context.Context, cfg *Config) checkResult {
 	r := checkResult{name: "redis"}
-	if cfg.RedisURL == "" {
-		r.status, r.detail = "warn", "REDIS_URL is not set: the bot would use an embedded store that loses everything on restart"
+	if cfg.Redis.URL == "" {
+		r.status, r.detail = "warn", "none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: the bot would use an embedded store that loses everything on restart"
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := state.Open(ctx, cfg.RedisURL)
+	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		r.status, r.detail = "FAIL", err.Error()
 		return r
 	}
 	defer conn.Close()
-	p, err := state.NewDurability(conn.Client, "").Probe(ctx, "")
+	nodes, err := state.ProbeMasters(ctx, conn.Client)
 	if err != nil {
 		r.status, r.detail = "FAIL", "answers, but its settings could not be read: "+err.Error()
 		return r
 	}
-	r.status, r.detail = redisVerdict(p)
+	switch cfg.Redis.Mode {
+	case state.ModeSentinel:
+		if addr, err := state.SentinelMaster(ctx, cfg.Redis.URL); err == nil {
+			nodes[0].Node = addr
+		}
+		r.status, r.detail = redisVerdict(nodes[0])
+		r.detail = "sentinel: master " + nodes[0].Node + " " + r.detail
+	case state.ModeCluster:
+		r.status = "ok"
+		parts := make([]string, len(nodes))
+		for i, p := range nodes {
+			st, d := redisVerdict(p)
+			parts[i] = p.Node + " " + st + " " + d
+			if rank(st) > rank(r.status) {
+				r.status = st
+			}
+		}
+		r.detail = fmt.Sprintf("cluster: %d masters: ", len(nodes)) + strings.Join(parts, " | ")
+	default:
+		r.status, r.detail = redisVerdict(nodes[0])
+	}
 	return r
+}
+
+// rank orders check statuses from best to worst.
+func rank(status string) int {
+	switch status {
+	case "ok":
+		return 0
+	case "warn":
+		return 1
+	}
+	return 2
 }
 
 // redisVerdict grades a probed Redis: FAIL when it may evict keys, warn when

@@ -70,14 +70,14 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	conn, err := state.Open(ctx, cfg.RedisURL)
+	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		fmt.Fprintln(stderr, "redis:", err)
 		return 1
 	}
 	defer conn.Close()
 	if conn.Embedded {
-		log.Warn("REDIS_URL is not set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
+		log.Warn("none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
 	}
 	b, err := newShop(cfg, conn, log)
 	if err != nil {
