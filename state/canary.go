@@ -33,8 +33,9 @@ func NewCanary(rdb redis.UniversalClient, prefix string) *Canary {
 	return &Canary{rdb: rdb, key: prefix + "canary", last: map[string]int64{}}
 }
 
-// keys are the counters to increment: one, or one per cluster master.
-func (c *Canary) keys(ctx context.Context) ([]string, error) {
+// Keys are the counters a check increments: one, or one per cluster
+// master.
+func (c *Canary) Keys(ctx context.Context) ([]string, error) {
 	cc, ok := c.rdb.(*redis.ClusterClient)
 	if !ok {
 		return []string{c.key}, nil
@@ -61,7 +62,7 @@ func (c *Canary) keys(ctx context.Context) ([]string, error) {
 func (c *Canary) Check(ctx context.Context) (lost bool, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	keys, err := c.keys(ctx)
+	keys, err := c.Keys(ctx)
 	if err != nil {
 		return false, fmt.Errorf("canary: %w", err)
 	}

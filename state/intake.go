@@ -51,6 +51,13 @@ type Queue struct {
 	SeenTTL time.Duration // how long update ids are remembered for de-duplication
 	Lease   time.Duration // how long a claim is held before another worker may take it
 	ConvTTL time.Duration // cleanup TTL of idle conversation documents
+	// Durable, when set, makes Accept confirm its writes durable (see
+	// Durability.Sync) before it returns nil: an update acknowledged to
+	// Telegram then survives a failover to the replica Sync waited for.
+	// Accept returns an error wrapping ErrNotDurable when it cannot
+	// confirm; Telegram delivers the updates again and the seen ids drop
+	// the copies.
+	Durable *Durability
 }
 
 // NewQueue returns the intake queue stored under prefix.
@@ -118,6 +125,12 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 		n, err := acceptScript.Run(ctx, q.rdb, b.keys, b.args...).Int()
 		if err != nil {
 			return total, fmt.Errorf("accept updates: %w", err)
+		}
+		// Also after duplicates only: the first copy may not be durable yet.
+		if q.Durable != nil {
+			if err := q.Durable.Sync(ctx, b.keys[0]); err != nil {
+				return total, fmt.Errorf("accept updates: %w", err)
+			}
 		}
 		total += n
 	}
