@@ -75,12 +75,24 @@ start_cluster() {
   env_cluster
 }
 
+# sentinel_ready: the sentinel names a master and knows a replica whose
+# link to it is up (after a failover the two servers have swapped roles).
+sentinel_ready() {
+  redis-cli -p "$SENTINEL_PORT" sentinel replicas "$MASTER_NAME" 2>/dev/null |
+    grep -A1 '^master-link-status$' | grep -q '^ok$'
+}
+
 start_sentinel() {
   local m=$((SENTINEL_BASE + 1)) r=$((SENTINEL_BASE + 2))
+  mkdir -p "$HA_DIR/$SENTINEL_PORT"
+  if up "$SENTINEL_PORT" && up "$m" && up "$r"; then
+    # Already running, maybe failed over: wait until it is whole again.
+    for _ in $(seq 300); do sentinel_ready && { env_sentinel; return 0; }; sleep 0.1; done
+    echo "the running sentinel setup has no healthy replica" >&2; return 1
+  fi
   server "$m"
   server "$r" --replicaof 127.0.0.1 "$m"
   wait_for "$r" info replication master_link_status:up
-  mkdir -p "$HA_DIR/$SENTINEL_PORT"
   if ! up "$SENTINEL_PORT"; then
     cat >"$HA_DIR/$SENTINEL_PORT/sentinel.conf" <<EOF
 bind 127.0.0.1
@@ -98,8 +110,8 @@ EOF
     wait_up "$SENTINEL_PORT"
   fi
   # The sentinel knows the replica before a test asks it to fail over.
-  wait_for "$SENTINEL_PORT" sentinel replicas "$MASTER_NAME" "$r"
-  env_sentinel
+  for _ in $(seq 300); do sentinel_ready && { env_sentinel; return 0; }; sleep 0.1; done
+  echo "the sentinel does not see the replica" >&2; return 1
 }
 
 stop_port() {
