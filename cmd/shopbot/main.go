@@ -79,6 +79,18 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	if conn.Embedded {
 		log.Warn("none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
 	}
+	if !conn.Embedded {
+		// Keys of the layout before Redis Cluster support move to their
+		// shards before anything reads them.
+		rep, err := state.MigrateLayout(ctx, conn.Client, state.DefaultPrefix)
+		if err != nil {
+			fmt.Fprintln(stderr, "redis:", err)
+			return 1
+		}
+		if rep != (state.MigrateReport{}) {
+			log.Info("moved the stored state to the sharded key layout", "keys", rep.Keys, "chats", rep.Chats, "jobs", rep.Jobs)
+		}
+	}
 	b, err := newShop(cfg, conn, log)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
