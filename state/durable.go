@@ -317,6 +317,35 @@ func (d *Durability) Sync(ctx context.Context, key string) error {
 	}
 }
 
+// SyncKeys is Sync after writes to several keys: it waits once per master
+// that holds one of them (once in all but on a cluster), as a fence on a
+// node covers every write that node acknowledged before it.
+func (d *Durability) SyncKeys(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	c, ok := d.rdb.(*redis.ClusterClient)
+	if !ok {
+		return d.Sync(ctx, keys[0])
+	}
+	done := map[string]bool{}
+	for _, k := range keys {
+		m, err := c.MasterForKey(ctx, k)
+		if err != nil {
+			return &NotDurableError{Err: err}
+		}
+		addr := m.Options().Addr
+		if done[addr] {
+			continue
+		}
+		done[addr] = true
+		if err := d.syncNode(ctx, m, addr, k, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Probe probes the node that owns key (any node but a cluster's: key is
 // ignored) now, whatever the last probe found, and returns the result.
 func (d *Durability) Probe(ctx context.Context, key string) (Persistence, error) {

@@ -120,19 +120,22 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 		b.args = append(b.args, u.ID, u.Chat, u.Body)
 	}
 	total := 0
+	ready := make([]string, 0, len(order))
 	for _, sh := range order {
 		b := batches[sh]
 		n, err := acceptScript.Run(ctx, q.rdb, b.keys, b.args...).Int()
 		if err != nil {
 			return total, fmt.Errorf("accept updates: %w", err)
 		}
-		// Also after duplicates only: the first copy may not be durable yet.
-		if q.Durable != nil {
-			if err := q.Durable.Sync(ctx, b.keys[0]); err != nil {
-				return total, fmt.Errorf("accept updates: %w", err)
-			}
-		}
 		total += n
+		ready = append(ready, b.keys[0])
+	}
+	// Also after duplicates only: the first copy may not be durable yet.
+	// One wait per master covers every shard written there.
+	if q.Durable != nil {
+		if err := q.Durable.SyncKeys(ctx, ready...); err != nil {
+			return total, fmt.Errorf("accept updates: %w", err)
+		}
 	}
 	return total, nil
 }
