@@ -300,7 +300,16 @@ func TestSentinelFailoverUnderTraffic(t *testing.T) {
 // TestClusterFailoverUnderTraffic fails over (CLUSTER FAILOVER on its
 // replica) the master holding a buyer's chat shard while 100 buyers write.
 // Needs TEST_REDIS_CLUSTER_URL with a replica per master (.ci/redis-ha.sh).
-func TestClusterFailoverUnderTraffic(t *testing.T) {
+func TestClusterFailoverUnderTraffic(t *testing.T) { clusterFailover(t, "") }
+
+// TestClusterTakeoverUnderTraffic is the master lost without notice: the
+// replica takes over (CLUSTER FAILOVER TAKEOVER) without the master's
+// agreement, and the old master goes on acknowledging writes until it
+// hears of it; those writes are lost when it turns replica. Nothing the
+// shop acknowledged may be among them.
+func TestClusterTakeoverUnderTraffic(t *testing.T) { clusterFailover(t, "TAKEOVER") }
+
+func clusterFailover(t *testing.T, how string) {
 	if !statetest.Cluster() {
 		t.Skip("needs TEST_REDIS_CLUSTER_URL")
 	}
@@ -344,8 +353,12 @@ func TestClusterFailoverUnderTraffic(t *testing.T) {
 		}
 		rc := redis.NewClient(&redis.Options{Addr: replica})
 		defer rc.Close()
-		if err := rc.ClusterFailover(ctx).Err(); err != nil {
-			return fmt.Errorf("CLUSTER FAILOVER on %s: %w", replica, err)
+		args := []any{"CLUSTER", "FAILOVER"}
+		if how != "" {
+			args = append(args, how)
+		}
+		if err := rc.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("CLUSTER FAILOVER %s on %s: %w", how, replica, err)
 		}
 		return waitUntil(ctx, 30*time.Second, "the replica to take over", func() bool {
 			r, _ := role(ctx, replica)
