@@ -70,6 +70,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 		return 2
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	// The Redis client's own notes (a new master after a failover, failed
+	// dials) go to the shop's log instead of a plain line on stderr.
+	redis.SetLogger(redisLog{log})
 	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		fmt.Fprintln(stderr, "redis:", err)
@@ -163,4 +166,11 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}
+}
+
+// redisLog passes go-redis's log lines to the shop's logger.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.InfoContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }
