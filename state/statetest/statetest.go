@@ -110,6 +110,11 @@ func Connect(t testing.TB, e Target) redis.UniversalClient {
 		if err != nil {
 			t.Fatalf("TEST_REDIS_SENTINEL_URL: %v", err)
 		}
+		// As state.ParseSentinelURL: the URL's password is the master's.
+		if o.Username == "" && o.Password == "" {
+			o.Username, o.Password = o.SentinelUsername, o.SentinelPassword
+		}
+		o.SentinelUsername, o.SentinelPassword = "", ""
 		c = redis.NewFailoverClient(o)
 	default:
 		o, err := redis.ParseURL(e.URL)
