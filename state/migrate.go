@@ -18,8 +18,13 @@ type MigrateReport struct {
 	Jobs  int // schedule entries moved into their shards
 }
 
-// migrateLock keeps replicas starting together from migrating at once.
-const migrateLock = "migrate:layout:lock"
+// migrateLock keeps replicas starting together from migrating at once;
+// migrateDone says the migration ran, so later starts skip its scans of
+// the whole keyspace.
+const (
+	migrateLock = "migrate:layout:lock"
+	migrateDone = "migrate:layout:done"
+)
 
 // MigrateLayout moves the keys of the single-slot layout (before Redis
 // Cluster support) to the sharded one, so an upgrade keeps what was
@@ -35,7 +40,7 @@ const migrateLock = "migrate:layout:lock"
 // still one order (the charge index), a repeated tap one invoice. Orders, wallets, quotes and the rest kept their names.
 //
 // It runs at start, before the shop serves, and is idempotent: a second
-// run finds nothing to move. Stop every replica of the old version first:
+// run finds nothing to move (and once it has run, it only reads a marker). Stop every replica of the old version first:
 // an old replica writing the legacy keys meanwhile is not migrated. That
 // layout only ever worked on one server, so MigrateLayout does nothing on
 // a cluster.
@@ -46,6 +51,11 @@ func MigrateLayout(ctx context.Context, rdb redis.UniversalClient, prefix string
 	}
 	if prefix == "" {
 		prefix = DefaultPrefix
+	}
+	if n, err := rdb.Exists(ctx, prefix+migrateDone).Result(); err != nil {
+		return rep, fmt.Errorf("migrate layout: %w", err)
+	} else if n == 1 {
+		return rep, nil
 	}
 	ok, err := rdb.SetNX(ctx, prefix+migrateLock, "1", time.Minute).Result()
 	if err != nil {
@@ -75,6 +85,9 @@ func MigrateLayout(ctx context.Context, rdb redis.UniversalClient, prefix string
 	}
 	if err := migrateIntake(ctx, rdb, prefix, &rep); err != nil {
 		return rep, err
+	}
+	if err := rdb.Set(ctx, prefix+migrateDone, time.Now().UTC().Format(time.RFC3339), 0).Err(); err != nil {
+		return rep, fmt.Errorf("migrate layout: %w", err)
 	}
 	return rep, nil
 }

@@ -78,4 +78,10 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	if err != nil || again != (MigrateReport{}) {
 		t.Fatalf("second run: %+v %v", again, err)
 	}
+	// Without the marker (a crash before it was set) a run finds nothing
+	// left to move either.
+	c.Del(ctx, p+migrateDone)
+	if again, err := MigrateLayout(ctx, c, p); err != nil || again != (MigrateReport{}) {
+		t.Fatalf("run without the marker: %+v %v", again, err)
+	}
 }
