@@ -52,17 +52,29 @@ func MigrateLayout(ctx context.Context, rdb redis.UniversalClient, prefix string
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	if n, err := rdb.Exists(ctx, prefix+migrateDone).Result(); err != nil {
-		return rep, fmt.Errorf("migrate layout: %w", err)
-	} else if n == 1 {
-		return rep, nil
-	}
-	ok, err := rdb.SetNX(ctx, prefix+migrateLock, "1", time.Minute).Result()
-	if err != nil {
-		return rep, fmt.Errorf("migrate layout: %w", err)
-	}
-	if !ok {
-		return rep, errors.New("migrate layout: another replica is migrating; start again in a minute")
+	// Replicas starting together: one migrates, the others wait for it.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if n, err := rdb.Exists(ctx, prefix+migrateDone).Result(); err != nil {
+			return rep, fmt.Errorf("migrate layout: %w", err)
+		} else if n == 1 {
+			return rep, nil
+		}
+		ok, err := rdb.SetNX(ctx, prefix+migrateLock, "1", time.Minute).Result()
+		if err != nil {
+			return rep, fmt.Errorf("migrate layout: %w", err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return rep, errors.New("migrate layout: another replica has been migrating for 2 minutes")
+		}
+		select {
+		case <-ctx.Done():
+			return rep, fmt.Errorf("migrate layout: waiting for another replica's migration: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond): // poll the other replica's progress
+		}
 	}
 	defer rdb.Del(context.WithoutCancel(ctx), prefix+migrateLock)
 
