@@ -548,7 +548,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	h.press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
-	conv := h.rdb.Prefix + "{chats}:conv:" + fmt.Sprint(admin)
+	conv := state.NewQueue(h.rdb.Client, h.rdb.Prefix).ConvKey(admin)
 	if err := h.rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
 		t.Fatal(err)
 	}

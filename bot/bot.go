@@ -153,6 +153,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
+	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,

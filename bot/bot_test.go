@@ -470,10 +470,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 	h := newHarness(t)
 	b := h.newBot(nil)
-	key := h.rdb.Prefix + "{chats}:conv:"
+	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
 	// Chat 1 has a version-1 document; chat 2 one of a version this code does not know.
-	h.rdb.Client.HSet(context.Background(), key+"1", "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
-	h.rdb.Client.HSet(context.Background(), key+"2", "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
+	h.rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
+	h.rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
 	h.run(b)
 	h.fake.SendCommand(1, "help", "")
 	h.fake.SendCommand(2, "help", "")

@@ -37,7 +37,9 @@ type BroadcastJob struct {
 	CreatedAt   time.Time
 }
 
-// Broadcasts stores broadcast jobs.
+// Broadcasts stores broadcast jobs, under prefix + "{broadcast}:" (one
+// cluster slot: Create and Finish change a job and the active set together;
+// jobs are rare).
 type Broadcasts struct {
 	rdb    redis.UniversalClient
 	p      string
@@ -46,7 +48,7 @@ type Broadcasts struct {
 
 // NewBroadcasts returns the job store under prefix.
 func NewBroadcasts(rdb redis.UniversalClient, prefix string) *Broadcasts {
-	return &Broadcasts{rdb: rdb, p: prefix + "broadcast:", active: prefix + "broadcast:active"}
+	return &Broadcasts{rdb: rdb, p: prefix + "{broadcast}:", active: prefix + "{broadcast}:active"}
 }
 
 func (b *Broadcasts) key(id string) string { return b.p + id }

@@ -338,6 +338,35 @@ func (d *Durability) Exact(ctx context.Context, key string) bool {
 	return p.Mode == SyncWaitAOF || p.AOF && p.AppendFsync == "always"
 }
 
+// SyncKeys is Sync after writes to several keys: it waits once per master
+// that holds one of them (once in all but on a cluster), as a fence on a
+// node covers every write that node acknowledged before it.
+func (d *Durability) SyncKeys(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	c, ok := d.rdb.(*redis.ClusterClient)
+	if !ok {
+		return d.Sync(ctx, keys[0])
+	}
+	done := map[string]bool{}
+	for _, k := range keys {
+		m, err := c.MasterForKey(ctx, k)
+		if err != nil {
+			return &NotDurableError{Err: err}
+		}
+		addr := m.Options().Addr
+		if done[addr] {
+			continue
+		}
+		done[addr] = true
+		if err := d.syncNode(ctx, m, addr, k, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Probe probes the node that owns key (any node but a cluster's: key is
 // ignored) now, whatever the last probe found, and returns the result.
 func (d *Durability) Probe(ctx context.Context, key string) (Persistence, error) {
@@ -697,4 +726,67 @@ func slotTag(slot int) string {
 		}
 	})
 	return slotTags[slot]
+}
+
+// ProbeMasters probes every master c writes to, whatever earlier probes
+// found: the server of a single-node or Sentinel client (Node is then its
+// address as the client knows it, "" for a failover client), every master
+// of a cluster (Node its address), sorted by Node. A cluster master that
+// cannot be probed is an error naming it.
+func ProbeMasters(ctx context.Context, c redis.UniversalClient) ([]Persistence, error) {
+	switch cc := c.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		var out []Persistence
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			p, err := probe(ctx, m)
+			if err != nil {
+				return fmt.Errorf("probe %s: %w", m.Options().Addr, err)
+			}
+			p.Node, p.ProbedAt = m.Options().Addr, time.Now()
+			p.Mode, p.WaitReplicas, p.Note = decideMode(p, 1, false, false)
+			mu.Lock()
+			out = append(out, p)
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+		return out, nil
+	case *redis.Client:
+		p, err := probe(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
+		p.ProbedAt = time.Now()
+		if a := cc.Options().Addr; a != "FailoverClient" {
+			p.Node = a
+		}
+		p.Mode, p.WaitReplicas, p.Note = decideMode(p, 1, false, false)
+		return []Persistence{p}, nil
+	default:
+		return nil, fmt.Errorf("state: cannot probe a %T", c)
+	}
+}
+
+// SentinelMaster asks the sentinels of a Sentinel URL which address the
+// master has now.
+func SentinelMaster(ctx context.Context, url string) (string, error) {
+	o, err := ParseSentinelURL(url)
+	if err != nil {
+		return "", err
+	}
+	var last error
+	for _, a := range o.SentinelAddrs {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: a, TLSConfig: o.TLSConfig, DialTimeout: 2 * time.Second})
+		addr, err := sc.GetMasterAddrByName(ctx, o.MasterName).Result()
+		_ = sc.Close()
+		if err == nil && len(addr) == 2 {
+			return addr[0] + ":" + addr[1], nil
+		}
+		last = fmt.Errorf("sentinel %s: %w", a, err)
+	}
+	return "", fmt.Errorf("no sentinel names master %s: %w", o.MasterName, last)
 }

@@ -299,12 +299,23 @@ func startRedisServer(t *testing.T, args ...string) *redisServer {
 	if err != nil {
 		t.Skip("redis-server is not on PATH")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// A cluster node also listens on port+10000 (its bus): both must be free.
+	var port int
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
+			_ = bus.Close()
+			break
+		}
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	argv := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--repl-diskless-sync-delay", "0", "--dir", t.TempDir(), "--logfile", ""}, args...)
 	cmd := exec.Command(bin, argv...)

@@ -1,6 +1,9 @@
 package state
 
-import "strconv"
+import (
+	"hash/crc32"
+	"strconv"
+)
 
 // SchemaVersion is part of every key, so an incompatible layout change can
 // live beside the old one while it drains.
@@ -9,8 +12,29 @@ const SchemaVersion = "v1"
 // DefaultPrefix is the key prefix used when none is configured.
 const DefaultPrefix = "shopbot:" + SchemaVersion + ":"
 
-// chatTag is the hash tag shared by every key the intake scripts touch
-// together, so they land in one Redis Cluster slot.
-const chatTag = "{chats}:"
+// Key layout on Redis Cluster (README, "Redis"): every script declares
+// every key it touches in KEYS, and every multi-key operation stays within
+// one hash slot by design. The keys of one chat's intake share the hash
+// tag of the chat's shard ("{c:<n>}", ChatShards of them), so the intake's
+// ready set and leases are sharded with them and no slot carries all
+// chats; the job schedule is sharded the same way ("{sched:<n>}"); a
+// buyer's wallet has its own tag ("{wallet:<user>}"). What must stay
+// atomic across every buyer (the order store's charge, quote and upstream
+// indexes, the placement slots) keeps one tag, "{orders}".
+
+// ChatShards is how many shards the update intake has: each is one hash
+// slot holding its chats' queues, conversations, leases and ready set.
+const ChatShards = 16
+
+// ScheduleShards is how many shards a job schedule has.
+const ScheduleShards = 8
+
+// shardOf picks the shard of s among n.
+func shardOf(s string, n int) int {
+	return int(crc32.ChecksumIEEE([]byte(s)) % uint32(n))
+}
+
+// chatShard is the shard of chat.
+func chatShard(chat int64) int { return shardOf(itoa(chat), ChatShards) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -219,27 +219,29 @@ func (s *Orders) Prefix() string { return s.root }
 // KeyOf is the Redis key of order id (for Durability.Sync).
 func (s *Orders) KeyOf(id int64) string { return s.key(id) }
 
-// orderCreateScript: KEYS[1] charge, KEYS[2] quote, KEYS[3] seq. ARGV: prefix,
-// charge, quote, user, line, doc without id, now ms. Order keys are built
-// from the prefix; they share the hash tag, so the slot is the same.
+// orderCreateScript: KEYS charge, quote, o:<id>, all, u:<user>, st:paid,
+// unfinished. ARGV: charge, quote, id, line, doc. The id was taken from seq
+// before (a script may only touch the keys it declares, and the new
+// order's key names its id). Returns {0, id} created, {1, id} the charge's
+// order exists, {2, id} the quote's order exists, {3, id} the id is taken
+// (never, unless seq went back).
 var orderCreateScript = redis.NewScript(`
-local p = ARGV[1]
-local ex = redis.call('HGET', KEYS[1], ARGV[2])
-if ex then return {1, ex, redis.call('HGET', p .. 'o:' .. ex, 'doc')} end
-if ARGV[3] ~= '' then
-  ex = redis.call('HGET', KEYS[2], ARGV[3])
-  if ex then return {2, ex, redis.call('HGET', p .. 'o:' .. ex, 'doc')} end
+local ex = redis.call('HGET', KEYS[1], ARGV[1])
+if ex then return {1, ex} end
+if ARGV[2] ~= '' then
+  ex = redis.call('HGET', KEYS[2], ARGV[2])
+  if ex then return {2, ex} end
 end
-local id = string.format('%d', redis.call('INCR', KEYS[3]))
-local doc = '{"id":' .. id .. ',' .. string.sub(ARGV[6], 2)
-redis.call('HSET', p .. 'o:' .. id, 'rev', '1', 'status', 'paid', 'line', ARGV[5], 'doc', doc)
-redis.call('HSET', KEYS[1], ARGV[2], id)
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], ARGV[3], id) end
-redis.call('ZADD', p .. 'all', id, id)
-redis.call('ZADD', p .. 'u:' .. ARGV[4], id, id)
-redis.call('ZADD', p .. 'st:paid', id, id)
-redis.call('ZADD', p .. 'unfinished', id, id)
-return {0, id, doc}`)
+if redis.call('EXISTS', KEYS[3]) == 1 then return {3, ARGV[3]} end
+local id = ARGV[3]
+redis.call('HSET', KEYS[3], 'rev', '1', 'status', 'paid', 'line', ARGV[4], 'doc', ARGV[5])
+redis.call('HSET', KEYS[1], ARGV[1], id)
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[2], id) end
+redis.call('ZADD', KEYS[4], id, id)
+redis.call('ZADD', KEYS[5], id, id)
+redis.call('ZADD', KEYS[6], id, id)
+redis.call('ZADD', KEYS[7], id, id)
+return {0, id}`)
 
 // CreatePaid stores a newly paid order in one atomic step. The charge id is
 // unique: when an order already has it, that order is returned with dup =
@@ -269,20 +271,77 @@ func (s *Orders) CreatePaid(ctx context.Context, o *Order) (created *Order, dup 
 	n.ID, n.Status, n.Rev = 0, OrderPaid, 1
 	n.CreatedAt, n.UpdatedAt = now, now
 	n.History = []Transition{{From: "quoted", To: OrderPaid, At: now, Note: "charge " + o.ChargeID}}
-	doc, err := json.Marshal(&n)
-	if err != nil {
-		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+	// A repeated payment is answered without taking an id.
+	if got, code, err := s.existing(ctx, o.ChargeID, o.QuoteID); err != nil || got != nil {
+		return s.createResult(got, code, err, o.ChargeID)
 	}
-	res, err := orderCreateScript.Run(ctx, s.rdb,
-		[]string{s.p + "charge", s.p + "quote", s.p + "seq"},
-		s.p, o.ChargeID, o.QuoteID, o.UserID, o.Line, doc, now.UnixMilli()).Slice()
-	if err != nil {
-		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+	for range transitionAttempts {
+		id, err := s.rdb.Incr(ctx, s.p+"seq").Result()
+		if err != nil {
+			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+		}
+		n.ID = id
+		doc, err := json.Marshal(&n)
+		if err != nil {
+			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+		}
+		res, err := orderCreateScript.Run(ctx, s.rdb,
+			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + OrderPaid, s.p + "unfinished"},
+			o.ChargeID, o.QuoteID, id, o.Line, doc).Slice()
+		if err != nil {
+			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+		}
+		code, _ := res[0].(int64)
+		switch code {
+		case 0:
+			got, err := decodeOrder(itoa(id), string(doc))
+			return s.createResult(got, 0, err, o.ChargeID)
+		case 3: // the id is taken: seq went back (a restore); take the next
+			continue
+		}
+		ex, err := strconv.ParseInt(str(res[1]), 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("create order for charge %s: corrupt index entry %q", o.ChargeID, str(res[1]))
+		}
+		got, err := s.Get(ctx, ex)
+		return s.createResult(got, code, err, o.ChargeID)
 	}
-	code, _ := res[0].(int64)
-	got, err := decodeOrder(str(res[1]), str(res[2]))
+	return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, ErrOrderConflict)
+}
+
+// existing returns the order the charge (code 1) or else the quote (code 2)
+// already has, or nil.
+func (s *Orders) existing(ctx context.Context, charge, quote string) (*Order, int64, error) {
+	var c, q *redis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		c = p.HGet(ctx, s.p+"charge", charge)
+		if quote != "" {
+			q = p.HGet(ctx, s.p+"quote", quote)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, err
+	}
+	for code, cmd := range []*redis.StringCmd{c, q} {
+		if cmd == nil || cmd.Err() != nil {
+			continue
+		}
+		id, err := strconv.ParseInt(cmd.Val(), 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("corrupt index entry %q", cmd.Val())
+		}
+		o, err := s.Get(ctx, id)
+		return o, int64(code + 1), err
+	}
+	return nil, 0, nil
+}
+
+// createResult is CreatePaid's answer for a script code: 0 created, 1 the
+// charge's order, 2 the quote's order.
+func (s *Orders) createResult(got *Order, code int64, err error, charge string) (*Order, bool, error) {
 	if err != nil {
-		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
+		return nil, false, fmt.Errorf("create order for charge %s: %w", charge, err)
 	}
 	switch code {
 	case 1:
@@ -354,29 +413,29 @@ func (s *Orders) ByUpstream(ctx context.Context, number int64) (*Order, error) {
 	return s.byIndex(ctx, "upstream", itoa(number))
 }
 
-// orderSaveScript: KEYS[1] order, KEYS[2] upstream index. ARGV: prefix, id,
-// expected rev, old status, new status, doc, upstream number (empty for none),
-// terminal flag, finished ms, shrink flag.
+// orderSaveScript: KEYS order, upstream index, st:<old>, st:<new>,
+// unfinished, done. ARGV: id, expected rev, old status, new status, doc,
+// upstream number (empty for none), terminal flag, finished ms, shrink flag.
 var orderSaveScript = redis.NewScript(`
-local p, id = ARGV[1], ARGV[2]
+local id = ARGV[1]
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if not rev then return -1 end
-if rev ~= ARGV[3] then return -2 end
-if ARGV[7] ~= '' then
-  local owner = redis.call('HGET', KEYS[2], ARGV[7])
+if rev ~= ARGV[2] then return -2 end
+if ARGV[6] ~= '' then
+  local owner = redis.call('HGET', KEYS[2], ARGV[6])
   if owner and owner ~= id then return -3 end
-  redis.call('HSET', KEYS[2], ARGV[7], id)
+  redis.call('HSET', KEYS[2], ARGV[6], id)
 end
-redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'status', ARGV[5], 'doc', ARGV[6])
-if ARGV[4] ~= ARGV[5] then
-  redis.call('ZREM', p .. 'st:' .. ARGV[4], id)
-  redis.call('ZADD', p .. 'st:' .. ARGV[5], id, id)
+redis.call('HSET', KEYS[1], 'rev', tonumber(rev) + 1, 'status', ARGV[4], 'doc', ARGV[5])
+if ARGV[3] ~= ARGV[4] then
+  redis.call('ZREM', KEYS[3], id)
+  redis.call('ZADD', KEYS[4], id, id)
 end
-if ARGV[8] == '1' then
-  redis.call('ZREM', p .. 'unfinished', id)
-  if ARGV[4] ~= ARGV[5] then redis.call('ZADD', p .. 'done', ARGV[9], id) end
+if ARGV[7] == '1' then
+  redis.call('ZREM', KEYS[5], id)
+  if ARGV[3] ~= ARGV[4] then redis.call('ZADD', KEYS[6], ARGV[8], id) end
 end
-if ARGV[10] == '1' then redis.call('ZREM', p .. 'done', id) end
+if ARGV[9] == '1' then redis.call('ZREM', KEYS[6], id) end
 return 1`)
 
 // transitionAttempts bounds the re-reads on revision races.
@@ -458,8 +517,9 @@ func (s *Orders) save(ctx context.Context, id int64, change func(*Order) error, 
 		if o.UpstreamNumber != 0 && cur.UpstreamNumber == 0 {
 			up = itoa(o.UpstreamNumber)
 		}
-		code, err := orderSaveScript.Run(ctx, s.rdb, []string{s.key(id), s.p + "upstream"},
-			s.p, id, cur.Rev, cur.Status, to, doc, up, flag(Terminal(to)), now.UnixMilli(), flag(shrink)).Int()
+		code, err := orderSaveScript.Run(ctx, s.rdb,
+			[]string{s.key(id), s.p + "upstream", s.p + "st:" + cur.Status, s.p + "st:" + to, s.p + "unfinished", s.p + "done"},
+			id, cur.Rev, cur.Status, to, doc, up, flag(Terminal(to)), now.UnixMilli(), flag(shrink)).Int()
 		if err != nil {
 			return nil, fmt.Errorf("save order %d: %w", id, err)
 		}

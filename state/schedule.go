@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"time"
 
@@ -26,33 +27,41 @@ type Job struct {
 
 // Schedule is the durable job schedule behind tracking, placing and refund
 // retries: a ZSET of job names scored by due time (ms) and a HASH of lease
-// tokens, under prefix + "{sched}:". Any replica may Claim due jobs; a claim
+// tokens, sharded by job name over ScheduleShards cluster slots (keys
+// prefix + "{sched:<n>}:due" and ":tok"; a job's two records share its
+// shard's slot). Any replica may Claim due jobs; a claim
 // moves the job's score to the end of its lease, so a job whose worker died
 // comes back once the lease runs out. There is one entry per job name: Put
 // upserts, and the last write wins. Entries leave with Done or Remove, so the
 // schedule holds only live work.
 type Schedule struct {
 	rdb redis.UniversalClient
-	due string
-	tok string
+	p   string // prefix + "{sched" or prefix + "{sched:<name>"
 }
 
 // NewSchedule returns the schedule under prefix: the order jobs of the
 // fulfilment worker.
 func NewSchedule(rdb redis.UniversalClient, prefix string) *Schedule {
-	p := prefix + "{sched}:"
-	return &Schedule{rdb: rdb, due: p + "due", tok: p + "tok"}
+	return &Schedule{rdb: rdb, p: prefix + "{sched"}
 }
 
 // NewNamedSchedule returns a separate schedule called name under prefix
-// (keys prefix + "{sched:<name>}:"), for another kind of job with its own
+// (keys prefix + "{sched:<name>:<n>}:"), for another kind of job with its own
 // worker. A Claim on one schedule never takes the jobs of another, so a
 // worker only ever leases jobs it knows how to run, and jobs of one kind
 // cannot crowd the others out of a Claim's limit.
 func NewNamedSchedule(rdb redis.UniversalClient, prefix, name string) *Schedule {
-	p := prefix + "{sched:" + name + "}:"
-	return &Schedule{rdb: rdb, due: p + "due", tok: p + "tok"}
+	return &Schedule{rdb: rdb, p: prefix + "{sched:" + name}
 }
+
+// keys are the due ZSET and token HASH of shard n.
+func (s *Schedule) keys(n int) []string {
+	t := s.p + ":" + strconv.Itoa(n) + "}:"
+	return []string{t + "due", t + "tok"}
+}
+
+// jobKeys are the keys of job's shard.
+func (s *Schedule) jobKeys(job string) []string { return s.keys(shardOf(job, ScheduleShards)) }
 
 func schedMS(t time.Time) int64 { return t.UnixMilli() }
 
@@ -69,7 +78,7 @@ func (s *Schedule) Put(ctx context.Context, job string, at time.Time) error {
 	if job == "" {
 		return errors.New("schedule: empty job name")
 	}
-	if err := schedPutScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job, schedMS(at)).Err(); err != nil {
+	if err := schedPutScript.Run(ctx, s.rdb, s.jobKeys(job), job, schedMS(at)).Err(); err != nil {
 		return fmt.Errorf("schedule %s: %w", job, err)
 	}
 	return nil
@@ -85,7 +94,9 @@ return r`)
 
 // Claim takes up to limit jobs due at now, oldest first, and leases them until
 // now+lease: no other Claim gets them before then. Finish each with Done,
-// Reschedule or Extend before the lease runs out.
+// Reschedule or Extend before the lease runs out. It reads the due jobs of
+// every shard in one pipeline, then claims in each shard as many as the
+// oldest limit of them hold there.
 func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]Job, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -93,17 +104,62 @@ func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration
 	if lease <= 0 {
 		return nil, errors.New("claim jobs: lease must be positive")
 	}
+	max := strconv.FormatInt(schedMS(now), 10)
+	peeks := make([]*redis.ZSliceCmd, ScheduleShards)
+	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range ScheduleShards {
+			peeks[n] = p.ZRangeByScoreWithScores(ctx, s.keys(n)[0], &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)})
+		}
+		return nil
+	})
+	type due struct {
+		shard int
+		at    float64
+	}
+	var all []due
+	var firstErr error
+	failed := 0
+	for n, c := range peeks {
+		zs, err := c.Result()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			failed++
+			continue
+		}
+		for _, z := range zs {
+			all = append(all, due{n, z.Score})
+		}
+	}
+	if failed == ScheduleShards {
+		return nil, fmt.Errorf("claim jobs: %w", firstErr)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
+	per := make([]int, ScheduleShards)
+	for _, d := range all[:min(limit, len(all))] {
+		per[d.shard]++
+	}
 	token := newToken()
-	res, err := schedClaimScript.Run(ctx, s.rdb, []string{s.due, s.tok},
-		schedMS(now), schedMS(now.Add(lease)), limit, token).StringSlice()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("claim jobs: %w", err)
+	var jobs []Job
+	for n, k := range per {
+		if k == 0 {
+			continue
+		}
+		res, err := schedClaimScript.Run(ctx, s.rdb, s.keys(n),
+			schedMS(now), schedMS(now.Add(lease)), k, token).StringSlice()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if len(jobs) > 0 {
+				break // return what is leased; the rest waits for the next Claim
+			}
+			return nil, fmt.Errorf("claim jobs: %w", err)
+		}
+		for i := 0; i+1 < len(res); i += 2 {
+			f, _ := strconv.ParseFloat(res[i+1], 64)
+			jobs = append(jobs, Job{Name: res[i], Token: token, Due: time.UnixMilli(int64(math.Round(f)))})
+		}
 	}
-	jobs := make([]Job, 0, len(res)/2)
-	for i := 0; i+1 < len(res); i += 2 {
-		f, _ := strconv.ParseFloat(res[i+1], 64)
-		jobs = append(jobs, Job{Name: res[i], Token: token, Due: time.UnixMilli(int64(math.Round(f)))})
-	}
+	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].Due.Before(jobs[j].Due) })
 	return jobs, nil
 }
 
@@ -123,7 +179,7 @@ end
 return 1`)
 
 func (s *Schedule) withToken(ctx context.Context, job Job, op string, at time.Time) error {
-	ok, err := schedTokenScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job.Name, job.Token, op, schedMS(at)).Int()
+	ok, err := schedTokenScript.Run(ctx, s.rdb, s.jobKeys(job.Name), job.Name, job.Token, op, schedMS(at)).Int()
 	if err != nil {
 		return fmt.Errorf("%s job %s: %w", op, job.Name, err)
 	}
@@ -154,9 +210,10 @@ func (s *Schedule) Extend(ctx context.Context, job Job, until time.Time) error {
 
 // Remove deletes job whoever holds it (an order finished another way).
 func (s *Schedule) Remove(ctx context.Context, job string) error {
+	k := s.jobKeys(job)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, s.due, job)
-		p.HDel(ctx, s.tok, job)
+		p.ZRem(ctx, k[0], job)
+		p.HDel(ctx, k[1], job)
 		return nil
 	})
 	if err != nil {
@@ -168,7 +225,7 @@ func (s *Schedule) Remove(ctx context.Context, job string) error {
 // Due returns when job is next due (or its lease ends, when claimed) and
 // whether it is scheduled at all.
 func (s *Schedule) Due(ctx context.Context, job string) (time.Time, bool, error) {
-	f, err := s.rdb.ZScore(ctx, s.due, job).Result()
+	f, err := s.rdb.ZScore(ctx, s.jobKeys(job)[0], job).Result()
 	if errors.Is(err, redis.Nil) {
 		return time.Time{}, false, nil
 	}
@@ -180,9 +237,19 @@ func (s *Schedule) Due(ctx context.Context, job string) (time.Time, bool, error)
 
 // Len returns how many jobs are scheduled, claimed ones included.
 func (s *Schedule) Len(ctx context.Context) (int64, error) {
-	n, err := s.rdb.ZCard(ctx, s.due).Result()
+	cmds := make([]*redis.IntCmd, ScheduleShards)
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range ScheduleShards {
+			cmds[n] = p.ZCard(ctx, s.keys(n)[0])
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, fmt.Errorf("count jobs: %w", err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c.Val()
 	}
 	return n, nil
 }
@@ -217,7 +284,7 @@ return 0`)
 // worker (HurryRunning), and a job that is not scheduled stays so
 // (HurryMissing; Put schedules it).
 func (s *Schedule) Hurry(ctx context.Context, job string, now time.Time) (HurryResult, error) {
-	n, err := schedHurryScript.Run(ctx, s.rdb, []string{s.due, s.tok}, job, schedMS(now)).Int()
+	n, err := schedHurryScript.Run(ctx, s.rdb, s.jobKeys(job), job, schedMS(now)).Int()
 	if err != nil {
 		return 0, fmt.Errorf("hurry job %s: %w", job, err)
 	}

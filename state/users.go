@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Users records who started the bot and who blocked it.
+// Users records who started the bot and who blocked it, under prefix +
+// "{users}:" (one cluster slot: Started changes both records at once, and
+// broadcasts page through buyers in the order they started).
 type Users struct {
 	rdb     redis.UniversalClient
 	buyers  string
@@ -18,7 +20,7 @@ type Users struct {
 
 // NewUsers returns the buyer registry stored under prefix.
 func NewUsers(rdb redis.UniversalClient, prefix string) *Users {
-	return &Users{rdb: rdb, buyers: prefix + "users:started", blocked: prefix + "users:blocked"}
+	return &Users{rdb: rdb, buyers: prefix + "{users}:started", blocked: prefix + "{users}:blocked"}
 }
 
 // Started records that id started the bot (and so is not blocking it).

@@ -108,32 +108,65 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 	return r
 }
 
-// checkRedis connects and reports what the server keeps through a crash or
-// failover (version, AOF and fsync policy, RDB, replicas, and so how
-// state.Durability will confirm money writes). It fails when Redis may
-// evict keys (an evicted order is lost money) or keeps nothing through a
-// restart, unless allowVolatile.
+// checkRedis connects and reports the mode, the master(s) it reached and
+// what each keeps through a crash or failover (version, AOF and fsync
+// policy, RDB, replicas, and so how state.Durability will confirm money
+// writes): one master for REDIS_URL and REDIS_SENTINEL_URL (the one the
+// sentinels name now), every master for REDIS_CLUSTER_URL. It fails when a
+// master may evict keys (an evicted order is lost money), keeps nothing
+// through a restart, or cannot be probed, unless allowVolatile.
 func checkRedis(ctx context.Context, cfg *Config, allowVolatile bool) checkResult {
 	r := checkResult{name: "redis"}
-	if cfg.RedisURL == "" {
-		r.status, r.detail = volatileStatus(allowVolatile), "REDIS_URL is not set: the bot would use an embedded store that loses everything on restart"+volatileHint(allowVolatile)
+	if cfg.Redis.URL == "" {
+		r.status, r.detail = volatileStatus(allowVolatile), "none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: the bot would use an embedded store that loses everything on restart"+volatileHint(allowVolatile)
 		return r
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := state.Open(ctx, cfg.RedisURL)
+	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		r.status, r.detail = "FAIL", err.Error()
 		return r
 	}
 	defer conn.Close()
-	p, err := state.NewDurability(conn.Client, "").Probe(ctx, "")
+	nodes, err := state.ProbeMasters(ctx, conn.Client)
 	if err != nil {
 		r.status, r.detail = "FAIL", "answers, but its settings could not be read: "+err.Error()
 		return r
 	}
-	r.status, r.detail = redisVerdict(p, allowVolatile)
+	switch cfg.Redis.Mode {
+	case state.ModeSentinel:
+		if addr, err := state.SentinelMaster(ctx, cfg.Redis.URL); err == nil {
+			nodes[0].Node = addr
+		}
+		r.status, r.detail = redisVerdict(nodes[0], allowVolatile)
+		r.detail = "sentinel: master " + nodes[0].Node + " " + r.detail
+	case state.ModeCluster:
+		r.status = "ok"
+		parts := make([]string, len(nodes))
+		for i, p := range nodes {
+			st, d := redisVerdict(p, allowVolatile)
+			parts[i] = p.Node + " " + st + " " + d
+			if rank(st) > rank(r.status) {
+				r.status = st
+			}
+		}
+		r.detail = fmt.Sprintf("cluster: %d masters: ", len(nodes)) + strings.Join(parts, " | ")
+	default:
+		r.status, r.detail = redisVerdict(nodes[0], allowVolatile)
+	}
 	return r
+}
+
+// rank orders check statuses from best to worst.
+func rank(status string) int {
+	switch status {
+	case "ok":
+		return 0
+	case "warn":
+		return 1
+	}
+	return 2
 }
 
 // redisVerdict grades a probed Redis: FAIL when it may evict keys, when a

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -247,5 +248,37 @@ func TestVersionCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"version"}, func(string) string { return "" }, strings.NewReader(""), &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "shopbot dev (go") {
 		t.Fatalf("version: exit %d, %q %q", code, out.String(), errOut.String())
+	}
+}
+
+// On a Sentinel setup, check names the mode and the master the sentinels
+// point at now (TEST_REDIS_SENTINEL_URL; skipped without it).
+func TestCheckRedisSentinel(t *testing.T) {
+	url := os.Getenv("TEST_REDIS_SENTINEL_URL")
+	if url == "" {
+		t.Skip("TEST_REDIS_SENTINEL_URL is not set")
+	}
+	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "", "REDIS_SENTINEL_URL": url})
+	code, out := runCheck(t, getenv)
+	master, err := state.SentinelMaster(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || !strings.Contains(out, "redis     sentinel: master "+master+" answers: ") || !strings.Contains(out, "replicas online") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// On a Redis Cluster, check reports every master and its durability
+// (TEST_REDIS_CLUSTER_URL; skipped without it).
+func TestCheckRedisCluster(t *testing.T) {
+	url := os.Getenv("TEST_REDIS_CLUSTER_URL")
+	if url == "" {
+		t.Skip("TEST_REDIS_CLUSTER_URL is not set")
+	}
+	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "", "REDIS_CLUSTER_URL": url})
+	code, out := runCheck(t, getenv)
+	if code != 0 || !strings.Contains(out, "redis     cluster: ") || strings.Count(out, "cluster node ") < 3 || strings.Count(out, "; sync ") < 3 {
+		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }

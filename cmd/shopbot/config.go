@@ -23,7 +23,7 @@ type Config struct {
 	TelegramAPIURL string
 	ResellerURL    string
 	ResellerKey    string
-	RedisURL       string
+	Redis          state.Endpoint // the zero Endpoint: the embedded store
 	AdminIDs       []int64
 	PayStars       bool
 	PayWallet      bool
@@ -116,11 +116,8 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 		return nil, &ConfigError{"RESELLER_API_KEY", "must not contain spaces or line breaks"}
 	}
 
-	c.RedisURL = get("REDIS_URL")
-	if c.RedisURL != "" {
-		if _, err := state.ParseURL(c.RedisURL); err != nil {
-			return nil, &ConfigError{"REDIS_URL", err.Error()}
-		}
+	if c.Redis, err = redisEndpoint(get); err != nil {
+		return nil, err
 	}
 
 	if v := get("ADMIN_IDS"); v != "" {
@@ -301,6 +298,55 @@ func checkAddr(addr, example string) error {
 		return fmt.Errorf("has a bad port")
 	}
 	return nil
+}
+
+// redisVars are the variables naming the Redis deployment; at most one may
+// be set.
+var redisVars = []struct {
+	name string
+	mode state.Mode
+}{
+	{"REDIS_URL", state.ModeSingle},
+	{"REDIS_SENTINEL_URL", state.ModeSentinel},
+	{"REDIS_CLUSTER_URL", state.ModeCluster},
+}
+
+// redisEndpoint reads REDIS_URL, REDIS_SENTINEL_URL and REDIS_CLUSTER_URL:
+// none set is the embedded store, one set is that deployment, two or more
+// are an error naming them.
+func redisEndpoint(get func(string) string) (state.Endpoint, error) {
+	var e state.Endpoint
+	var set []string
+	for _, v := range redisVars {
+		if u := get(v.name); u != "" {
+			set = append(set, v.name)
+			e = state.Endpoint{Mode: v.mode, URL: u}
+		}
+	}
+	switch len(set) {
+	case 0:
+		return state.Endpoint{}, nil
+	case 1:
+	default:
+		both := "are both set"
+		if len(set) > 2 {
+			both = "are all set"
+		}
+		return state.Endpoint{}, &ConfigError{strings.Join(set, " and "), both + "; set exactly one of REDIS_URL (one server), REDIS_SENTINEL_URL (Sentinel) or REDIS_CLUSTER_URL (Cluster)"}
+	}
+	var err error
+	switch e.Mode {
+	case state.ModeSingle:
+		_, err = state.ParseURL(e.URL)
+	case state.ModeSentinel:
+		_, err = state.ParseSentinelURL(e.URL)
+	case state.ModeCluster:
+		_, err = state.ParseClusterURL(e.URL)
+	}
+	if err != nil {
+		return state.Endpoint{}, &ConfigError{set[0], err.Error()}
+	}
+	return e, nil
 }
 
 func httpURL(v, def string) (string, error) {

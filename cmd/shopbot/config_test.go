@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"shopbot/state"
 )
 
 const (
@@ -117,5 +119,78 @@ func TestConfigLineMarkupAndDemo(t *testing.T) {
 	}
 	if _, err := LoadConfig(func(string) string { return "" }, true); err != nil {
 		t.Fatalf("demo needs no token or key: %v", err)
+	}
+}
+
+// The Redis contract: none of the three variables is the embedded store,
+// exactly one names the deployment, two at once is an error naming both,
+// and a bad URL names its variable without repeating the password.
+func TestConfigRedisModes(t *testing.T) {
+	cases := []struct {
+		name string
+		over map[string]string
+		mode state.Mode
+		want string // the error, when there is one
+	}{
+		{"none is embedded", nil, "", ""},
+		{"single", map[string]string{"REDIS_URL": "redis://:pw@127.0.0.1:6379/2"}, state.ModeSingle, ""},
+		{"sentinel", map[string]string{"REDIS_SENTINEL_URL": "redis://:pw@10.0.0.1:26379/0?master_name=shop&addr=10.0.0.2:26379"}, state.ModeSentinel, ""},
+		{"cluster", map[string]string{"REDIS_CLUSTER_URL": "redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001"}, state.ModeCluster, ""},
+		{"single and sentinel", map[string]string{"REDIS_URL": "redis://h:1", "REDIS_SENTINEL_URL": "redis://h:2?master_name=m"}, "",
+			"config: REDIS_URL and REDIS_SENTINEL_URL are both set"},
+		{"sentinel and cluster", map[string]string{"REDIS_SENTINEL_URL": "redis://h:2?master_name=m", "REDIS_CLUSTER_URL": "redis://h:3"}, "",
+			"config: REDIS_SENTINEL_URL and REDIS_CLUSTER_URL are both set"},
+		{"all three", map[string]string{"REDIS_URL": "redis://h:1", "REDIS_SENTINEL_URL": "redis://h:2?master_name=m", "REDIS_CLUSTER_URL": "redis://h:3"}, "",
+			"config: REDIS_URL and REDIS_SENTINEL_URL and REDIS_CLUSTER_URL are all set"},
+		{"sentinel without master name", map[string]string{"REDIS_SENTINEL_URL": "redis://:secretpw@h:26379"}, "",
+			"config: REDIS_SENTINEL_URL needs ?master_name=NAME"},
+		{"sentinel bad scheme", map[string]string{"REDIS_SENTINEL_URL": "sentinel://h:26379?master_name=m"}, "",
+			"config: REDIS_SENTINEL_URL must start with redis://"},
+		{"sentinel bad addr", map[string]string{"REDIS_SENTINEL_URL": "redis://:secretpw@h:26379?master_name=m&addr=nope"}, "",
+			"config: REDIS_SENTINEL_URL is not a valid sentinel URL"},
+		{"cluster with a database", map[string]string{"REDIS_CLUSTER_URL": "redis://:secretpw@h:7001/3"}, "",
+			"config: REDIS_CLUSTER_URL must not name a database"},
+		{"cluster unknown option", map[string]string{"REDIS_CLUSTER_URL": "redis://:secretpw@h:7001?bogus=1"}, "",
+			"config: REDIS_CLUSTER_URL is not a valid cluster URL"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(env(tc.over), false)
+			if tc.want != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+					t.Fatalf("error %v, want %q", err, tc.want)
+				}
+				if strings.Contains(err.Error(), "secretpw") {
+					t.Fatalf("the password leaked: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Redis.Mode != tc.mode {
+				t.Fatalf("mode %q, want %q", c.Redis.Mode, tc.mode)
+			}
+		})
+	}
+}
+
+// The URLs parse into the clients the modes need: sentinels and the
+// master's password, cluster seeds.
+func TestConfigRedisURLsParse(t *testing.T) {
+	so, err := state.ParseSentinelURL("redis://:pw@10.0.0.1:26379/2?master_name=shop&addr=10.0.0.2:26379")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if so.MasterName != "shop" || so.DB != 2 || so.Password != "pw" || so.SentinelPassword != "" ||
+		strings.Join(so.SentinelAddrs, ",") != "10.0.0.1:26379,10.0.0.2:26379" {
+		t.Fatalf("sentinel options: %+v", so)
+	}
+	co, err := state.ParseClusterURL("redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001&addr=10.0.0.3:7001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co.Username != "u" || co.Password != "pw" || strings.Join(co.Addrs, ",") != "10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001" {
+		t.Fatalf("cluster options: %+v", co)
 	}
 }

@@ -100,14 +100,29 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 		}
 		defer stop()
 	}
-	conn, err := state.Open(ctx, cfg.RedisURL)
+	// The Redis client's own notes (a new master after a failover, failed
+	// dials) go to the shop's log instead of a plain line on stderr.
+	redis.SetLogger(redisLog{log})
+	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		fmt.Fprintln(stderr, "redis:", err)
 		return 1
 	}
 	defer conn.Close()
 	if conn.Embedded {
-		log.Warn("REDIS_URL is not set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
+		log.Warn("none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
+	}
+	if !conn.Embedded {
+		// Keys of the layout before Redis Cluster support move to their
+		// shards before anything reads them.
+		rep, err := state.MigrateLayout(ctx, conn.Client, state.DefaultPrefix)
+		if err != nil {
+			fmt.Fprintln(stderr, "redis:", err)
+			return 1
+		}
+		if rep != (state.MigrateReport{}) {
+			log.Info("moved the stored state to the sharded key layout", "keys", rep.Keys, "chats", rep.Chats, "jobs", rep.Jobs)
+		}
 	}
 	b, err := newShop(cfg, conn, log)
 	if err != nil {
@@ -197,4 +212,11 @@ func cpuProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// redisLog passes go-redis's log lines to the shop's logger.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.InfoContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
 }

@@ -2,6 +2,7 @@ package statetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,11 +95,24 @@ func (r *Redis) Snapshot(t testing.TB) (rollback func()) {
 func (r *Redis) keys(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	iter := r.Client.Scan(context.Background(), 0, r.Prefix+"*", 1000).Iterator()
-	for iter.Next(context.Background()) {
-		out = append(out, iter.Val())
+	var mu sync.Mutex
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		iter := c.Scan(ctx, 0, r.Prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			mu.Lock()
+			out = append(out, iter.Val())
+			mu.Unlock()
+		}
+		return iter.Err()
 	}
-	if err := iter.Err(); err != nil {
+	var err error
+	if cc, ok := r.Client.(*redis.ClusterClient); ok {
+		// Every master holds some of the keys.
+		err = cc.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error { return scan(ctx, m) })
+	} else {
+		err = scan(context.Background(), r.Client)
+	}
+	if err != nil {
 		t.Fatalf("list keys: %v", err)
 	}
 	return out
