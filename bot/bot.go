@@ -154,6 +154,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
+	b.Queue.Stored = b.wakeWorkers
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
@@ -366,3 +367,11 @@ func (b *Bot) listenFloods(ctx context.Context) {
 // FloodsReady is closed once the bot hears the flood waits other replicas
 // share.
 func (b *Bot) FloodsReady() <-chan struct{} { return b.floods }
+
+// wakeWorkers tells an idle worker that updates are queued.
+func (b *Bot) wakeWorkers() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}

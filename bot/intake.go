@@ -35,10 +35,7 @@ func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
 		b.metrics.Updates.WithLabelValues("any", "duplicate").Add(float64(dup))
 	}
 	if n > 0 {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
+		b.wakeWorkers()
 	}
 	return nil
 }

@@ -58,6 +58,12 @@ type Queue struct {
 	// confirm; Telegram delivers the updates again and the seen ids drop
 	// the copies.
 	Durable *Durability
+	// Stored, when set, is called once Accept has stored new updates and
+	// before it waits for durability, so workers start on them while the
+	// acknowledgement waits (on Redis >= 7.2 with AOF, up to the next
+	// fsync). A failover that loses them then makes Telegram deliver them
+	// again: the buyer may see a reply twice, and nothing is paid twice.
+	Stored func()
 }
 
 // NewQueue returns the intake queue stored under prefix.
@@ -129,6 +135,9 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 		}
 		total += n
 		ready = append(ready, b.keys[0])
+	}
+	if total > 0 && q.Stored != nil {
+		q.Stored()
 	}
 	// Also after duplicates only: the first copy may not be durable yet.
 	// One wait per master covers every shard written there.

@@ -128,3 +128,22 @@ func TestExtendAndRelease(t *testing.T) {
 		t.Fatalf("released update not claimable: %+v", again)
 	}
 }
+
+// Stored is told of new updates (so workers start at once), not of copies
+// already stored.
+func TestAcceptTellsStoredOfNewUpdatesOnly(t *testing.T) {
+	q := newQueue(t)
+	calls := 0
+	q.Stored = func() { calls++ }
+	ctx := t.Context()
+	up := state.Update{ID: 41, Chat: 7, Body: []byte(`{"update_id":41}`)}
+	if _, err := q.Accept(ctx, []state.Update{up}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Accept(ctx, []state.Update{up}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Fatalf("Stored called %d times, want 1", calls)
+	}
+}
