@@ -72,6 +72,7 @@ type Bot struct {
 	admins  map[int64]bool
 	wake    chan struct{}
 	floods  chan struct{} // closed once this replica hears others' flood waits
+	ready   chan int64    // chats this process just stored updates for
 	bc      *broadcaster
 	ful     *fulfil.Fulfiller
 	durable *state.Durability // shared by every money write
@@ -139,7 +140,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
 		Queue: state.NewQueue(rdb, opts.Prefix), Users: state.NewUsers(rdb, opts.Prefix),
-		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}),
+		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
 	}
 	for _, id := range opts.Admins {
 		b.admins[id] = true
@@ -154,7 +155,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
-	b.Queue.Stored = b.wakeWorkers
+	b.Queue.Stored = b.stored
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
@@ -367,6 +368,20 @@ func (b *Bot) listenFloods(ctx context.Context) {
 // FloodsReady is closed once the bot hears the flood waits other replicas
 // share.
 func (b *Bot) FloodsReady() <-chan struct{} { return b.floods }
+
+// stored tells the workers which chats just got updates: claiming a known
+// chat is one round trip, looking through every shard two. A hint dropped
+// because the workers lag is no loss: the shard scan finds the chat.
+func (b *Bot) stored(chats []int64) {
+	for _, c := range chats {
+		select {
+		case b.ready <- c:
+		default:
+			b.wakeWorkers()
+			return
+		}
+	}
+}
 
 // wakeWorkers tells an idle worker that updates are queued.
 func (b *Bot) wakeWorkers() {

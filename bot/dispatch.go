@@ -32,22 +32,41 @@ func (b *Bot) work(stop, workCtx context.Context) {
 	defer wg.Wait()
 	idle := time.NewTimer(0)
 	defer idle.Stop()
+	var hint int64 // a chat this process just stored an update for
 	for {
 		select {
 		case <-stop.Done():
 			return
 		case sem <- struct{}{}:
 		}
-		c, err := b.Queue.Claim(stop, b.opts.Now())
+		if hint == 0 {
+			select {
+			case hint = <-b.ready:
+			default:
+			}
+		}
+		var c *state.Claim
+		var err error
+		hinted := hint != 0
+		if hinted {
+			c, err = b.Queue.ClaimChat(stop, hint, b.opts.Now())
+			hint = 0
+		} else {
+			c, err = b.Queue.Claim(stop, b.opts.Now())
+		}
 		if err != nil && stop.Err() == nil {
 			b.log.Error("claim a chat", "err", err)
 		}
 		if c == nil {
 			<-sem
+			if hinted && err == nil {
+				continue // that chat is busy or done; look for other work at once
+			}
 			idle.Reset(b.opts.IdlePoll)
 			select {
 			case <-stop.Done():
 				return
+			case hint = <-b.ready:
 			case <-b.wake:
 			case <-idle.C:
 			}

@@ -34,9 +34,6 @@ func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
 	if dup := len(ups) - n; dup > 0 {
 		b.metrics.Updates.WithLabelValues("any", "duplicate").Add(float64(dup))
 	}
-	if n > 0 {
-		b.wakeWorkers()
-	}
 	return nil
 }
 
@@ -175,16 +172,20 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 // zero, negative, fractional or a string) is not an update, and storing it
 // would make its id 0 look like a duplicate of every later id-less body.
 func checkUpdateBody(body []byte) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	// A struct with one field: the decoder skips the rest of the update
+	// (a callback query carries its whole menu) instead of copying it.
+	var head struct {
+		ID json.RawMessage `json:"update_id"`
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(trimmed, &head) != nil {
 		return errors.New("not one JSON object")
 	}
-	raw, ok := fields["update_id"]
-	if !ok {
+	if head.ID == nil {
 		return errors.New("no update_id")
 	}
 	var id int64
-	if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
+	if err := json.Unmarshal(head.ID, &id); err != nil || id <= 0 {
 		return errors.New("update_id is not a positive integer")
 	}
 	return nil

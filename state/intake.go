@@ -59,11 +59,12 @@ type Queue struct {
 	// the copies.
 	Durable *Durability
 	// Stored, when set, is called once Accept has stored new updates and
-	// before it waits for durability, so workers start on them while the
-	// acknowledgement waits (on Redis >= 7.2 with AOF, up to the next
-	// fsync). A failover that loses them then makes Telegram deliver them
-	// again: the buyer may see a reply twice, and nothing is paid twice.
-	Stored func()
+	// before it waits for durability, with the chats of the batches that
+	// stored any, so workers start on them while the acknowledgement waits
+	// (on Redis >= 7.2 with AOF, up to the next fsync). A failover that
+	// loses them then makes Telegram deliver them again: the buyer may see
+	// a reply twice, and nothing is paid twice.
+	Stored func(chats []int64)
 }
 
 // NewQueue returns the intake queue stored under prefix.
@@ -127,6 +128,7 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 	}
 	total := 0
 	ready := make([]string, 0, len(order))
+	var stored []int64
 	for _, sh := range order {
 		b := batches[sh]
 		n, err := acceptScript.Run(ctx, q.rdb, b.keys, b.args...).Int()
@@ -135,9 +137,14 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 		}
 		total += n
 		ready = append(ready, b.keys[0])
+		if n > 0 {
+			for i := 3; i < len(b.args); i += 3 {
+				stored = append(stored, b.args[i].(int64))
+			}
+		}
 	}
-	if total > 0 && q.Stored != nil {
-		q.Stored()
+	if len(stored) > 0 && q.Stored != nil {
+		q.Stored(stored)
 	}
 	// Also after duplicates only: the first copy may not be durable yet.
 	// One wait per master covers every shard written there.
@@ -229,6 +236,14 @@ func (q *Queue) Claim(ctx context.Context, now time.Time) (*Claim, error) {
 		return nil, fmt.Errorf("claim chat: %w", firstErr)
 	}
 	return nil, nil
+}
+
+// ClaimChat takes the lease of chat if it has an update due, and returns
+// it; nil when the chat has nothing due or another worker holds it. It is
+// one round trip, for a worker told which chat just got an update (Claim
+// first looks through every shard).
+func (q *Queue) ClaimChat(ctx context.Context, chat int64, now time.Time) (*Claim, error) {
+	return q.claimChat(ctx, chat, now)
 }
 
 // claimChat takes chat's lease if it is still due.

@@ -134,7 +134,12 @@ func TestExtendAndRelease(t *testing.T) {
 func TestAcceptTellsStoredOfNewUpdatesOnly(t *testing.T) {
 	q := newQueue(t)
 	calls := 0
-	q.Stored = func() { calls++ }
+	q.Stored = func(chats []int64) {
+		if len(chats) != 1 || chats[0] != 7 {
+			t.Errorf("Stored(%v), want [7]", chats)
+		}
+		calls++
+	}
 	ctx := t.Context()
 	up := state.Update{ID: 41, Chat: 7, Body: []byte(`{"update_id":41}`)}
 	if _, err := q.Accept(ctx, []state.Update{up}, time.Now()); err != nil {
