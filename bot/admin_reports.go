@@ -385,7 +385,7 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			"date", locales.DateTime(env.Lang, t.CreatedAt.UTC()),
 			"dir", word("dir", string(t.Direction)), "type", word("type", string(t.Type)), "status", word("status", string(t.Status)),
 			"amount", amount, "balance", locales.Money(env.Lang, t.BalanceAfter.Decimal),
-			"note", locales.Escape(truncateRunes(t.Note, txNoteRunes))))
+			"note", locales.Escape(locales.Clip(t.Note, txNoteRunes))))
 	}
 	if list.HasMore && list.NextCursor != nil {
 		nav = append(nav, flows.Button{Text: env.T("rep.btn.older"), Action: actTxOlder, Arg: strconv.FormatInt(*list.NextCursor, 10)})
@@ -603,7 +603,7 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 		user, amount, problem, value := parseCredit(ev.Arg)
 		if problem != "" {
 			maxUSD := locales.Money(env.Lang, MaxAdminCreditUSD)
-			text := env.T(problem, "value", locales.Escape(truncateRunes(value, 40)), "max", maxUSD)
+			text := env.T(problem, "value", locales.Escape(locales.Clip(value, 40)), "max", maxUSD)
 			if problem != "rep.credit.usage" {
 				text += "\n\n" + env.T("rep.credit.usage", "max", maxUSD)
 			}
@@ -616,13 +616,6 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 		sc, err := creditFlow{r}.Show(ctx, env, s)
 		return &flows.Reply{Screen: sc, Save: true}, err
 	}
-}
-
-func truncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // walletEnabled reports whether buyers can pay with the wallet

@@ -161,3 +161,59 @@ func TestEveryLineReachesConfirmation(t *testing.T) {
 		})
 	}
 }
+
+// TestTypedFieldsRefusedBeforeConfirmation drives a wrong answer of every
+// field kind the simulator declares or implies through the bot: each gets its
+// reason and the same question again, and no confirmation (so no invoice)
+// is ever shown.
+func TestTypedFieldsRefusedBeforeConfirmation(t *testing.T) {
+	for _, c := range []struct {
+		name, arg string
+		steps     []string
+		reason    string // locale key of the last refusal
+		label     string
+	}{
+		{"number", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "abc"}, "fields.bad_number", "UID"},
+		{"select", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "700123456", "😀"}, "fields.bad_option", "Server"},
+		{"invisible", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "123\u200b45"}, "fields.invisible", ""},
+		{"email", "svc-" + resellersim.DemoManualService, []string{"tap:", "notanemail"}, "fields.bad_email", "PSN login (email)"},
+		{"url", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "steamcommunity.com/tradeoffer"}, "fields.bad_url", "Trade offer URL"},
+		{"invite", "game-1245620", []string{"tap:", "tap:TR", "https://example.com/foo"}, "gifts.bad_invite", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			b := h.newShopBot()
+			h.run(b)
+			h.fake.SendCommand(chat, "start", c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
+			for _, st := range c.steps {
+				if label, ok := strings.CutPrefix(st, "tap:"); ok {
+					h.tap(b, label)
+				} else {
+					h.say(b, st)
+				}
+			}
+			want := locales.T(locales.En, c.reason, "label", c.label, "max", 32, "options", "America, Europe, Asia, TW, HK, MO")
+			if h.lastNotice() != want {
+				t.Fatalf("no refusal %s; last notice %q", c.reason, h.lastNotice())
+			}
+			if m := h.menu(); strings.Contains(m.Text, "Please check your order") {
+				t.Fatalf("a wrong answer reached the confirmation: %q", m.Text)
+			}
+			if v := h.fake.Violations(); len(v) > 0 {
+				t.Fatalf("Bot API schema violations: %v", v)
+			}
+		})
+	}
+}
+
+// lastNotice is the text of the last message before the live menu.
+func (h *harness) lastNotice() string {
+	calls := h.fake.CallsFor("sendMessage")
+	if len(calls) < 2 {
+		return ""
+	}
+	s, _ := calls[len(calls)-2].Params["text"].(string)
+	return s
+}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -324,11 +323,11 @@ func (p *Payments) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 		n := max(int64((wait+time.Second-1)/time.Second), 1)
 		return &flows.Reply{Answer: env.N("err.rate_limited", n), Alert: true, NoScreen: true}, nil
 	}
-	title := clipUTF16(q.ItemName, 32)
+	title := locales.Clip(q.ItemName, 32)
 	if title == "" {
-		title = clipUTF16(env.T("line."+q.Line), 32)
+		title = locales.Clip(env.T("line."+q.Line), 32)
 	}
-	desc := clipUTF16(env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity), 255)
+	desc := locales.Clip(env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity), 255)
 	var msgID int
 	err = p.b.API.Do(ctx, "sendInvoice", q.ChatID, func(ctx context.Context) error {
 		m, err := p.b.API.TG.SendInvoice(ctx, &tgbot.SendInvoiceParams{
@@ -363,25 +362,6 @@ func (p *Payments) invoiceRecorded(ctx context.Context, quoteID string) (bool, e
 		return false, fmt.Errorf("read invoice of quote %s: %w", quoteID, err)
 	}
 	return ok, nil
-}
-
-// clipUTF16 shortens s to at most n UTF-16 code units (Telegram's way of
-// counting), at a character boundary.
-func clipUTF16(s string, n int) string {
-	if len(utf16.Encode([]rune(s))) <= n {
-		return s
-	}
-	var out []rune
-	used := 0
-	for _, r := range s {
-		w := utf16.RuneLen(r)
-		if used+w > n-1 {
-			break
-		}
-		out = append(out, r)
-		used += w
-	}
-	return strings.TrimSpace(string(out)) + "…"
 }
 
 // langOf returns the language the buyer used for quote id, or the one

@@ -83,7 +83,7 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 func manualFields(o *reseller.ManualOffers) []field {
 	var fields []field
 	for _, fl := range o.Fields {
-		fields = append(fields, field{fl.Code, fl.Name})
+		fields = append(fields, newField(fl.Code, fl.Name, "", nil))
 	}
 	return fields
 }
@@ -97,6 +97,9 @@ func (f *Services) price(ctx context.Context, env *Env, s *Session) (*state.Quot
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		askFields(s, manualFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
+	}
+	if bad := firstInvalid(env, s); bad != nil {
+		return nil, false, bad
 	}
 	for _, o := range offers.Offers {
 		if o.ID == s.Get("offer") {

@@ -184,6 +184,13 @@ const (
 	stepConfirm = "confirm"
 )
 
+// Limits on upstream text in what the bot sends (Telegram counts UTF-16
+// units): a name in a message line, a button label.
+const (
+	maxNameLen    = 120
+	maxButtonText = 60
+)
+
 // listItem is one entry of a paginated list. A paused item is shown as
 // temporarily unavailable and cannot be picked.
 type listItem struct {

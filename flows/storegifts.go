@@ -26,6 +26,31 @@ const (
 // maxInviteURL caps a friend-invite link.
 const maxInviteURL = 512
 
+// inviteHosts are the store's friend-invite link hosts and the path each
+// link starts with: the short quick-invite link and its long form.
+var inviteHosts = map[string][]string{
+	"s.team":             {"/p/"},
+	"steamcommunity.com": {"/p/", "/user/"},
+}
+
+// validInvite accepts an https friend-invite link of the store: a known host
+// and an invite path with a code after it.
+func validInvite(text string) bool {
+	if len(text) > maxInviteURL || strings.ContainsAny(text, " \t\n") {
+		return false
+	}
+	u, err := url.Parse(text)
+	if err != nil || u.Scheme != "https" || u.User != nil || u.Port() != "" {
+		return false
+	}
+	for _, prefix := range inviteHosts[strings.ToLower(u.Hostname())] {
+		if code, ok := strings.CutPrefix(u.Path, prefix); ok && strings.Trim(code, "/") != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Start opens the top games, or one game for a deep link (game-<app id>).
 func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	s.Step = sgGames
@@ -91,8 +116,10 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 			s.Set("page", "")
 			return f.show(ctx, env, f, s)
 		case sgInvite:
-			u, err := url.Parse(text)
-			if err != nil || u.Scheme != "https" || u.Host == "" || len(text) > maxInviteURL || strings.ContainsAny(text, " \t\n") {
+			if hasInvisible(text) {
+				return f.again(ctx, env, f, s, env.T("fields.invisible"))
+			}
+			if !validInvite(text) {
 				return f.again(ctx, env, f, s, env.T("gifts.bad_invite"))
 			}
 			s.Set("invite", text)

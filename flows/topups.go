@@ -96,10 +96,7 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 				return &Reply{Screen: failScreen(env, err), Save: true}, nil
 			}
 			s.Set("offer", id)
-			var fields []field
-			for _, fl := range offers.Fields {
-				fields = append(fields, field{fl.Key, fl.Label})
-			}
+			fields := topUpFields(offers)
 			askFields(s, fields)
 			if len(fields) == 0 {
 				return f.quote(ctx, env, f, s)
@@ -110,6 +107,15 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	return f.show(ctx, env, f, s)
 }
 
+// topUpFields are a category's buyer fields, typed as the upstream declares.
+func topUpFields(o *reseller.TopUpOffers) []field {
+	var fields []field
+	for _, fl := range o.Fields {
+		fields = append(fields, newField(fl.Key, fl.Label, fl.Type, fl.Options))
+	}
+	return fields
+}
+
 func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
 	offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
 	if err != nil {
@@ -118,12 +124,11 @@ func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote,
 	values := fieldValues(s)
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		// The category's fields changed since they were asked: ask again.
-		var fields []field
-		for _, fl := range offers.Fields {
-			fields = append(fields, field{fl.Key, fl.Label})
-		}
-		askFields(s, fields)
+		askFields(s, topUpFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
+	}
+	if bad := firstInvalid(env, s); bad != nil {
+		return nil, false, bad
 	}
 	for _, o := range offers.Offers {
 		if o.OfferID == s.Get("offer") {
