@@ -47,6 +47,11 @@ type Options struct {
 	StarsUSDRate decimal.Decimal
 	// LowBalanceUSD is the upstream balance below which admins are alerted.
 	LowBalanceUSD decimal.Decimal
+	// SupportURL is an external helpdesk linked from support (SUPPORT_URL).
+	SupportURL string
+	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
+	// default terms. TermsURL links the full terms (TERMS_URL).
+	TermsText, TermsURL string
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several

@@ -238,7 +238,7 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	screen := s.openChat(processing, en("oc.btn_open"))
 
 	s.fake.SendCommand(chat, "help", "")
-	s.waitLast(chat, en("help.text"))
+	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars")))
 	s.fake.SendText(chat, "still in the chat")
 	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
 

@@ -94,10 +94,7 @@ func (b *Bot) ordersPage(ctx context.Context, env *flows.Env, userID int64, page
 		name := fulfil.ItemName(o)
 		text += "\n" + env.T("orders.line", "id", o.ID, "item", locales.Escape(name),
 			"status", statusText(env.Lang, o), "date", locales.Date(env.Lang, o.CreatedAt))
-		label := "#" + strconv.FormatInt(o.ID, 10) + " · " + name
-		if r := []rune(label); len(r) > 40 {
-			label = string(r[:39]) + "…"
-		}
+		label := locales.Clip("#"+strconv.FormatInt(o.ID, 10)+" · "+name, 40)
 		rows = append(rows, []flows.Button{{Text: label, Action: actOrderView, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
 	}
 	if pages > 1 {

@@ -144,6 +144,7 @@ func (b *Bot) UsePayments(p *Payments) {
 	b.Engine.HandleButton(actPayWallet, p.chosen)
 	if p.opts.Wallet {
 		b.Engine.HandleCommand("wallet", p.walletCommand)
+		b.Engine.HelpPayment = "help.pay_wallet"
 	}
 }
 

@@ -127,7 +127,11 @@ type Engine struct {
 	DefaultLang locales.Lang
 	FlowTTL     time.Duration // a flow untouched this long has expired
 	NewNonce    func() string
+	// HelpPayment is the locale key of how buyers pay, in /help:
+	// "help.pay_stars" (the default) or "help.pay_wallet".
+	HelpPayment string
 	flows       map[string]Flow
+	lasting     map[string]bool // flows that never expire (conversations)
 	commands    map[string]CommandFunc
 	buttons     map[string]CommandFunc // global button actions registered by other parts
 }
@@ -139,12 +143,19 @@ func NewEngine(langs []locales.Lang, def locales.Lang) *Engine {
 	}
 	return &Engine{
 		Langs: langs, DefaultLang: def, FlowTTL: 30 * time.Minute, NewNonce: randomNonce,
-		flows: map[string]Flow{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
+		flows: map[string]Flow{}, lasting: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
 	}
 }
 
 // Register adds a product line's flow under its line name.
 func (e *Engine) Register(name string, f Flow) { e.flows[name] = f }
+
+// RegisterLasting adds a flow that does not expire with FlowTTL: a
+// conversation (support) that stays open until it is closed.
+func (e *Engine) RegisterLasting(name string, f Flow) {
+	e.flows[name] = f
+	e.lasting[name] = true
+}
 
 // HandleCommand registers a command handled outside the flows.
 func (e *Engine) HandleCommand(name string, f CommandFunc) { e.commands[name] = f }
@@ -202,7 +213,7 @@ func (e *Engine) enabled(l locales.Lang) bool {
 }
 
 func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	expired := s.Flow != "" && !s.Expires.IsZero() && ev.Now.After(s.Expires)
+	expired := s.Flow != "" && !e.lasting[s.Flow] && !s.Expires.IsZero() && ev.Now.After(s.Expires)
 	switch ev.Kind {
 	case EvCommand:
 		return e.command(ctx, env, s, ev)
@@ -277,8 +288,11 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		}
 		return &Reply{Notices: []Notice{{Text: msg}}, Screen: e.menu(env), Save: true}, nil
 	case "help":
-		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+		return e.help(env), nil
 	case "paysupport":
+		if f, ok := e.commands["paysupport"]; ok {
+			return f(ctx, env, s, ev)
+		}
 		return &Reply{Notices: []Notice{{Text: env.T("paysupport.text")}}, NoScreen: true}, nil
 	case "language":
 		s.Clear()
@@ -341,7 +355,7 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	case actLine:
 		return e.startLine(ctx, env, s, b.Arg, "")
 	case actHelp:
-		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+		return e.help(env), nil
 	case actLangMenu:
 		s.Clear()
 		s.Step = "language"
@@ -367,6 +381,24 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		return r, err
 	}
 	return e.stale(ctx, env, s)
+}
+
+// ActSupport is the global button action that opens a conversation with
+// the shop's staff, when something registered it.
+const ActSupport = "sup"
+
+// help is the /help text, with a button to write to support when support
+// is on.
+func (e *Engine) help(env *Env) *Reply {
+	pay := e.HelpPayment
+	if pay == "" {
+		pay = "help.pay_stars"
+	}
+	n := Notice{Text: env.T("help.text", "payment", env.T(pay))}
+	if _, ok := e.buttons[ActSupport]; ok {
+		n.Rows = [][]Button{{{Text: env.T("btn.support_write"), Action: ActSupport, Global: true}}}
+	}
+	return &Reply{Notices: []Notice{n}, NoScreen: true}
 }
 
 // MenuScreen renders the main menu (exported for flows that return to it).
@@ -428,11 +460,17 @@ func (e *Engine) encode(s *Session, r *Reply, fresh bool) error {
 		return nil
 	}
 	if r.Screen != nil {
+		if err := checkLimits("screen", r.Screen.Text, r.Screen.Rows); err != nil {
+			return err
+		}
 		if err := fill(r.Screen.Rows, false); err != nil {
 			return err
 		}
 	}
 	for i := range r.Notices {
+		if err := checkLimits("notice", r.Notices[i].Text, r.Notices[i].Rows); err != nil {
+			return err
+		}
 		if err := fill(r.Notices[i].Rows, true); err != nil {
 			return err
 		}

@@ -211,3 +211,40 @@ type longButtonFlow struct{ stubFlow }
 func (longButtonFlow) Start(_ context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	return &Reply{Screen: &Screen{Text: "x", Rows: [][]Button{{{Text: "long", Action: "item", Arg: strings.Repeat("z", 80)}}}}}, nil
 }
+
+// bigReplyFlow builds a screen of text characters and buttons as asked.
+type bigReplyFlow struct {
+	stubFlow
+	text    int
+	buttons int
+}
+
+func (f bigReplyFlow) Start(context.Context, *Env, *Session, string) (*Reply, error) {
+	sc := &Screen{Text: "<b>" + strings.Repeat("я", f.text) + "</b> &amp;"}
+	for range f.buttons {
+		sc.Rows = append(sc.Rows, []Button{{Text: "b", Action: "i"}})
+	}
+	return &Reply{Screen: sc}, nil
+}
+
+func TestReplyOverTelegramLimitsIsAnError(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		text, buttons int
+		ok            bool
+	}{
+		{"text at the limit (tags and entities not counted)", MaxTextLen - 2, 1, true},
+		{"text over the limit", MaxTextLen, 1, false},
+		{"100 buttons", 10, MaxButtons, true},
+		{"101 buttons", 10, MaxButtons + 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := testEngine()
+			e.Register("keys", bigReplyFlow{text: tt.text, buttons: tt.buttons})
+			_, err := e.Handle(context.Background(), &Session{}, command("keys", ""))
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrTooBig)) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}

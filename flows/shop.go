@@ -172,7 +172,7 @@ func (sh *Shop) Register(e *Engine) {
 const (
 	actBack     = "b"  // back one step
 	actPage     = "pg" // arg: page number
-	actNoop     = "pi" // the page indicator
+	actNoop     = "pi" // the page indicator of older screens: nothing to do
 	actPick     = "i"  // arg: index of an entry on the page
 	actSearch   = "s"  // open the search prompt
 	actQty      = "n"  // arg: a quick quantity
@@ -189,14 +189,20 @@ const (
 const (
 	maxNameLen    = 120
 	maxButtonText = 60
+	maxNoteLen    = 600
+	maxItemName   = 2*maxNameLen + 16 // a quote's item: category and offer
 )
 
-// listItem is one entry of a paginated list. A paused item is shown as
-// temporarily unavailable and cannot be picked.
+// listItem is one entry of a paginated list: its button label and, for
+// lists that also describe each entry in the message, its text line (HTML).
+// A paused item is shown as temporarily unavailable and cannot be picked;
+// an item with NoButton (sold out) is only described.
 type listItem struct {
-	Label  string
-	ID     string
-	Paused bool
+	Label    string
+	ID       string
+	Line     string
+	Paused   bool
+	NoButton bool
 }
 
 // funds is the upstream balance as far as it is known for one screen.
@@ -239,37 +245,71 @@ func pausedLabel(env *Env, label string) string {
 	return env.T("catalog.paused_btn", "item", label)
 }
 
-// listRows renders one page of items as buttons (one per row), then
-// prev/indicator/next when there is more than one page. The ids of the page
-// are kept in the session, so the buttons carry only an index.
-func (sh *Shop) listRows(env *Env, s *Session, items []listItem) [][]Button {
+// clipName shortens an upstream name for a message line (not yet escaped).
+func clipName(name string) string { return locales.Clip(name, maxNameLen) }
+
+// itemLabel is a button label: the upstream name, clipped so that the
+// suffix (a price) always shows.
+func itemLabel(name, suffix string) string {
+	return locales.Clip(name, max(maxButtonText-locales.UTF16Len(suffix), 12)) + suffix
+}
+
+// offerItem is a card or key of an offer list: described by a line with its
+// price, picked by a button, or only described when sold out or paused.
+func offerItem(env *Env, price, name, id string, soldOut, paused bool) listItem {
+	shown := locales.Escape(clipName(name))
+	switch {
+	case soldOut:
+		return listItem{Line: env.T("gc.card_sold_out", "name", shown), NoButton: true}
+	case paused:
+		return listItem{Line: env.T("catalog.paused_line", "name", shown), NoButton: true}
+	}
+	return listItem{Label: itemLabel(name, " — "+price), ID: id, Line: env.T("gc.card_line", "name", shown, "price", price)}
+}
+
+// listPage renders one page of items: their text lines added to text, one
+// button per row, and ◀️ ▶️ when there is more than one page (the page,
+// kept in the session, is then named in the text). The ids of the page are
+// kept in the session, so the buttons carry only an index. Labels are
+// clipped, so a page stays within Telegram's limits whatever the upstream
+// names.
+func (sh *Shop) listPage(env *Env, s *Session, text string, items []listItem) (string, [][]Button) {
 	per := sh.PerPage
 	pages := max(1, (len(items)+per-1)/per)
 	page, _ := strconv.Atoi(s.Get("page"))
 	page = min(max(page, 0), pages-1)
 	var rows [][]Button
 	var ids []string
+	var b strings.Builder
+	b.WriteString(text)
 	for i := page * per; i < min(len(items), (page+1)*per); i++ {
-		if items[i].Paused {
-			rows = append(rows, []Button{{Text: pausedLabel(env, items[i].Label), Action: actPaused}})
-			continue
+		it := items[i]
+		if it.Line != "" {
+			b.WriteString("\n" + it.Line)
 		}
-		rows = append(rows, []Button{{Text: items[i].Label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
-		ids = append(ids, items[i].ID)
+		label := locales.Clip(it.Label, maxButtonText+16)
+		switch {
+		case it.NoButton:
+		case it.Paused:
+			rows = append(rows, []Button{{Text: pausedLabel(env, label), Action: actPaused}})
+		default:
+			rows = append(rows, []Button{{Text: label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
+			ids = append(ids, it.ID)
+		}
 	}
 	s.Set("ids", strings.Join(ids, "\x1f"))
 	if pages > 1 {
+		b.WriteString("\n\n" + env.T("page.of", "page", page+1, "pages", pages))
 		var nav []Button
 		if page > 0 {
 			nav = append(nav, Button{Text: env.T("btn.prev"), Action: actPage, Arg: strconv.Itoa(page - 1)})
 		}
-		nav = append(nav, Button{Text: env.T("page.indicator", "page", page+1, "pages", pages), Action: actNoop})
 		if page < pages-1 {
 			nav = append(nav, Button{Text: env.T("btn.next"), Action: actPage, Arg: strconv.Itoa(page + 1)})
 		}
 		rows = append(rows, nav)
 	}
-	return rows
+	return b.String(), rows
 }
 
 // picked returns the id behind a list button's index.
@@ -429,6 +469,7 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	if !sh.funds(ctx).covers(q.UpstreamUSD) {
 		return sh.again(ctx, env, f, s, env.T("catalog.paused_quote"))
 	}
+	q.ItemName = locales.Clip(q.ItemName, maxItemName)
 	q.ChatID, q.UserID = env.User.ID, env.User.ID
 	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
 	q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)

@@ -221,7 +221,8 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			items = append(items, listItem{Label: r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), ID: r.Region, Paused: !funds.covers(r.PriceUSD.Decimal)})
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	case sgEditions:
 		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
 		offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
@@ -244,7 +245,8 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			items = append(items, listItem{Label: label, ID: strconv.FormatInt(ed.SubID, 10), Paused: !funds.covers(lowest)})
 		}
 		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	default:
 		s.Step = sgGames
 		games, stale, err := f.Catalog.StoreGames(ctx)
@@ -265,7 +267,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 				text += "\n\n" + env.T("gifts.none")
 			}
 		}
-		rows := f.listRows(env, s, items)
+		text, rows := f.listPage(env, s, text, items)
 		if q != "" {
 			rows = append(rows, []Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
 		}
