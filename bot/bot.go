@@ -157,6 +157,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.chat = newOrderChat(b)
 	b.ful.SetChats(chatHooks{b.chat})
 	b.chat.register(engine)
+	newSupport(b).register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -270,11 +271,11 @@ func (b *Bot) setup(ctx context.Context) error {
 }
 
 // buyerCommands are shown in Telegram's command menu, in this order.
-var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "paysupport", "cancel"}
+var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
 
 // adminCommands are added to the buyers' list in each admin's own chat
 // (where /orders lists the whole shop's orders).
-var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "broadcast"}
+var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "broadcast", "tickets"}
 
 // registerCommands sets the command menu for buyers (default scope) and,
 // in each admin's chat scope, the buyers' commands plus the admin ones:
