@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -16,7 +18,12 @@ type Conn struct {
 	Client   redis.UniversalClient
 	Embedded bool
 	mini     *miniredis.Miniredis
+	stop     func() // stops the embedded store's clock
 }
+
+// ClockTick is how often the embedded store's clock is moved to the wall
+// clock: keys with a TTL expire at most this late.
+const ClockTick = time.Second
 
 // Open connects to the Redis server at url (redis:// or rediss://). An empty
 // url starts an embedded in-process store instead; it is not durable, and
@@ -27,7 +34,11 @@ func Open(ctx context.Context, url string) (*Conn, error) {
 		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		return &Conn{Client: redis.NewClient(&redis.Options{Addr: m.Addr()}), Embedded: true, mini: m}, nil
+		t := time.NewTicker(ClockTick)
+		c := newEmbeddedClock(m, time.Now)
+		stop := c.run(t.C, nil)
+		return &Conn{Client: redis.NewClient(&redis.Options{Addr: m.Addr()}), Embedded: true, mini: m,
+			stop: func() { stop(); t.Stop() }}, nil
 	}
 	opts, err := ParseURL(url)
 	if err != nil {
@@ -57,8 +68,61 @@ func ParseURL(url string) (*redis.Options, error) {
 // Close closes the client and stops the embedded server, if any.
 func (c *Conn) Close() error {
 	err := c.Client.Close()
+	if c.stop != nil {
+		c.stop()
+	}
 	if c.mini != nil {
 		c.mini.Close()
 	}
 	return err
+}
+
+// embeddedClock moves the embedded store's clock with the wall clock.
+// miniredis never moves time by itself: without this, keys with a TTL (rate
+// limits, quotes, locks) would never expire and the demo's rate limit would
+// refuse a buyer forever.
+type embeddedClock struct {
+	m    *miniredis.Miniredis
+	now  func() time.Time
+	last time.Time
+}
+
+func newEmbeddedClock(m *miniredis.Miniredis, now func() time.Time) *embeddedClock {
+	c := &embeddedClock{m: m, now: now, last: now()}
+	m.SetTime(c.last)
+	return c
+}
+
+// tick fast-forwards the store by the time elapsed since the last tick
+// (expiring what is due) and sets its clock (TIME, EXPIREAT) to now.
+func (c *embeddedClock) tick() {
+	now := c.now()
+	if d := now.Sub(c.last); d > 0 {
+		c.m.FastForward(d)
+	}
+	c.m.SetTime(now)
+	c.last = now
+}
+
+// run ticks on every value of ticks until stopped; after each tick it
+// signals ticked, when not nil (for tests). The returned stop waits for the
+// loop to end.
+func (c *embeddedClock) run(ticks <-chan time.Time, ticked chan<- struct{}) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ticks:
+				c.tick()
+				if ticked != nil {
+					ticked <- struct{}{}
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(quit); <-done }) }
 }
