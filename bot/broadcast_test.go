@@ -124,6 +124,15 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	if !strings.Contains(h.lastText(admin), "finished") {
 		t.Fatalf("no final report: %q", h.lastText(admin))
 	}
+	reports := 0
+	for _, m := range h.fake.MessagesIn(admin) {
+		if strings.Contains(m.RawText, "finished") {
+			reports++
+		}
+	}
+	if reports != 1 {
+		t.Fatalf("the final report shows %d times, want once", reports)
+	}
 }
 
 func (h *harness) waitText(chatID int64, part string) botapitest.Message {

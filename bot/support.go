@@ -153,6 +153,12 @@ func (f buyerSupport) Show(_ context.Context, env *flows.Env, s *flows.Session) 
 	return f.sp.buyerScreen(env, s.Step == "sent"), nil
 }
 
+// Cancel leaves support; an open ticket stays open and answers still come.
+func (f buyerSupport) Cancel(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	s.Clear()
+	return &flows.Reply{Answer: env.T("support.left"), Notices: []flows.Notice{{Text: env.T("support.left")}}, Screen: f.sp.b.Engine.MenuScreen(env), Save: true}, nil
+}
+
 func (f buyerSupport) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 	if ev.Kind == flows.EvButton {
 		return &flows.Reply{Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
@@ -229,7 +235,7 @@ func (sp *support) recentOrders(ctx context.Context, lang locales.Lang, user int
 	}
 	var lines []string
 	for _, o := range list {
-		lines = append(lines, locales.T(lang, "orders.line", "id", o.ID, "item", locales.Escape(locales.Clip(fulfil.ItemName(o), 60)),
+		lines = append(lines, locales.T(lang, "orders.line", "id", o.ID, "item", locales.Escape(locales.Clip(fulfil.ItemName(lang, o), 60)),
 			"status", statusText(lang, o), "date", locales.Date(lang, o.CreatedAt)))
 	}
 	return strings.Join(lines, "\n")
@@ -263,6 +269,16 @@ func (f adminReply) Show(_ context.Context, env *flows.Env, s *flows.Session) (*
 func (sp *support) replyScreen(env *flows.Env, s *flows.Session) *flows.Screen {
 	return &flows.Screen{Text: env.T("support.reply_prompt", "user", userLink(parseID(s.Get("to")), s.Get("name"))),
 		Rows: [][]flows.Button{{{Text: env.T("btn.cancel"), Action: actTickets, Global: true}}}}
+}
+
+// Cancel drops the reply and shows the open tickets.
+func (f adminReply) Cancel(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	r, err := f.sp.tickets(ctx, env, s)
+	if r != nil {
+		r.Answer = env.T("support.reply_cancelled")
+		r.Notices = []flows.Notice{{Text: env.T("support.reply_cancelled")}}
+	}
+	return r, err
 }
 
 func (f adminReply) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {

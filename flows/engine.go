@@ -101,6 +101,13 @@ type Flow interface {
 	Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
 }
 
+// Canceler is a flow with its own /cancel (and Cancel button): what it says
+// and where it goes. Without it /cancel says nothing was charged and shows
+// the main menu, which is wrong for a conversation or an admin action.
+type Canceler interface {
+	Cancel(ctx context.Context, env *Env, s *Session) (*Reply, error)
+}
+
 // CommandFunc handles a command outside any flow (for example /orders).
 type CommandFunc func(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error)
 
@@ -239,7 +246,11 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 			}
 			return r, err
 		}
-		return &Reply{Notices: []Notice{{Text: env.T("err.text_expected")}}, Screen: e.menu(env), Save: true}, nil
+		key := "menu.text_hint"
+		if ev.Kind != EvText && ev.Kind != EvPhoto || ev.Kind == EvText && strings.TrimSpace(ev.Text) == "" {
+			key = "menu.use_buttons" // a sticker, a voice message...
+		}
+		return &Reply{Notices: []Notice{{Text: env.T(key)}}, Screen: e.menu(env), Save: true}, nil
 	}
 }
 
@@ -280,6 +291,9 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		}
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	case "cancel":
+		if f, ok := e.flows[s.Flow].(Canceler); ok {
+			return f.Cancel(ctx, env, s)
+		}
 		had := s.Flow != ""
 		s.Clear()
 		msg := env.T("cancel.nothing")
@@ -350,6 +364,9 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		s.Clear()
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	case actCancel:
+		if f, ok := e.flows[s.Flow].(Canceler); ok {
+			return f.Cancel(ctx, env, s)
+		}
 		s.Clear()
 		return &Reply{Answer: env.T("cancel.done"), Screen: e.menu(env), Save: true}, nil
 	case actLine:

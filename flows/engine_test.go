@@ -248,3 +248,47 @@ func TestReplyOverTelegramLimitsIsAnError(t *testing.T) {
 		})
 	}
 }
+
+func TestTextAtTheMainMenuGetsAHint(t *testing.T) {
+	e := testEngine()
+	s := Session{}
+	for _, tt := range []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Kind: EvText, Text: "my payment did not arrive", Now: now, User: User{ID: 1, LanguageCode: "en"}}, "menu.text_hint"},
+		{Event{Kind: EvText, Now: now, User: User{ID: 1, LanguageCode: "en"}}, "menu.use_buttons"}, // a sticker
+	} {
+		r, err := e.Handle(context.Background(), &s, tt.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Notices) != 1 || r.Notices[0].Text != locales.T(locales.En, tt.want) || r.Screen == nil {
+			t.Fatalf("reply to %+v = %+v", tt.ev, r)
+		}
+		if strings.Contains(r.Notices[0].Text, locales.T(locales.En, "err.text_expected")) {
+			t.Fatal("the old 'send your answer as text' reply")
+		}
+	}
+}
+
+// cancelingFlow has its own /cancel.
+type cancelingFlow struct{ stubFlow }
+
+func (cancelingFlow) Cancel(_ context.Context, _ *Env, s *Session) (*Reply, error) {
+	s.Clear()
+	return &Reply{Notices: []Notice{{Text: "left the chat"}}, NoScreen: true, Save: true}, nil
+}
+
+func TestCancelInAFlowWithItsOwnCancel(t *testing.T) {
+	e := testEngine()
+	e.Register("keys", cancelingFlow{})
+	s := Session{}
+	if _, err := e.Handle(context.Background(), &s, command("keys", "")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Handle(context.Background(), &s, command("cancel", ""))
+	if err != nil || len(r.Notices) != 1 || r.Notices[0].Text != "left the chat" || s.Flow != "" {
+		t.Fatalf("/cancel = %+v, %v (flow %q)", r, err, s.Flow)
+	}
+}

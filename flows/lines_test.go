@@ -374,8 +374,9 @@ func TestGiftCardsLine(t *testing.T) {
 	runScripts(t, "giftcards", []script{
 		{name: "browse brand region card quantity", in: []string{"/giftcards", "tap:Apple", "tap:US", "tap:Apple 10 USD", "tap:5", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			// 5 * 10.35 = 51.75; +10% = 56.925 -> 56.93 USD; /0.013 = 4379.2 -> 4380 Stars.
-			if q.Category != "apple-us" || q.Item != "apple-us-10" || q.Quantity != 5 || !q.ShopUSD.Equal(decimal.RequireFromString("56.93")) || q.Stars != 4380 {
+			// The unit as shown: 10.35 +10% = 11.385 -> 11.39 USD; /0.013 = 876.2 -> 877 Stars.
+			// The total is exactly 5 units: 56.95 USD, 4,385 Stars (not 4,380 from 56.93).
+			if q.Category != "apple-us" || q.Item != "apple-us-10" || q.Quantity != 5 || !q.ShopUSD.Equal(decimal.RequireFromString("56.95")) || q.Stars != 5*877 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},

@@ -364,11 +364,13 @@ func quickQuantities(env *Env, lo, hi int, candidates []int) [][]Button {
 	return rows
 }
 
-// parseQuantity reads a whole number the buyer typed ("1 000" and "1,000" too).
+// parseQuantity reads a whole number the buyer typed ("1 000" and "1,000"
+// too). Zero and negative numbers are numbers: the caller's range check
+// answers them with the allowed range, like any other number out of it.
 func parseQuantity(text string) (int, bool) {
-	t := strings.NewReplacer(" ", "", "\u00a0", "", ",", "", "_", "").Replace(strings.TrimSpace(text))
+	t := strings.NewReplacer(" ", "", "\u00a0", "", ",", "", "_", "", "\u2212", "-").Replace(strings.TrimSpace(text))
 	n, err := strconv.Atoi(t)
-	if err != nil || n <= 0 || len(t) > 9 {
+	if err != nil || len(strings.TrimLeft(t, "+-")) > 9 {
 		return 0, false
 	}
 	return n, true
@@ -472,8 +474,15 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	q.ItemName = locales.Clip(q.ItemName, maxItemName)
 	q.ChatID, q.UserID = env.User.ID, env.User.ID
 	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
-	q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
-	q.Stars = sh.Pricing.Stars(q.ShopUSD)
+	if unit, ok := unitPriced(q); ok {
+		// The buyer saw the unit price: the total is exactly unit × quantity.
+		shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
+		q.ShopUSD = shopUnit.Mul(decimalInt(q.Quantity))
+		q.Stars = sh.Pricing.Stars(shopUnit) * int64(q.Quantity)
+	} else {
+		q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
+		q.Stars = sh.Pricing.Stars(q.ShopUSD)
+	}
 	if err := sh.Quotes.Save(ctx, q); err != nil {
 		return nil, err
 	}
@@ -482,6 +491,28 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	sc := sh.confirmScreen(env, q)
 	sc.Text = withStale(env, sc.Text, stale)
 	return &Reply{Notices: notices, Screen: sc, Save: true}, nil
+}
+
+// unitPriced reports whether a quote is several units of one item priced
+// per unit (gift cards, game keys), and the upstream unit price.
+func unitPriced(q *state.Quote) (decimal.Decimal, bool) {
+	if q.Quantity <= 1 || (q.Line != "giftcards" && q.Line != "keys") {
+		return decimal.Decimal{}, false
+	}
+	return q.UpstreamUSD.Div(decimalInt(q.Quantity)), true
+}
+
+// FormatQuote shows a quote's total as the buyer pays it: its Stars and/or
+// USD as priced, not recomputed from the USD.
+func (p *Pricing) FormatQuote(lang locales.Lang, stars int64, usd decimal.Decimal) string {
+	var parts []string
+	if p.ShowStars || !p.ShowUSD {
+		parts = append(parts, locales.Stars(lang, stars))
+	}
+	if p.ShowUSD {
+		parts = append(parts, locales.Money(lang, usd))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // confirmScreen shows what, for whom, how many and the total.
@@ -503,9 +534,14 @@ func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
 		b.WriteString(env.T("confirm.qty", "n", locales.Number(env.Lang, int64(q.Quantity))))
+		if unit, ok := unitPriced(q); ok {
+			shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
+			b.WriteString("\n")
+			b.WriteString(env.T("confirm.unit", "price", sh.Pricing.FormatQuote(env.Lang, sh.Pricing.Stars(shopUnit), shopUnit)))
+		}
 	}
 	b.WriteString("\n\n")
-	b.WriteString(env.T("confirm.total", "total", sh.Pricing.Format(env.Lang, q.ShopUSD)))
+	b.WriteString(env.T("confirm.total", "total", sh.Pricing.FormatQuote(env.Lang, q.Stars, q.ShopUSD)))
 	b.WriteString("\n")
 	b.WriteString(env.N("confirm.valid", int64(sh.QuoteTTL/time.Minute)))
 	return &Screen{Text: b.String(), Rows: [][]Button{

@@ -32,3 +32,21 @@ func TestClip(t *testing.T) {
 		t.Errorf("Clip of a 5,000-character name = %d units", UTF16Len(got))
 	}
 }
+
+// TestRefundRateAgreesWithItsCount: "0 из 1 завершённого", not "завершённых".
+func TestRefundRateAgreesWithItsCount(t *testing.T) {
+	for _, tt := range []struct {
+		lang Lang
+		n    int64
+		want string
+	}{
+		{Ru, 1, "(0 из 1 завершённого)"}, {Ru, 21, "(0 из 21 завершённого)"}, {Ru, 2, "(0 из 2 завершённых)"},
+		{Ru, 5, "(0 из 5 завершённых)"}, {Uk, 1, "(0 із 1 завершеного)"}, {Uk, 3, "(0 із 3 завершених)"},
+		{En, 1, "(0 of 1 finished)"},
+	} {
+		got := N(tt.lang, "rep.stats.refunds", tt.n, "pct", "0", "refunded", "0")
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%s %d: %q lacks %q", tt.lang, tt.n, got, tt.want)
+		}
+	}
+}
