@@ -47,6 +47,9 @@ type Options struct {
 	StarsUSDRate decimal.Decimal
 	// LowBalanceUSD is the upstream balance below which admins are alerted.
 	LowBalanceUSD decimal.Decimal
+	// CommandsRetry is how soon a failed setMyCommands at start is tried
+	// again (doubling up to ten minutes); default 30s.
+	CommandsRetry time.Duration
 	// SupportURL is an external helpdesk linked from support (SUPPORT_URL).
 	SupportURL string
 	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
@@ -113,6 +116,9 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	if !opts.StarsUSDRate.IsPositive() {
 		opts.StarsUSDRate = decimal.RequireFromString("0.013")
+	}
+	if opts.CommandsRetry <= 0 {
+		opts.CommandsRetry = 30 * time.Second
 	}
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = 100 * time.Millisecond
@@ -267,7 +273,34 @@ func (b *Bot) setup(ctx context.Context) error {
 	} else if _, err = b.API.TG.DeleteWebhook(cctx, &tgbot.DeleteWebhookParams{}); err != nil {
 		return fmt.Errorf("deleteWebhook before long polling: %s", scrub(err.Error(), b.opts.Token))
 	}
-	return b.registerCommands(cctx)
+	if err := b.registerCommands(cctx); err != nil {
+		// The command menu is a convenience: the shop works without it.
+		b.log.Warn("set the command menu; retrying in the background", "err", scrub(err.Error(), b.opts.Token))
+		go b.retryCommands(ctx)
+	}
+	return nil
+}
+
+// retryCommands tries setMyCommands again, backing off from CommandsRetry
+// to ten minutes, until it succeeds or ctx ends.
+func (b *Bot) retryCommands(ctx context.Context) {
+	wait := b.opts.CommandsRetry
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := b.registerCommands(cctx)
+		cancel()
+		if err == nil {
+			b.log.Info("command menu set")
+			return
+		}
+		b.log.Warn("set the command menu", "err", scrub(err.Error(), b.opts.Token), "retry_in", wait)
+		wait = min(2*wait, 10*time.Minute)
+	}
 }
 
 // buyerCommands are shown in Telegram's command menu, in this order.

@@ -713,10 +713,34 @@ func (p *Payments) walletCommand(ctx context.Context, env *flows.Env, _ *flows.S
 		b.WriteString(env.T("wallet.history"))
 		for _, e := range entries {
 			b.WriteString("\n")
-			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", signedMoney(env.Lang, e.Amount), "what", env.T(entryKind(e))))
+			what := env.T(entryKind(e))
+			if id := p.entryOrder(ctx, e); id > 0 {
+				what = env.T(entryKind(e)+"_order", "id", id)
+			}
+			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", signedMoney(env.Lang, e.Amount), "what", what))
 		}
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: b.String()}}, NoScreen: true}, nil
+}
+
+// entryOrder is the shop order a wallet movement paid or refunded, or 0:
+// payments and refunds of a quote name its order, refunds of an order name
+// it directly.
+func (p *Payments) entryOrder(ctx context.Context, e state.Entry) int64 {
+	ref := e.Ref
+	if id, ok := strings.CutPrefix(ref, "refund:order:"); ok {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		return n
+	}
+	ref = strings.TrimPrefix(ref, "refund:")
+	qid, ok := strings.CutPrefix(ref, "pay:quote:")
+	if !ok || qid == "" {
+		return 0
+	}
+	if o, err := p.Orders.ByQuote(ctx, qid); err == nil {
+		return o.ID
+	}
+	return 0
 }
 
 func signedMoney(lang locales.Lang, d decimal.Decimal) string {

@@ -150,7 +150,12 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			if o.Note != "" {
 				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, maxNameLen)) + "</i>"
 			}
-			items = append(items, listItem{Label: itemLabel(o.Name, " — "+price), ID: o.ID, Line: line, Paused: !funds.covers(o.PriceUSD.Decimal)})
+			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD.Decimal))
+			if it.Paused {
+				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(clipName(o.Name)))
+			}
+			it.Line = line
+			items = append(items, it)
 		}
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")

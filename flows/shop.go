@@ -225,8 +225,17 @@ func (sh *Shop) funds(ctx context.Context) funds {
 	return funds{balance: b, known: true}
 }
 
-// covers reports whether the balance pays for an item at upstream price usd.
+// maxUpstreamUSD is the largest upstream price of one order the shop takes:
+// anything above is an upstream error, not a price.
+var maxUpstreamUSD = decimal.NewFromInt(100_000)
+
+// covers reports whether an item at upstream price usd can be sold: the price
+// is sane (positive, not absurd: an upstream error must never show as a
+// negative or overflowing price) and the balance pays for it.
 func (f funds) covers(usd decimal.Decimal) bool {
+	if !usd.IsPositive() || usd.GreaterThan(maxUpstreamUSD) {
+		return false
+	}
 	return !f.known || f.balance.GreaterThanOrEqual(usd)
 }
 
@@ -252,6 +261,15 @@ func clipName(name string) string { return locales.Clip(name, maxNameLen) }
 // suffix (a price) always shows.
 func itemLabel(name, suffix string) string {
 	return locales.Clip(name, max(maxButtonText-locales.UTF16Len(suffix), 12)) + suffix
+}
+
+// pricedItem is an entry labelled with its price, or with its name only when
+// it cannot be sold now (so an absurd upstream price is never shown).
+func pricedItem(name, price, id string, sellable bool) listItem {
+	if !sellable {
+		return listItem{Label: locales.Clip(name, maxButtonText), ID: id, Paused: true}
+	}
+	return listItem{Label: itemLabel(name, " — "+price), ID: id}
 }
 
 // offerItem is a card or key of an offer list: described by a line with its

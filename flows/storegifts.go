@@ -218,7 +218,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		items := make([]listItem, 0, len(ed.Regions))
 		funds := f.funds(ctx)
 		for _, r := range ed.Regions {
-			items = append(items, listItem{Label: r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), ID: r.Region, Paused: !funds.covers(r.PriceUSD.Decimal)})
+			items = append(items, pricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), r.Region, funds.covers(r.PriceUSD.Decimal)))
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
 		text, rows := f.listPage(env, s, text, items)

@@ -213,7 +213,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			items = append(items, listItem{Label: itemLabel(o.Name, " — "+f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal)), ID: o.OfferID, Paused: !funds.covers(o.PriceUSD.Decimal)})
+			items = append(items, pricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), o.OfferID, funds.covers(o.PriceUSD.Decimal)))
 		}
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
