@@ -53,6 +53,51 @@ func newSupport(b *Bot) *support {
 	return &support{b: b, rdb: b.rdb, p: b.opts.Prefix + "support:"}
 }
 
+// relayedTTL is how long an admin can answer a relayed message by replying
+// to it.
+const relayedTTL = 30 * 24 * time.Hour
+
+func (sp *support) msgKey(admin int64, msg int) string {
+	return sp.p + "m:" + itoa(admin) + ":" + strconv.Itoa(msg)
+}
+
+// swipeReply takes an admin's reply to a relayed support message (Telegram's
+// reply to a message) and sends it to that buyer, without going through the
+// admin's menu. Anything else is left to the flows.
+func (sp *support) swipeReply(ctx context.Context, b *Bot, u *models.Update) bool {
+	m := u.Message
+	if m == nil || m.From == nil || m.ReplyToMessage == nil || !b.admins[m.From.ID] || m.Chat.Type != models.ChatTypePrivate {
+		return false
+	}
+	if _, _, cmd := parseCommand(m.Text); cmd {
+		return false
+	}
+	buyer, err := sp.rdb.Get(ctx, sp.msgKey(m.Chat.ID, m.ReplyToMessage.ID)).Int64()
+	if err != nil {
+		return false // not a relayed support message (or too old): the flows answer
+	}
+	text, photo := m.Text, ""
+	if len(m.Photo) > 0 {
+		text, photo = m.Caption, m.Photo[len(m.Photo)-1].FileID
+	}
+	lang := b.Engine.LangFor(&flows.Session{}, flows.User{LanguageCode: m.From.LanguageCode})
+	name := sp.rdb.HGet(ctx, sp.key(buyer), "name").Val()
+	if strings.TrimSpace(text) == "" && photo == "" {
+		_, _ = b.Send(ctx, m.Chat.ID, locales.T(lang, "support.text_or_photo"), nil)
+		return true
+	}
+	reply := locales.T(lang, "support.replied", "user", userLink(buyer, name))
+	if err := sp.toBuyer(ctx, buyer, strings.TrimSpace(text), photo); err != nil {
+		reply = locales.T(lang, "support.not_replied")
+		if errors.Is(err, ErrBlocked) {
+			reply = locales.T(lang, "support.buyer_blocked")
+		}
+		b.log.Warn("support: swipe reply to the buyer", "buyer", buyer, "err", err)
+	}
+	_, _ = b.Send(ctx, m.Chat.ID, reply, nil)
+	return true
+}
+
 func (sp *support) key(user int64) string { return sp.p + "t:" + itoa(user) }
 func (sp *support) openKey() string       { return sp.p + "open" }
 
@@ -64,6 +109,7 @@ func (sp *support) register(e *flows.Engine) {
 	e.HandleCommand("paysupport", open)
 	e.HandleCommand("support", open)
 	e.HandleButton(actSupport, open)
+	sp.b.Hook(sp.swipeReply)
 	e.RegisterLasting(supportFlow, buyerSupport{sp})
 	e.RegisterLasting(replyFlow, adminReply{sp})
 	e.HandleCommand("terms", func(_ context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
@@ -168,11 +214,20 @@ func (f buyerSupport) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.text_or_photo")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
 	}
 	if err := f.sp.fromBuyer(ctx, env, text, ev.PhotoID); err != nil {
-		return nil, err
+		if !errors.Is(err, errNoAdmin) {
+			return nil, err
+		}
+		// Nobody got it: say so, and keep the buyer in support to try again.
+		f.sp.b.log.Warn("support: a buyer's message reached no admin", "buyer", env.User.ID, "admins", len(f.sp.b.opts.Admins))
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.not_sent")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
 	}
 	s.Step = "sent"
 	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.sent")}}, Screen: f.sp.buyerScreen(env, true), Save: true}, nil
 }
+
+// errNoAdmin is a support message that reached no admin (none configured,
+// or none reachable).
+var errNoAdmin = errors.New("support: no admin could be reached")
 
 // fromBuyer opens (or keeps open) the buyer's ticket and relays a message
 // to every admin. Admins that cannot be reached are logged and skipped; the
@@ -198,21 +253,24 @@ func (sp *support) fromBuyer(ctx context.Context, env *flows.Env, text, photo st
 	delivered := 0
 	for _, admin := range sp.b.opts.Admins {
 		var err error
+		var msg int
 		if photo != "" {
-			if _, err = sp.b.Send(ctx, admin, head, nil); err == nil {
-				err = sp.sendPhoto(ctx, admin, photo, locales.Clip(text, 1000), rows)
+			if msg, err = sp.b.Send(ctx, admin, head, nil); err == nil {
+				err = sp.sendPhoto(ctx, admin, photo, locales.Escape(locales.Clip(text, 1000)), rows)
 			}
 		} else {
-			_, err = sp.b.Send(ctx, admin, head+"\n\n"+body, rows)
+			msg, err = sp.b.Send(ctx, admin, head+"\n\n"+body, rows)
 		}
 		if err != nil {
 			sp.b.log.Warn("support: relay to admin", "admin", admin, "buyer", u.ID, "err", err)
 			continue
 		}
+		// A swipe reply to this message answers the buyer (see swipeReply).
+		sp.rdb.Set(ctx, sp.msgKey(admin, msg), itoa(u.ID), relayedTTL)
 		delivered++
 	}
-	if delivered == 0 && len(sp.b.opts.Admins) > 0 {
-		return errors.New("support: no admin could be reached")
+	if delivered == 0 {
+		return errNoAdmin
 	}
 	return nil
 }
@@ -241,11 +299,12 @@ func (sp *support) recentOrders(ctx context.Context, lang locales.Lang, user int
 	return strings.Join(lines, "\n")
 }
 
+// sendPhoto sends a photo by its Telegram file id with an HTML caption.
 func (sp *support) sendPhoto(ctx context.Context, chat int64, fileID, caption string, rows [][]flows.Button) error {
 	return sp.b.API.Do(ctx, "sendPhoto", chat, func(ctx context.Context) error {
 		p := &tgbot.SendPhotoParams{ChatID: chat, Photo: &models.InputFileString{Data: fileID}}
 		if caption != "" {
-			p.Caption = caption
+			p.Caption, p.ParseMode = caption, models.ParseModeHTML
 		}
 		if len(rows) > 0 {
 			p.ReplyMarkup = keyboard(rows)
@@ -319,7 +378,7 @@ func (sp *support) toBuyer(ctx context.Context, buyer int64, text, photo string)
 	rows := [][]flows.Button{{{Text: locales.T(lang, "btn.support_write"), Data: write}, {Text: locales.T(lang, "btn.close_ticket"), Data: closeT}}}
 	msg := locales.T(lang, "support.from_staff", "text", locales.Escape(locales.Clip(text, maxSupportText)))
 	if photo != "" {
-		return sp.sendPhoto(ctx, buyer, photo, locales.Clip(locales.T(lang, "support.from_staff", "text", locales.Clip(text, 900)), 1000), rows)
+		return sp.sendPhoto(ctx, buyer, photo, locales.T(lang, "support.from_staff", "text", locales.Escape(locales.Clip(text, 900))), rows)
 	}
 	_, err := sp.b.Send(ctx, buyer, msg, rows)
 	return err

@@ -156,3 +156,76 @@ func TestTermsFromConfig(t *testing.T) {
 	}
 	h.noViolations()
 }
+
+// TestSupportWithoutAdminsSaysNotSent: with no admin to reach, the buyer is
+// told the message was not sent (not "sent"), and stays in support.
+func TestSupportWithoutAdminsSaysNotSent(t *testing.T) {
+	h := newHarness(t)
+	b := h.newBot(nil) // no ADMIN_IDS
+	h.run(b)
+	h.command(b, supportBuyer, "support", "")
+	h.sayIn(b, supportBuyer, "hello?")
+	h.waitText(supportBuyer, "not sent")
+	for _, m := range h.fake.MessagesIn(supportBuyer) {
+		if m.RawText == en("support.sent") {
+			t.Fatal("told the buyer the message was sent")
+		}
+	}
+	h.noViolations()
+}
+
+// TestSupportAdminRepliesWithAPhoto: an admin's photo reaches the buyer with
+// an HTML caption (the staff header) and the buttons to answer or close.
+func TestSupportAdminRepliesWithAPhoto(t *testing.T) {
+	h := newHarness(t)
+	b := h.supportBot()
+	h.run(b)
+	h.command(b, supportBuyer, "support", "")
+	h.sayIn(b, supportBuyer, "which code?")
+	relayed := h.waitText(supportAdmin, "which code?")
+	h.press(b, supportAdmin, relayed, en("btn.support_reply"))
+	n := len(h.fake.CallsFor("sendPhoto"))
+	h.fake.SendPhoto(supportAdmin, "this <one>")
+	calls := h.wait("sendPhoto", n+1)
+	c := calls[len(calls)-1]
+	if c.Int("chat_id") != supportBuyer || c.String("parse_mode") != "HTML" ||
+		c.String("caption") != en("support.from_staff", "text", "this &lt;one&gt;") {
+		t.Fatalf("photo to the buyer: %v", c.Params)
+	}
+	h.waitText(supportAdmin, "Reply sent to")
+	h.noViolations()
+}
+
+// TestSupportAdminAnswersByReplyingToTheRelayedMessage: replying to the
+// relayed message (no button) reaches the buyer, across a restart; a reply
+// to any other message is left to the flows.
+func TestSupportAdminAnswersByReplyingToTheRelayedMessage(t *testing.T) {
+	h := newHarness(t)
+	h.fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", LanguageCode: "uk"})
+	b := h.supportBot()
+	stop := h.run(b)
+	h.command(b, supportBuyer, "paysupport", "")
+	h.sayIn(b, supportBuyer, "Де мій код?")
+	relayed := h.waitText(supportAdmin, "Де мій код?")
+	stop()
+
+	b = h.supportBot()
+	h.run(b)
+	h.fake.SendReply(supportAdmin, relayed.MessageID, "Код уже в /orders")
+	got := h.waitText(supportBuyer, "Код уже в /orders")
+	if !strings.HasPrefix(got.RawText, locales.T(locales.Uk, "support.from_staff", "text", "")) {
+		t.Fatalf("reply to the buyer = %q", got.RawText)
+	}
+	h.waitText(supportAdmin, "Reply sent to")
+
+	// A reply to the admin's own menu is an ordinary message.
+	menu := h.command(b, supportAdmin, "start", "")
+	n := len(h.fake.MessagesIn(supportBuyer))
+	h.fake.SendReply(supportAdmin, menu.MessageID, "not for the buyer")
+	h.waitText(supportAdmin, en("menu.text_hint"))
+	h.idle(b)
+	if len(h.fake.MessagesIn(supportBuyer)) != n {
+		t.Fatal("a reply to another message reached the buyer")
+	}
+	h.noViolations()
+}
