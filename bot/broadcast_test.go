@@ -148,11 +148,6 @@ func (h *harness) waitText(chatID int64, part string) botapitest.Message {
 	return botapitest.Message{}
 }
 
-func (h *harness) lastText(chatID int64) string {
-	m, _ := h.fake.LastMessage(chatID)
-	return m.RawText
-}
-
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 	h := newHarness(t)
 	h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} }))

@@ -292,3 +292,15 @@ func TestCancelInAFlowWithItsOwnCancel(t *testing.T) {
 		t.Fatalf("/cancel = %+v, %v (flow %q)", r, err, s.Flow)
 	}
 }
+
+func TestHelpSaysHowBuyersPay(t *testing.T) {
+	e := testEngine()
+	s := Session{}
+	for _, tt := range []struct{ key, want string }{{"", "help.pay_stars"}, {"help.pay_wallet", "help.pay_wallet"}} {
+		e.HelpPayment = tt.key
+		r, err := e.Handle(context.Background(), &s, Event{Kind: EvCommand, Command: "help", Now: now, User: User{ID: 1, LanguageCode: "en"}})
+		if err != nil || len(r.Notices) != 1 || !strings.Contains(r.Notices[0].Text, locales.T(locales.En, tt.want)) {
+			t.Fatalf("/help with %q = %+v, %v", tt.key, r, err)
+		}
+	}
+}

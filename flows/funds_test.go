@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -168,5 +169,23 @@ func TestNonPositiveOrAbsurdPricesAreUnavailable(t *testing.T) {
 		if strings.Contains(sc.Text, bad) {
 			t.Fatalf("screen shows %q:\n%s", bad, sc.Text)
 		}
+	}
+}
+
+// regionlessCatalog has a gift-card brand whose category has no region.
+type regionlessCatalog struct{ *fakeCatalog }
+
+func (c regionlessCatalog) GiftCardBrands(context.Context) ([]reseller.GiftCardBrand, bool, error) {
+	return []reseller.GiftCardBrand{{Brand: "Tessera", Subcategories: []reseller.GiftCardSubcategory{{CategoryID: "tessera"}}}}, false, nil
+}
+
+func TestRegionlessCategoryIsAnyRegionNotItsID(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Catalog = regionlessCatalog{w.cat}
+	w.do("/giftcards")
+	w.do("tap:Tessera")
+	b := w.button(locales.T(locales.En, "gc.any_region"))
+	if strings.Contains(b.Text, "tessera") {
+		t.Fatalf("region button %q", b.Text)
 	}
 }
