@@ -322,9 +322,9 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	for _, o := range list {
 		text += "\n\n" + env.T("ao.list.item", "id", itoa(o.ID), "status", env.T("ao.status."+o.Status),
 			"date", locales.DateTime(env.Lang, o.CreatedAt), "line", env.T("line."+o.Line),
-			"item", locales.Escape(fulfil.ItemName(o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
+			"item", locales.Escape(fulfil.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
 			"upstream", a.upstreamNumber(env, o), "charged", a.charged(env, o), "margin", a.margin(env, o))
-		label := "#" + itoa(o.ID) + " · " + fulfil.ItemName(o)
+		label := "#" + itoa(o.ID) + " · " + fulfil.ItemName(env.Lang, o)
 		if r := []rune(label); len(r) > 40 {
 			label = string(r[:39]) + "…"
 		}
@@ -459,7 +459,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.also_upstream", "number", s.Get("n"), "other", other))
 	}
 	lines = append(lines, "",
-		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(fulfil.ItemName(o))),
+		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(fulfil.ItemName(env.Lang, o))),
 		T("ao.order.buyer", "buyer", buyerLink(o.UserID)))
 	if o.PayMethod == state.PayStars {
 		lines = append(lines, T("ao.order.paid_stars", "stars", locales.Stars(env.Lang, o.Stars), "charge", locales.Escape(o.ChargeID)))

@@ -385,7 +385,7 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			"date", locales.DateTime(env.Lang, t.CreatedAt.UTC()),
 			"dir", word("dir", string(t.Direction)), "type", word("type", string(t.Type)), "status", word("status", string(t.Status)),
 			"amount", amount, "balance", locales.Money(env.Lang, t.BalanceAfter.Decimal),
-			"note", locales.Escape(truncateRunes(t.Note, txNoteRunes))))
+			"note", locales.Escape(locales.Clip(t.Note, txNoteRunes))))
 	}
 	if list.HasMore && list.NextCursor != nil {
 		nav = append(nav, flows.Button{Text: env.T("rep.btn.older"), Action: actTxOlder, Arg: strconv.FormatInt(*list.NextCursor, 10)})
@@ -531,8 +531,8 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 		if t.finished() == 0 {
 			b.WriteString("\n" + env.T("rep.stats.refunds_none"))
 		} else {
-			b.WriteString("\n" + env.T("rep.stats.refunds", "pct", locales.Decimal(lang, percent(decimal.NewFromInt(t.refunded), decimal.NewFromInt(t.finished())), 1),
-				"refunded", locales.Number(lang, t.refunded), "finished", locales.Number(lang, t.finished())))
+			b.WriteString("\n" + env.N("rep.stats.refunds", t.finished(), "pct", locales.Decimal(lang, percent(decimal.NewFromInt(t.refunded), decimal.NewFromInt(t.finished())), 1),
+				"refunded", locales.Number(lang, t.refunded)))
 		}
 		if !perLine {
 			continue
@@ -603,7 +603,7 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 		user, amount, problem, value := parseCredit(ev.Arg)
 		if problem != "" {
 			maxUSD := locales.Money(env.Lang, MaxAdminCreditUSD)
-			text := env.T(problem, "value", locales.Escape(truncateRunes(value, 40)), "max", maxUSD)
+			text := env.T(problem, "value", locales.Escape(locales.Clip(value, 40)), "max", maxUSD)
 			if problem != "rep.credit.usage" {
 				text += "\n\n" + env.T("rep.credit.usage", "max", maxUSD)
 			}
@@ -618,13 +618,6 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 	}
 }
 
-func truncateRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
 // walletEnabled reports whether buyers can pay with the wallet
 // (PAYMENT_METHODS includes wallet).
 func (r *reports) walletEnabled() bool { return r.b.pay != nil && r.b.pay.opts.Wallet }
@@ -637,6 +630,20 @@ type creditFlow struct{ r *reports }
 func (f creditFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
 	sc, err := f.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc}, err
+}
+
+// Cancel drops the credit: the confirmation says nothing was credited and
+// the admin stays on it (no buyer's menu).
+func (f creditFlow) Cancel(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	if s.Step == "done" {
+		s.Clear()
+		return &flows.Reply{Answer: env.T("cancel.nothing_short"), Notices: []flows.Notice{{Text: env.T("rep.credit.nothing_to_cancel")}}, NoScreen: true, Save: true}, nil
+	}
+	user := s.Get("user")
+	amount, _ := decimal.NewFromString(s.Get("amount"))
+	s.Clear()
+	text := env.T("rep.credit.cancelled", "user", locales.Escape(user), "amount", locales.Money(env.Lang, amount))
+	return &flows.Reply{Answer: env.T("rep.credit.cancelled_short"), Screen: &flows.Screen{Text: text}, Save: true}, nil
 }
 
 func (f creditFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {

@@ -612,7 +612,13 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	}
 	// Cancel credits nothing.
 	fourth := h.command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
-	h.press(b, admin, fourth, locales.T(locales.En, "btn.cancel"))
+	if got := h.press(b, admin, fourth, locales.T(locales.En, "btn.cancel")); !strings.Contains(got.RawText, "Credit cancelled") || hasButton(got, en("line.giftcards")) {
+		t.Fatalf("cancelled credit shows %q", got.RawText)
+	}
+	fifth := h.command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
+	if got := h.command(b, admin, "cancel", ""); !strings.Contains(got.RawText, "Credit cancelled") || strings.Contains(got.RawText, "Nothing was charged") {
+		t.Fatalf("/cancel of a credit shows %q (the confirmation was %q)", got.RawText, fifth.RawText)
+	}
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("18.00")) { // 2 + 15.50 + 0.50
 		t.Fatalf("balance %s after a cancelled credit", bal)
 	}

@@ -56,6 +56,14 @@ type Options struct {
 	StarsUSDRate decimal.Decimal
 	// LowBalanceUSD is the upstream balance below which admins are alerted.
 	LowBalanceUSD decimal.Decimal
+	// CommandsRetry is how soon a failed setMyCommands at start is tried
+	// again (doubling up to ten minutes); default 30s.
+	CommandsRetry time.Duration
+	// SupportURL is an external helpdesk linked from support (SUPPORT_URL).
+	SupportURL string
+	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
+	// default terms. TermsURL links the full terms (TERMS_URL).
+	TermsText, TermsURL string
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -125,6 +133,9 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		opts.StarsUSDRate = decimal.RequireFromString("0.013")
 	}
 	opts.HTTPLimits = opts.HTTPLimits.withDefaults()
+	if opts.CommandsRetry <= 0 {
+		opts.CommandsRetry = 30 * time.Second
+	}
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = 100 * time.Millisecond
 	}
@@ -171,6 +182,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.chat = newOrderChat(b)
 	b.ful.SetChats(chatHooks{b.chat})
 	b.chat.register(engine)
+	newSupport(b).register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -283,15 +295,42 @@ func (b *Bot) setup(ctx context.Context) error {
 	} else if _, err = b.API.TG.DeleteWebhook(cctx, &tgbot.DeleteWebhookParams{}); err != nil {
 		return fmt.Errorf("deleteWebhook before long polling: %s", scrub(err.Error(), b.opts.Token))
 	}
-	return b.registerCommands(cctx)
+	if err := b.registerCommands(cctx); err != nil {
+		// The command menu is a convenience: the shop works without it.
+		b.log.Warn("set the command menu; retrying in the background", "err", scrub(err.Error(), b.opts.Token))
+		go b.retryCommands(ctx)
+	}
+	return nil
+}
+
+// retryCommands tries setMyCommands again, backing off from CommandsRetry
+// to ten minutes, until it succeeds or ctx ends.
+func (b *Bot) retryCommands(ctx context.Context) {
+	wait := b.opts.CommandsRetry
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := b.registerCommands(cctx)
+		cancel()
+		if err == nil {
+			b.log.Info("command menu set")
+			return
+		}
+		b.log.Warn("set the command menu", "err", scrub(err.Error(), b.opts.Token), "retry_in", wait)
+		wait = min(2*wait, 10*time.Minute)
+	}
 }
 
 // buyerCommands are shown in Telegram's command menu, in this order.
-var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "paysupport", "cancel"}
+var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
 
 // adminCommands are added to the buyers' list in each admin's own chat
 // (where /orders lists the whole shop's orders).
-var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "broadcast"}
+var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "broadcast", "tickets"}
 
 // registerCommands sets the command menu for buyers (default scope) and,
 // in each admin's chat scope, the buyers' commands plus the admin ones:

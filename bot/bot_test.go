@@ -479,11 +479,11 @@ func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 	h.fake.SendCommand(2, "help", "")
 	h.wait("sendMessage", 3)
 	h.idle(b)
-	if m := h.fake.MessagesIn(1); len(m) != 1 || m[0].RawText != locales.T(locales.Uk, "help.text") {
+	if m := h.fake.MessagesIn(1); len(m) != 1 || m[0].RawText != helpText(locales.Uk) {
 		t.Fatalf("migrated chat got %+v", m)
 	}
 	m := h.fake.MessagesIn(2)
-	if len(m) != 2 || m[0].RawText != locales.T(locales.Ru, "err.session_reset") || m[1].RawText != locales.T(locales.Ru, "help.text") {
+	if len(m) != 2 || m[0].RawText != locales.T(locales.Ru, "err.session_reset") || m[1].RawText != helpText(locales.Ru) {
 		t.Fatalf("reset chat got %d messages: %+v", len(m), m)
 	}
 	for chat, wantRev := range map[int64]int64{1: 4, 2: 8} {
@@ -506,7 +506,7 @@ func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 		RefundedPayment: &botapitest.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
 	}})
 	h.fake.SendCommand(chat, "help", "")
-	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != locales.T(locales.En, "help.text") {
+	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
 		t.Fatalf("sent %+v", got)
 	}
 	h.idle(b)
@@ -543,4 +543,9 @@ func (c *fakeClock) Slept() []time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.slept...)
+}
+
+// helpText is /help as a buyer sees it when payments take Stars only.
+func helpText(lang locales.Lang) string {
+	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"))
 }

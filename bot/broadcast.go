@@ -88,7 +88,15 @@ func (br *broadcaster) stopButton(j *state.BroadcastJob) [][]flows.Button {
 	return [][]flows.Button{{{Text: locales.T(lang, "btn.bc_stop"), Data: d}}}
 }
 
+// progressText is the progress message's text, whatever the job's status.
 func (br *broadcaster) progressText(j *state.BroadcastJob) string {
+	lang := locales.Lang(j.Lang)
+	return locales.T(lang, "bc.progress", "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
+		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed)
+}
+
+// reportText is the final report of a finished job.
+func (br *broadcaster) reportText(j *state.BroadcastJob) string {
 	lang := locales.Lang(j.Lang)
 	key := "bc.progress"
 	switch j.Status {
@@ -212,8 +220,14 @@ func (br *broadcaster) finish(ctx context.Context, id, status string) {
 	if err != nil {
 		return
 	}
+	// The progress message keeps the last progress, without its Stop
+	// button; the report is sent once, as a new message the admin is
+	// notified of (it used to be both edited in and sent: printed twice).
 	br.edit(ctx, j, nil)
-	_, _ = br.b.Send(ctx, j.AdminChat, br.progressText(j), nil)
+	if first, err := br.jobs.MarkReported(ctx, id); err != nil || !first {
+		return
+	}
+	_, _ = br.b.Send(ctx, j.AdminChat, br.reportText(j), nil)
 }
 
 func (br *broadcaster) showProgress(ctx context.Context, id string) {

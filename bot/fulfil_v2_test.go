@@ -119,11 +119,11 @@ func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 	// make its job due now instead of waiting 25 s in a test.
 	// The note is written before the job is rescheduled, so wait for both:
 	// hurrying in between would be overwritten by the 25 s reschedule.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		cur, _ := s.orders.Get(context.Background(), o.ID)
 		due, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
 		if cur != nil && len(cur.History) > 0 && strings.Contains(cur.History[len(cur.History)-1].Note, "not sent") &&
-			ok && due.After(time.Now().Add(20*time.Second)) { // past the 15 s lease: rescheduled
+			ok && due.After(cur.History[len(cur.History)-1].At.Add(20*time.Second)) { // past the 15 s lease: rescheduled
 			break
 		}
 		if time.Now().After(deadline) {

@@ -137,10 +137,7 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 	ev.Now = now
 	r, err := b.Engine.Handle(ctx, s, ev)
 	if err != nil {
-		if cq != nil {
-			b.answer(ctx, cq.ID, locales.T(b.Engine.LangFor(s, ev.User), "err.internal_short"), false)
-		}
-		return false, err
+		return false, err // the caller apologizes and answers the press, once
 	}
 	lang := b.Engine.LangFor(s, ev.User)
 	if loaded == flows.Reset {

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,14 @@ import (
 // newShopBot is a bot with the product lines over the upstream simulator.
 func (h *harness) newShopBot() *bot.Bot {
 	h.t.Helper()
-	sim := resellersim.New(resellersim.Config{Seed: 1})
+	return h.newShopBotWith(nil)
+}
+
+// newShopBotWith is newShopBot over the simulator serving cat (nil: the
+// default catalog).
+func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
+	h.t.Helper()
+	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: cat})
 	srv := httptest.NewServer(sim)
 	h.t.Cleanup(srv.Close)
 	client, err := reseller.New(srv.URL+"/api/v1", "test-key")
@@ -157,6 +165,148 @@ func TestEveryLineReachesConfirmation(t *testing.T) {
 			}
 			if v := h.fake.Violations(); len(v) > 0 {
 				t.Fatalf("Bot API schema violations: %v", v)
+			}
+		})
+	}
+}
+
+// TestTypedFieldsRefusedBeforeConfirmation drives a wrong answer of every
+// field kind the simulator declares or implies through the bot: each gets its
+// reason and the same question again, and no confirmation (so no invoice)
+// is ever shown.
+func TestTypedFieldsRefusedBeforeConfirmation(t *testing.T) {
+	for _, c := range []struct {
+		name, arg string
+		steps     []string
+		reason    string // locale key of the last refusal
+		label     string
+	}{
+		{"number", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "abc"}, "fields.bad_number", "UID"},
+		{"select", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "700123456", "😀"}, "fields.bad_option", "Server"},
+		{"invisible", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "123\u200b45"}, "fields.invisible", ""},
+		{"email", "svc-" + resellersim.DemoManualService, []string{"tap:", "notanemail"}, "fields.bad_email", "PSN login (email)"},
+		{"url", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "steamcommunity.com/tradeoffer"}, "fields.bad_url", "Trade offer URL"},
+		{"invite", "game-1245620", []string{"tap:", "tap:TR", "https://example.com/foo"}, "gifts.bad_invite", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			b := h.newShopBot()
+			h.run(b)
+			h.fake.SendCommand(chat, "start", c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
+			for _, st := range c.steps {
+				if label, ok := strings.CutPrefix(st, "tap:"); ok {
+					h.tap(b, label)
+				} else {
+					h.say(b, st)
+				}
+			}
+			want := locales.T(locales.En, c.reason, "label", c.label, "max", 32, "options", "America, Europe, Asia, TW, HK, MO")
+			if h.lastNotice() != want {
+				t.Fatalf("no refusal %s; last notice %q", c.reason, h.lastNotice())
+			}
+			if m := h.menu(); strings.Contains(m.Text, "Please check your order") {
+				t.Fatalf("a wrong answer reached the confirmation: %q", m.Text)
+			}
+			if v := h.fake.Violations(); len(v) > 0 {
+				t.Fatalf("Bot API schema violations: %v", v)
+			}
+		})
+	}
+}
+
+// lastNotice is the text of the last message before the live menu.
+func (h *harness) lastNotice() string {
+	calls := h.fake.CallsFor("sendMessage")
+	if len(calls) < 2 {
+		return ""
+	}
+	s, _ := calls[len(calls)-2].Params["text"].(string)
+	return s
+}
+
+// bigCatalog is the default catalog plus one category of each listing line
+// with n entries, the first named with 5,000 characters.
+func bigCatalog(n int) *resellersim.Catalog {
+	c := resellersim.DefaultCatalog()
+	long := strings.Repeat("Ж", 5000)
+	name := func(i int) string {
+		if i == 0 {
+			return long
+		}
+		return "Card " + strconv.Itoa(i)
+	}
+	price := decimal.RequireFromString("1.05")
+	gc := resellersim.GiftCategory{ID: "big-cards", Name: long, Brand: "Big", Region: "US"}
+	key := resellersim.Game{ID: "big-game", Name: long, Region: "GLOBAL", Platform: "Steam"}
+	tu := resellersim.TopUpCategory{ID: "big-topup", Name: long, Note: long, Brand: "Big", Fields: []resellersim.TopUpField{{Key: "uid", Label: "UID", Type: "number"}}}
+	svc := resellersim.ManualService{ID: "big-service", Name: long, Kind: "transfer", Info: long, Fields: []resellersim.ManualField{{Code: "email", Name: "Email"}}}
+	for i := range n {
+		id := "big-" + strconv.Itoa(i)
+		gc.Cards = append(gc.Cards, resellersim.GiftCard{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
+		key.Keys = append(key.Keys, resellersim.GameKey{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
+		tu.Offers = append(tu.Offers, resellersim.TopUpOffer{ID: id, Name: name(i), Price: price})
+		note := ""
+		if i == 0 {
+			note = long
+		}
+		svc.Offers = append(svc.Offers, resellersim.ManualOffer{ID: id, Name: name(i), Price: price, Note: note, DeliveryMinutes: 30})
+	}
+	c.GiftCategories = append(c.GiftCategories, gc)
+	c.Games = append(c.Games, key)
+	c.TopUpCategories = append(c.TopUpCategories, tu)
+	c.ManualServices = append(c.ManualServices, svc)
+	return c
+}
+
+// TestBigCategoriesPageWithinTelegramLimits browses a 152-entry category of
+// every listing line (gift cards to the last page) and picks an entry: every message
+// the bot sends (checked by the fake Bot API: 4,096 characters, 64-byte
+// callback data, 100 buttons) stays within Telegram's limits, and each page
+// has at most a screenful of offers.
+func TestBigCategoriesPageWithinTelegramLimits(t *testing.T) {
+	const n = 152
+	for _, c := range []struct {
+		name, arg, pick string
+		maxPages        int // pages to browse (each press costs the fake's poll)
+	}{
+		{"gift cards", "gc-big-cards", "Card 151", n},
+		{"game keys", "key-big-game", "Card 17", 3},
+		{"top-ups", "tu-big-topup", "Card 17", 3},
+		{"services", "svc-big-service", "Card 17", 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			b := h.newShopBotWith(bigCatalog(n))
+			h.run(b)
+			h.fake.SendCommand(chat, "start", c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
+			pages := 0
+			for {
+				m := h.menu()
+				pages++
+				if got := len(m.ReplyMarkup.Buttons()); got > 12 {
+					t.Fatalf("page %d has %d buttons", pages, got)
+				}
+				if !hasButton(m, en("btn.next")) || pages == c.maxPages {
+					break
+				}
+				if pages > n {
+					t.Fatal("the pages never end")
+				}
+				h.tap(b, "Next")
+			}
+			if pages < min(n/10, c.maxPages) {
+				t.Fatalf("%d pages for %d offers", pages, n)
+			}
+			h.tap(b, c.pick)
+			if v := h.fake.Violations(); len(v) > 0 {
+				t.Fatalf("Bot API limit violations: %v", v)
+			}
+			if m := h.menu(); strings.Contains(m.Text, strings.Repeat("Ж", 200)) {
+				t.Fatalf("an upstream name was not clipped: %d characters", len(m.Text))
 			}
 		})
 	}

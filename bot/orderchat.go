@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -275,7 +276,7 @@ func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, 
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
 func (c *orderChat) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
-	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(fulfil.ItemName(o)))
+	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(fulfil.ItemName(env.Lang, o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
 			text += "\n\n" + env.T(why)
@@ -313,6 +314,13 @@ func (f chatFlowImpl) Show(ctx context.Context, env *flows.Env, s *flows.Session
 		return nil, err
 	}
 	return f.c.screen(env, o, nil), nil
+}
+
+// Cancel leaves the chat: nothing was bought or charged here, and the
+// operator's answers still arrive.
+func (f chatFlowImpl) Cancel(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	s.Clear()
+	return &flows.Reply{Answer: env.T("oc.closed"), Notices: []flows.Notice{{Text: env.T("oc.closed")}}, Screen: f.c.b.Engine.MenuScreen(env), Save: true}, nil
 }
 
 func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
@@ -612,25 +620,25 @@ func newRelayToken() string {
 	return hex.EncodeToString(b)
 }
 
-// num renders an id or number as is: ids are not amounts, so no grouping.
-
-// cutText shortens s to at most n characters, marking the cut.
-func cutText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+// ownNumbers rewrites the upstream's order number in an operator's text
+// ("order #48213") to the shop's own order id, the one the buyer knows.
+func ownNumbers(text string, upstream, id int64) string {
+	if upstream <= 0 {
+		return text
 	}
-	return s
+	re := regexp.MustCompile(`([#№])` + strconv.FormatInt(upstream, 10) + `\b`)
+	return re.ReplaceAllString(text, "${1}"+strconv.FormatInt(id, 10))
 }
 
 // deliverMessage sends one operator message to the buyer, with its image
 // when it has one, and a Reply button.
 func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
 	lang := c.b.ful.Lang(o)
-	text := strings.TrimSpace(m.Text())
+	text := ownNumbers(strings.TrimSpace(m.Text()), o.UpstreamNumber, o.ID)
 	head := locales.T(lang, "oc.operator", "id", itoa(o.ID))
 	body := head
 	if text != "" {
-		body += "\n" + locales.Escape(cutText(text, maxChatText))
+		body += "\n" + locales.Escape(locales.Clip(text, maxChatText))
 	}
 	rows := openButton(lang, o.ID, "oc.btn_reply")
 	ref := strings.TrimSpace(m.Image())
@@ -741,7 +749,7 @@ func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.
 			line += " · " + locales.DateTime(env.Lang, at)
 		}
 		if t := strings.TrimSpace(m.Text()); t != "" {
-			line += "\n" + locales.Escape(cutText(t, 1000))
+			line += "\n" + locales.Escape(locales.Clip(t, 1000))
 		}
 		if m.Image() != "" {
 			line += "\n" + env.T("oc.admin_image")

@@ -74,7 +74,13 @@ func TestChronologicalAndMessageKeys(t *testing.T) {
 	if fromOperator(&own[0], true) || !fromOperator(&own[0], false) || fromOperator(&own[1], false) || !fromOperator(&own[2], true) {
 		t.Fatal("fromOperator")
 	}
-	if got := cutText(strings.Repeat("я", 10), 5); got != "яяяя…" {
-		t.Fatalf("cutText = %q", got)
+	for _, tt := range []struct{ in, want string }{
+		{"Hello! I am the operator for order #48213 (PSN).", "Hello! I am the operator for order #7 (PSN)."},
+		{"Заказ №48213 готов", "Заказ №7 готов"},
+		{"order #482130 and 48213", "order #482130 and 48213"}, // another number, a bare number
+	} {
+		if got := ownNumbers(tt.in, 48213, 7); got != tt.want {
+			t.Errorf("ownNumbers(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

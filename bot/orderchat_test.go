@@ -57,8 +57,9 @@ func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
 	o = s.waitStatus(o.ID, state.OrderPlaced)
 	m := s.waitMessage(chat, "is being processed")
 	button(s.t, m, en("oc.btn_open"))
-	// The operator's greeting is relayed at once.
-	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber))
+	// The operator's greeting is relayed at once, naming the shop's order
+	// number (the one the buyer knows), not the upstream's.
+	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.ID))
 	return o, m
 }
 
@@ -169,7 +170,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 		t.Fatal("the chat job is in the order schedule, where the fulfilment worker would claim it")
 	}
 
-	greeting := fmt.Sprintf("I am the operator for order #%d", n)
+	greeting := fmt.Sprintf("I am the operator for order #%d", o.ID)
 	relayed := s.waitMessage(chat, greeting)
 	if !strings.Contains(relayed.RawText, en("oc.operator", "id", o.ID)) {
 		t.Fatalf("relayed greeting %q has no operator header", relayed.RawText)
@@ -239,7 +240,7 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	screen := s.openChat(processing, en("oc.btn_open"))
 
 	s.fake.SendCommand(chat, "help", "")
-	s.waitLast(chat, en("help.text"))
+	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars")))
 	s.fake.SendText(chat, "still in the chat")
 	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
 
@@ -252,14 +253,15 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	}
 	s.idle(b)
 	s.fake.SendText(chat, "after closing")
-	s.waitCount(chat, en("err.text_expected"), 1)
+	s.waitCount(chat, en("menu.text_hint"), 1)
 
 	s.openChat(processing, en("oc.btn_open"))
 	s.fake.SendCommand(chat, "cancel", "")
-	s.waitMessage(chat, en("cancel.done"))
+	s.waitMessage(chat, en("oc.closed")) // not "Cancelled. Nothing was charged."
 	s.idle(b)
+	s.waitCount(chat, en("cancel.done"), 0)
 	s.fake.SendText(chat, "after cancel")
-	s.waitCount(chat, en("err.text_expected"), 2)
+	s.waitCount(chat, en("menu.text_hint"), 2)
 	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 1 {
 		t.Fatalf("upstream got %q: text outside the chat was sent", got)
 	}
@@ -292,7 +294,7 @@ func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 	s.waitAnswer(s.fake.Press(other, 1, "1:0:oc:"+strconv.FormatInt(o.ID, 10)))
 	s.waitLast(other, en("oc.not_found", "id", o.ID))
 	s.fake.SendText(other, "let me in")
-	s.waitCount(other, en("err.text_expected"), 1)
+	s.waitCount(other, en("menu.text_hint"), 1)
 	if got := len(s.sim.ChatMessages(int(o.UpstreamNumber))); got != before {
 		t.Fatalf("a stranger's press changed the upstream chat: %d -> %d messages", before, got)
 	}
@@ -432,7 +434,7 @@ func TestOrderChatPollRetries429And5xx(t *testing.T) {
 	s.run(s.chatWorker())
 	o, _ := s.placedChatOrder()
 	n := int(o.UpstreamNumber)
-	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", n))
+	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.ID))
 
 	s.sim.FailNextOn(fmt.Sprintf("/orders/%d/chat", n), 2, http.StatusServiceUnavailable)
 	base := chatGets.Load()
@@ -488,7 +490,7 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 	}
 	b := s.chatWorker()
 	s.run(b) // resumes the order's tracking; nothing starts its chat
-	greeting := fmt.Sprintf("I am the operator for order #%d", up.Number)
+	greeting := fmt.Sprintf("I am the operator for order #%d", o.ID)
 	if c := s.countMessages(chat, greeting); c != 0 {
 		t.Fatalf("greeting relayed %d times before the chat was opened", c)
 	}

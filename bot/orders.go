@@ -91,13 +91,10 @@ func (b *Bot) ordersPage(ctx context.Context, env *flows.Env, userID int64, page
 	text := env.T("orders.title") + "\n"
 	var rows [][]flows.Button
 	for _, o := range list {
-		name := fulfil.ItemName(o)
+		name := fulfil.ItemName(env.Lang, o)
 		text += "\n" + env.T("orders.line", "id", o.ID, "item", locales.Escape(name),
 			"status", statusText(env.Lang, o), "date", locales.Date(env.Lang, o.CreatedAt))
-		label := "#" + strconv.FormatInt(o.ID, 10) + " · " + name
-		if r := []rune(label); len(r) > 40 {
-			label = string(r[:39]) + "…"
-		}
+		label := locales.Clip("#"+strconv.FormatInt(o.ID, 10)+" · "+name, 40)
 		rows = append(rows, []flows.Button{{Text: label, Action: actOrderView, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
 	}
 	if pages > 1 {
@@ -128,8 +125,14 @@ func (b *Bot) orderView(ctx context.Context, env *flows.Env, userID, id int64) (
 	if o.PayMethod == state.PayStars && o.Stars > 0 {
 		price = locales.Stars(env.Lang, o.Stars)
 	}
-	text := env.T("order.view", "id", o.ID, "item", locales.Escape(fulfil.ItemName(o)), "price", price,
+	text := env.T("order.view", "id", o.ID, "item", locales.Escape(fulfil.ItemName(env.Lang, o)), "price", price,
 		"date", locales.DateTime(env.Lang, o.CreatedAt), "status", statusText(env.Lang, o))
+	if q, err := fulfil.QuoteOf(o); err == nil && q.Quantity > 1 && q.Line != "stars" {
+		text += "\n" + env.T("order.view_qty", "n", locales.Number(env.Lang, int64(q.Quantity)))
+	}
+	if why := fulfil.RefundReason(env.Lang, o); why != "" {
+		text += "\n" + env.T("order.view_reason", "reason", why)
+	}
 	if to := fulfil.Recipient(o); to != "" {
 		text += "\n" + env.T("order.delivered_to", "to", locales.Escape(to))
 	}

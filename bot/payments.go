@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -145,6 +144,7 @@ func (b *Bot) UsePayments(p *Payments) {
 	b.Engine.HandleButton(actPayWallet, p.chosen)
 	if p.opts.Wallet {
 		b.Engine.HandleCommand("wallet", p.walletCommand)
+		b.Engine.HelpPayment = "help.pay_wallet"
 	}
 }
 
@@ -324,11 +324,11 @@ func (p *Payments) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 		n := max(int64((wait+time.Second-1)/time.Second), 1)
 		return &flows.Reply{Answer: env.N("err.rate_limited", n), Alert: true, NoScreen: true}, nil
 	}
-	title := clipUTF16(q.ItemName, 32)
+	title := locales.Clip(q.ItemName, 32)
 	if title == "" {
-		title = clipUTF16(env.T("line."+q.Line), 32)
+		title = locales.Clip(env.T("line."+q.Line), 32)
 	}
-	desc := clipUTF16(env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity), 255)
+	desc := locales.Clip(env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity), 255)
 	var msgID int
 	err = p.b.API.Do(ctx, "sendInvoice", q.ChatID, func(ctx context.Context) error {
 		m, err := p.b.API.TG.SendInvoice(ctx, &tgbot.SendInvoiceParams{
@@ -363,25 +363,6 @@ func (p *Payments) invoiceRecorded(ctx context.Context, quoteID string) (bool, e
 		return false, fmt.Errorf("read invoice of quote %s: %w", quoteID, err)
 	}
 	return ok, nil
-}
-
-// clipUTF16 shortens s to at most n UTF-16 code units (Telegram's way of
-// counting), at a character boundary.
-func clipUTF16(s string, n int) string {
-	if len(utf16.Encode([]rune(s))) <= n {
-		return s
-	}
-	var out []rune
-	used := 0
-	for _, r := range s {
-		w := utf16.RuneLen(r)
-		if used+w > n-1 {
-			break
-		}
-		out = append(out, r)
-		used += w
-	}
-	return strings.TrimSpace(string(out)) + "…"
 }
 
 // langOf returns the language the buyer used for quote id, or the one
@@ -770,10 +751,34 @@ func (p *Payments) walletCommand(ctx context.Context, env *flows.Env, _ *flows.S
 		b.WriteString(env.T("wallet.history"))
 		for _, e := range entries {
 			b.WriteString("\n")
-			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", signedMoney(env.Lang, e.Amount), "what", env.T(entryKind(e))))
+			what := env.T(entryKind(e))
+			if id := p.entryOrder(ctx, e); id > 0 {
+				what = env.T(entryKind(e)+"_order", "id", id)
+			}
+			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", signedMoney(env.Lang, e.Amount), "what", what))
 		}
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: b.String()}}, NoScreen: true}, nil
+}
+
+// entryOrder is the shop order a wallet movement paid or refunded, or 0:
+// payments and refunds of a quote name its order, refunds of an order name
+// it directly.
+func (p *Payments) entryOrder(ctx context.Context, e state.Entry) int64 {
+	ref := e.Ref
+	if id, ok := strings.CutPrefix(ref, "refund:order:"); ok {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		return n
+	}
+	ref = strings.TrimPrefix(ref, "refund:")
+	qid, ok := strings.CutPrefix(ref, "pay:quote:")
+	if !ok || qid == "" {
+		return 0
+	}
+	if o, err := p.Orders.ByQuote(ctx, qid); err == nil {
+		return o.ID
+	}
+	return 0
 }
 
 func signedMoney(lang locales.Lang, d decimal.Decimal) string {

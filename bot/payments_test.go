@@ -420,7 +420,7 @@ func TestWalletPayDebitsAndCreatesOrder(t *testing.T) {
 	// /wallet shows the balance and the payment.
 	s.fake.SendCommand(chat, "wallet", "")
 	m := s.wait("sendMessage", 1)[0].String("text")
-	if !strings.Contains(m, "Your wallet") || !strings.Contains(m, locales.T(locales.En, "wallet.kind_pay")) || !strings.Contains(m, locales.T(locales.En, "wallet.kind_credit")) {
+	if !strings.Contains(m, "Your wallet") || !strings.Contains(m, locales.T(locales.En, "wallet.kind_pay_order", "id", o.ID)) || !strings.Contains(m, locales.T(locales.En, "wallet.kind_credit")) {
 		t.Fatalf("/wallet = %q", m)
 	}
 }

@@ -101,6 +101,13 @@ type Flow interface {
 	Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
 }
 
+// Canceler is a flow with its own /cancel (and Cancel button): what it says
+// and where it goes. Without it /cancel says nothing was charged and shows
+// the main menu, which is wrong for a conversation or an admin action.
+type Canceler interface {
+	Cancel(ctx context.Context, env *Env, s *Session) (*Reply, error)
+}
+
 // CommandFunc handles a command outside any flow (for example /orders).
 type CommandFunc func(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error)
 
@@ -127,8 +134,12 @@ type Engine struct {
 	DefaultLang locales.Lang
 	FlowTTL     time.Duration // a flow untouched this long has expired
 	NewNonce    func() string
+	// HelpPayment is the locale key of how buyers pay, in /help:
+	// "help.pay_stars" (the default) or "help.pay_wallet".
+	HelpPayment string
 	flows       map[string]Flow
 	admin       map[string]bool // flows only admins may see
+	lasting     map[string]bool // flows that never expire (conversations)
 	commands    map[string]CommandFunc
 	buttons     map[string]CommandFunc // global button actions registered by other parts
 }
@@ -140,7 +151,7 @@ func NewEngine(langs []locales.Lang, def locales.Lang) *Engine {
 	}
 	return &Engine{
 		Langs: langs, DefaultLang: def, FlowTTL: 30 * time.Minute, NewNonce: randomNonce,
-		flows: map[string]Flow{}, admin: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
+		flows: map[string]Flow{}, admin: map[string]bool{}, lasting: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
 	}
 }
 
@@ -185,6 +196,13 @@ func (e *Engine) globalAction(action string) bool {
 	}
 	_, ok := e.buttons[action]
 	return ok
+}
+
+// RegisterLasting adds a flow that does not expire with FlowTTL: a
+// conversation (support) that stays open until it is closed.
+func (e *Engine) RegisterLasting(name string, f Flow) {
+	e.flows[name] = f
+	e.lasting[name] = true
 }
 
 // HandleCommand registers a command handled outside the flows.
@@ -254,7 +272,7 @@ func (e *Engine) enabled(l locales.Lang) bool {
 }
 
 func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	expired := s.Flow != "" && !s.Expires.IsZero() && ev.Now.After(s.Expires)
+	expired := s.Flow != "" && !e.lasting[s.Flow] && !s.Expires.IsZero() && ev.Now.After(s.Expires)
 	switch ev.Kind {
 	case EvCommand:
 		return e.command(ctx, env, s, ev)
@@ -281,7 +299,11 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 			}
 			return r, err
 		}
-		return &Reply{Notices: []Notice{{Text: env.T("err.text_expected")}}, Screen: e.menu(env), Save: true}, nil
+		key := "menu.text_hint"
+		if ev.Kind != EvText && ev.Kind != EvPhoto || ev.Kind == EvText && strings.TrimSpace(ev.Text) == "" {
+			key = "menu.use_buttons" // a sticker, a voice message...
+		}
+		return &Reply{Notices: []Notice{{Text: env.T(key)}}, Screen: e.menu(env), Save: true}, nil
 	}
 }
 
@@ -322,6 +344,9 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		}
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	case "cancel":
+		if f, ok := e.flows[s.Flow].(Canceler); ok {
+			return f.Cancel(ctx, env, s)
+		}
 		had := s.Flow != ""
 		s.Clear()
 		msg := env.T("cancel.nothing")
@@ -330,8 +355,11 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		}
 		return &Reply{Notices: []Notice{{Text: msg}}, Screen: e.menu(env), Save: true}, nil
 	case "help":
-		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+		return e.help(env), nil
 	case "paysupport":
+		if f, ok := e.commands["paysupport"]; ok {
+			return f(ctx, env, s, ev)
+		}
 		return &Reply{Notices: []Notice{{Text: env.T("paysupport.text")}}, NoScreen: true}, nil
 	case "language":
 		s.Clear()
@@ -389,6 +417,9 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		s.Clear()
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	case actCancel:
+		if f, ok := e.flows[s.Flow].(Canceler); ok {
+			return f.Cancel(ctx, env, s)
+		}
 		s.Clear()
 		return &Reply{Answer: env.T("cancel.done"), Screen: e.menu(env), Save: true}, nil
 	case actLine:
@@ -399,7 +430,7 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		}
 		return e.startLine(ctx, env, s, b.Arg, "")
 	case actHelp:
-		return &Reply{Notices: []Notice{{Text: env.T("help.text")}}, NoScreen: true}, nil
+		return e.help(env), nil
 	case actLangMenu:
 		s.Clear()
 		s.Step = "language"
@@ -425,6 +456,24 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		return r, err
 	}
 	return e.stale(ctx, env, s)
+}
+
+// ActSupport is the global button action that opens a conversation with
+// the shop's staff, when something registered it.
+const ActSupport = "sup"
+
+// help is the /help text, with a button to write to support when support
+// is on.
+func (e *Engine) help(env *Env) *Reply {
+	pay := e.HelpPayment
+	if pay == "" {
+		pay = "help.pay_stars"
+	}
+	n := Notice{Text: env.T("help.text", "payment", env.T(pay))}
+	if _, ok := e.buttons[ActSupport]; ok {
+		n.Rows = [][]Button{{{Text: env.T("btn.support_write"), Action: ActSupport, Global: true}}}
+	}
+	return &Reply{Notices: []Notice{n}, NoScreen: true}
 }
 
 // MenuScreen renders the main menu (exported for flows that return to it).
@@ -486,11 +535,17 @@ func (e *Engine) encode(s *Session, r *Reply, fresh bool) error {
 		return nil
 	}
 	if r.Screen != nil {
+		if err := checkLimits("screen", r.Screen.Text, r.Screen.Rows); err != nil {
+			return err
+		}
 		if err := fill(r.Screen.Rows, false); err != nil {
 			return err
 		}
 	}
 	for i := range r.Notices {
+		if err := checkLimits("notice", r.Notices[i].Text, r.Notices[i].Rows); err != nil {
+			return err
+		}
 		if err := fill(r.Notices[i].Rows, true); err != nil {
 			return err
 		}

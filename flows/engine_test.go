@@ -282,3 +282,96 @@ func TestForgedCallbacksAreStale(t *testing.T) {
 		t.Fatalf("the admin's press: handled %d, %v", handled, err)
 	}
 }
+
+// bigReplyFlow builds a screen of text characters and buttons as asked.
+type bigReplyFlow struct {
+	stubFlow
+	text    int
+	buttons int
+}
+
+func (f bigReplyFlow) Start(context.Context, *Env, *Session, string) (*Reply, error) {
+	sc := &Screen{Text: "<b>" + strings.Repeat("я", f.text) + "</b> &amp;"}
+	for range f.buttons {
+		sc.Rows = append(sc.Rows, []Button{{Text: "b", Action: "i"}})
+	}
+	return &Reply{Screen: sc}, nil
+}
+
+func TestReplyOverTelegramLimitsIsAnError(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		text, buttons int
+		ok            bool
+	}{
+		{"text at the limit (tags and entities not counted)", MaxTextLen - 2, 1, true},
+		{"text over the limit", MaxTextLen, 1, false},
+		{"100 buttons", 10, MaxButtons, true},
+		{"101 buttons", 10, MaxButtons + 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := testEngine()
+			e.Register("keys", bigReplyFlow{text: tt.text, buttons: tt.buttons})
+			_, err := e.Handle(context.Background(), &Session{}, command("keys", ""))
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, ErrTooBig)) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
+func TestTextAtTheMainMenuGetsAHint(t *testing.T) {
+	e := testEngine()
+	s := Session{}
+	for _, tt := range []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Kind: EvText, Text: "my payment did not arrive", Now: now, User: User{ID: 1, LanguageCode: "en"}}, "menu.text_hint"},
+		{Event{Kind: EvText, Now: now, User: User{ID: 1, LanguageCode: "en"}}, "menu.use_buttons"}, // a sticker
+	} {
+		r, err := e.Handle(context.Background(), &s, tt.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Notices) != 1 || r.Notices[0].Text != locales.T(locales.En, tt.want) || r.Screen == nil {
+			t.Fatalf("reply to %+v = %+v", tt.ev, r)
+		}
+		if strings.Contains(r.Notices[0].Text, locales.T(locales.En, "err.text_expected")) {
+			t.Fatal("the old 'send your answer as text' reply")
+		}
+	}
+}
+
+// cancelingFlow has its own /cancel.
+type cancelingFlow struct{ stubFlow }
+
+func (cancelingFlow) Cancel(_ context.Context, _ *Env, s *Session) (*Reply, error) {
+	s.Clear()
+	return &Reply{Notices: []Notice{{Text: "left the chat"}}, NoScreen: true, Save: true}, nil
+}
+
+func TestCancelInAFlowWithItsOwnCancel(t *testing.T) {
+	e := testEngine()
+	e.Register("keys", cancelingFlow{})
+	s := Session{}
+	if _, err := e.Handle(context.Background(), &s, command("keys", "")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Handle(context.Background(), &s, command("cancel", ""))
+	if err != nil || len(r.Notices) != 1 || r.Notices[0].Text != "left the chat" || s.Flow != "" {
+		t.Fatalf("/cancel = %+v, %v (flow %q)", r, err, s.Flow)
+	}
+}
+
+func TestHelpSaysHowBuyersPay(t *testing.T) {
+	e := testEngine()
+	s := Session{}
+	for _, tt := range []struct{ key, want string }{{"", "help.pay_stars"}, {"help.pay_wallet", "help.pay_wallet"}} {
+		e.HelpPayment = tt.key
+		r, err := e.Handle(context.Background(), &s, Event{Kind: EvCommand, Command: "help", Now: now, User: User{ID: 1, LanguageCode: "en"}})
+		if err != nil || len(r.Notices) != 1 || !strings.Contains(r.Notices[0].Text, locales.T(locales.En, tt.want)) {
+			t.Fatalf("/help with %q = %+v, %v", tt.key, r, err)
+		}
+	}
+}

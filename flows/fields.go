@@ -2,6 +2,8 @@ package flows
 
 import (
 	"context"
+	"net/mail"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,38 +15,143 @@ import (
 // maxFieldLen caps one buyer field answer, in characters.
 const maxFieldLen = 256
 
-// field is one buyer input an order needs: the upstream key and its label.
-type field struct{ Key, Label string }
+// Field kinds: how a buyer's answer is checked before any quote. The upstream
+// declares a top-up field's type; other kinds are read from the field's key
+// or label. Anything else is free text (tolerant of types we do not know).
+const (
+	kindText   = ""
+	kindNumber = "number" // digits only
+	kindSelect = "select" // one of the upstream's options
+	kindEmail  = "email"  // a plain address with a dot in the domain
+	kindURL    = "url"    // an http(s) link to a real host
+	kindPhone  = "phone"  // an international phone number
+	kindID     = "id"     // a player, account or user id, or a username: no spaces
+)
+
+// maxNumberLen caps a number field (ids, not amounts), in digits.
+const maxNumberLen = 32
+
+// maxOptionButtons is how many options of a select field are offered as
+// buttons; past that the buyer types one.
+const maxOptionButtons = 24
+
+// field is one buyer input an order needs: the upstream key, its label, how
+// the answer is checked and, for a select, the allowed values.
+type field struct {
+	Key, Label string
+	Kind       string
+	Options    []string
+}
+
+// newField builds a field from what the upstream declares: its type (maybe
+// empty or unknown), key, label and options.
+func newField(key, label, typ string, options []string) field {
+	return field{Key: key, Label: label, Kind: fieldKind(typ, key, label, options), Options: options}
+}
+
+// fieldKind decides how a field's answer is checked. A declared type wins;
+// text and unknown types are read from the key and label.
+func fieldKind(typ, key, label string, options []string) string {
+	switch strings.ToLower(strings.TrimSpace(typ)) {
+	case "number", "numeric", "integer", "int", "digits":
+		return kindNumber
+	case "select", "dropdown", "enum", "radio", "list", "choice":
+		if len(options) > 0 {
+			return kindSelect
+		}
+	case "email", "e-mail":
+		return kindEmail
+	case "url", "link", "uri":
+		return kindURL
+	case "tel", "phone":
+		return kindPhone
+	}
+	if len(options) > 0 {
+		return kindSelect
+	}
+	name := " " + strings.NewReplacer("_", " ", "-", " ", ".", " ").Replace(strings.ToLower(key+" "+label)) + " "
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(name, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case secretField(key):
+		return kindText // passwords may contain anything printable
+	case has("email", "e mail"):
+		return kindEmail
+	case has(" url ", " link ", " uri "):
+		return kindURL
+	case has("phone"):
+		return kindPhone
+	case has(" uid ", "player id", "account id", "user id", "userid", "playerid", "username"):
+		return kindID
+	}
+	return kindText
+}
 
 // stepFields asks the offer's fields one at a time.
 const stepFields = "fields"
 
-// actKeep keeps the earlier answer to a field.
-const actKeep = "k"
+// actKeep keeps the earlier answer to a field; actOption picks one option
+// of a select field (arg: its index).
+const (
+	actKeep   = "k"
+	actOption = "fo"
+)
+
+// Separators of the fields' session variables.
+const (
+	sepField  = "\x1f"
+	sepOption = "\x1e"
+)
 
 // askFields starts asking fields; earlier answers to the same keys are kept.
 func askFields(s *Session, fields []field) {
-	var keys, labels []string
+	var keys, labels, kinds, options []string
 	for _, f := range fields {
 		keys = append(keys, f.Key)
 		labels = append(labels, f.Label)
+		kinds = append(kinds, f.Kind)
+		options = append(options, strings.Join(f.Options, sepOption))
 	}
-	s.Set("fk", strings.Join(keys, "\x1f"))
-	s.Set("fl", strings.Join(labels, "\x1f"))
+	s.Set("fk", strings.Join(keys, sepField))
+	s.Set("fl", strings.Join(labels, sepField))
+	s.Set("ft", joinedOrEmpty(kinds))
+	s.Set("fo", joinedOrEmpty(options))
 	s.Set("fi", "")
 	s.Goto(stepFields)
+}
+
+// joinedOrEmpty joins one value per field, or gives "" when all are empty
+// (sessions of plain text fields stay as they were).
+func joinedOrEmpty(values []string) string {
+	if strings.Join(values, "") == "" {
+		return ""
+	}
+	return strings.Join(values, sepField)
 }
 
 func sessionFields(s *Session) []field {
 	if s.Get("fk") == "" {
 		return nil
 	}
-	keys, labels := strings.Split(s.Get("fk"), "\x1f"), strings.Split(s.Get("fl"), "\x1f")
+	keys, labels := strings.Split(s.Get("fk"), sepField), strings.Split(s.Get("fl"), sepField)
+	kinds, options := strings.Split(s.Get("ft"), sepField), strings.Split(s.Get("fo"), sepField)
 	out := make([]field, len(keys))
 	for i := range keys {
 		out[i] = field{Key: keys[i], Label: keys[i]}
 		if i < len(labels) && labels[i] != "" {
 			out[i].Label = labels[i]
+		}
+		if i < len(kinds) {
+			out[i].Kind = kinds[i]
+		}
+		if i < len(options) && options[i] != "" {
+			out[i].Options = strings.Split(options[i], sepOption)
 		}
 	}
 	return out
@@ -78,7 +185,8 @@ func fieldsFor(s *Session) string {
 	return strings.Join(parts, "; ")
 }
 
-// cleanField trims an answer and says why it cannot be used, or "".
+// cleanField trims an answer and says why it cannot be used, or "": it must
+// be one line of visible text within maxFieldLen characters.
 func cleanField(env *Env, text string) (string, string) {
 	v := strings.TrimSpace(text)
 	switch {
@@ -88,8 +196,107 @@ func cleanField(env *Env, text string) (string, string) {
 		return "", env.T("fields.too_long", "max", maxFieldLen)
 	case strings.IndexFunc(v, unicode.IsControl) >= 0:
 		return "", env.T("fields.one_line")
+	case hasInvisible(v):
+		return "", env.T("fields.invisible")
 	}
 	return v, ""
+}
+
+// hasInvisible reports whether s holds a character that cannot be seen or
+// that reorders text: zero-width and joiner characters, bidi controls, the
+// byte-order mark and every other format (Cf) character.
+func hasInvisible(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool {
+		return unicode.Is(unicode.Cf, r) || (r >= 0x200B && r <= 0x200F) || (r >= 0x202A && r <= 0x202E) ||
+			(r >= 0x2060 && r <= 0x2064) || r == 0xFEFF
+	}) >= 0
+}
+
+// checkField checks an answer against its field's kind. It returns the value
+// to keep (a select's option as the upstream spells it) or why the answer
+// cannot be used.
+func checkField(env *Env, f field, text string) (string, string) {
+	v, reason := cleanField(env, text)
+	if reason != "" {
+		return "", reason
+	}
+	label := locales.Escape(f.Label)
+	switch f.Kind {
+	case kindNumber:
+		if len(v) > maxNumberLen || strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+			return "", env.T("fields.bad_number", "label", label, "max", maxNumberLen)
+		}
+	case kindSelect:
+		for _, o := range f.Options {
+			if strings.EqualFold(strings.Join(strings.Fields(o), " "), strings.Join(strings.Fields(v), " ")) {
+				return o, ""
+			}
+		}
+		return "", env.T("fields.bad_option", "label", label, "options", locales.Escape(locales.Clip(strings.Join(f.Options, ", "), 300)))
+	case kindEmail:
+		if !validEmail(v) {
+			return "", env.T("fields.bad_email", "label", label)
+		}
+	case kindURL:
+		if !validURL(v) {
+			return "", env.T("fields.bad_url", "label", label)
+		}
+	case kindPhone:
+		if !validPhone(v) {
+			return "", env.T("fields.bad_phone", "label", label)
+		}
+	case kindID:
+		if strings.IndexFunc(v, unicode.IsSpace) >= 0 || utf8.RuneCountInString(v) > 64 {
+			return "", env.T("fields.bad_id", "label", label)
+		}
+	}
+	return v, ""
+}
+
+// validEmail accepts a plain address (no display name, no angle brackets)
+// whose domain has a dot and no empty label.
+func validEmail(v string) bool {
+	a, err := mail.ParseAddress(v)
+	if err != nil || a.Name != "" || a.Address != v {
+		return false
+	}
+	_, domain, ok := strings.Cut(a.Address, "@")
+	if !ok || !strings.Contains(domain, ".") || strings.HasPrefix(domain, "[") {
+		return false
+	}
+	for _, l := range strings.Split(domain, ".") {
+		if l == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// validURL accepts an absolute http(s) link to a named host with a dot.
+func validURL(v string) bool {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil || strings.ContainsAny(v, " \t") {
+		return false
+	}
+	h := u.Hostname()
+	return strings.Contains(h, ".") && !strings.HasPrefix(h, ".") && !strings.HasSuffix(h, ".")
+}
+
+// validPhone accepts 7 to 15 digits, an optional leading +, and spaces,
+// dashes, dots or brackets between them.
+func validPhone(v string) bool {
+	digits := 0
+	for i, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '+' && i == 0:
+		case strings.ContainsRune(" -().", r):
+		default:
+			return false
+		}
+	}
+	return digits >= 7 && digits <= 15
 }
 
 // fieldsScreen asks the current field.
@@ -111,9 +318,43 @@ func fieldsScreen(env *Env, s *Session, title string) *Screen {
 		text += "\n" + env.T("fields.current", "value", shown)
 		sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.keep"), Action: actKeep}})
 	}
+	if f.Kind == kindSelect {
+		var row []Button
+		for j, o := range f.Options[:min(len(f.Options), maxOptionButtons)] {
+			row = append(row, Button{Text: locales.Clip(o, maxButtonText), Action: actOption, Arg: strconv.Itoa(j)})
+			if len(row) == 2 {
+				sc.Rows = append(sc.Rows, row)
+				row = nil
+			}
+		}
+		if len(row) > 0 {
+			sc.Rows = append(sc.Rows, row)
+		}
+		text += "\n" + env.T("fields.choose")
+	}
 	sc.Text = text
 	sc.Rows = append(sc.Rows, navRow(env))
 	return sc
+}
+
+// firstInvalid checks every answer again before a quote (an answer kept
+// from an earlier visit, or a field whose kind changed). On the first bad
+// one it goes back to that field and returns why.
+func firstInvalid(env *Env, s *Session) *badInput {
+	for i, f := range sessionFields(s) {
+		v, reason := checkField(env, f, s.Get("f."+f.Key))
+		if reason == "" {
+			s.Set("f."+f.Key, v)
+			continue
+		}
+		s.Set("f."+f.Key, "")
+		s.Set("fi", strconv.Itoa(i))
+		for s.Step != stepFields && s.GoBack() {
+		}
+		s.Step = stepFields
+		return &badInput{reason}
+	}
+	return nil
 }
 
 // fieldsHandle takes an answer, Keep or Back on the fields step; after the
@@ -133,8 +374,15 @@ func (sh *Shop) fieldsHandle(ctx context.Context, env *Env, f pricer, s *Session
 		r, err := sh.show(ctx, env, f, s)
 		return r, true, err
 	case ev.Kind == EvButton && ev.Button.Action == actKeep && s.Get("f."+fields[i].Key) != "":
+	case ev.Kind == EvButton && ev.Button.Action == actOption:
+		j, err := strconv.Atoi(ev.Button.Arg)
+		if err != nil || j < 0 || j >= len(fields[i].Options) {
+			r, err := sh.show(ctx, env, f, s)
+			return r, true, err
+		}
+		s.Set("f."+fields[i].Key, fields[i].Options[j])
 	case ev.Kind != EvButton:
-		v, reason := cleanField(env, ev.Text)
+		v, reason := checkField(env, fields[i], ev.Text)
 		if reason != "" {
 			r, err := sh.again(ctx, env, f, s, reason)
 			return r, true, err

@@ -8,6 +8,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/locales"
+	"shopbot/reseller"
 	"shopbot/state"
 )
 
@@ -134,5 +136,56 @@ func TestUnknownBalancePausesNothing(t *testing.T) {
 	w.do("/start gc-apple-us")
 	if !w.hasButton("Apple 25 USD") || strings.Contains(w.last.Screen.Text, "temporarily unavailable") {
 		t.Fatalf("an unknown balance paused items:\n%s", w.last.Screen.Text)
+	}
+}
+
+// absurdCatalog serves gift cards with a negative, a zero and an absurd price.
+type absurdCatalog struct{ *fakeCatalog }
+
+func (c absurdCatalog) GiftCardOffers(_ context.Context, id string) (*reseller.GiftCardOffers, bool, error) {
+	return &reseller.GiftCardOffers{CategoryID: id, Name: "Odd", Offers: []reseller.GiftCardOffer{
+		{CardID: "neg", Name: "Negative", PriceUSD: money("-5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{CardID: "zero", Name: "Zero", PriceUSD: money("0"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{CardID: "huge", Name: "Huge", PriceUSD: money("999999999999"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{CardID: "ok", Name: "Fine", PriceUSD: money("5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+	}}, false, nil
+}
+
+func TestNonPositiveOrAbsurdPricesAreUnavailable(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Catalog = absurdCatalog{w.cat}
+	w.do("/start gc-odd")
+	sc := w.last.Screen
+	var labels []string
+	for _, row := range sc.Rows {
+		for _, b := range row {
+			labels = append(labels, b.Text)
+		}
+	}
+	if len(labels) != 3 || !strings.HasPrefix(labels[0], "Fine") { // Fine, Back, Cancel
+		t.Fatalf("buttons %q", labels)
+	}
+	for _, bad := range []string{"−", "-5", "Negative —", "Huge —", "Zero —"} {
+		if strings.Contains(sc.Text, bad) {
+			t.Fatalf("screen shows %q:\n%s", bad, sc.Text)
+		}
+	}
+}
+
+// regionlessCatalog has a gift-card brand whose category has no region.
+type regionlessCatalog struct{ *fakeCatalog }
+
+func (c regionlessCatalog) GiftCardBrands(context.Context) ([]reseller.GiftCardBrand, bool, error) {
+	return []reseller.GiftCardBrand{{Brand: "Tessera", Subcategories: []reseller.GiftCardSubcategory{{CategoryID: "tessera"}}}}, false, nil
+}
+
+func TestRegionlessCategoryIsAnyRegionNotItsID(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Catalog = regionlessCatalog{w.cat}
+	w.do("/giftcards")
+	w.do("tap:Tessera")
+	b := w.button(locales.T(locales.En, "gc.any_region"))
+	if strings.Contains(b.Text, "tessera") {
+		t.Fatalf("region button %q", b.Text)
 	}
 }

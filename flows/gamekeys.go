@@ -229,7 +229,8 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if s.Step == gkPlatform {
 			text = env.T("keys.choose_platform")
 		}
-		rows := append(f.listRows(env, s, items), navRow(env))
+		text, rows := f.listPage(env, s, text, items)
+		rows = append(rows, navRow(env))
 		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	case gkOffers:
 		offers, stale, err := f.Catalog.GameKeyOffers(ctx, s.Get("game"))
@@ -237,36 +238,24 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 			return failScreen(env, err), nil
 		}
 		var b strings.Builder
-		b.WriteString(env.T("keys.offers", "name", locales.Escape(offers.Name), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
+		b.WriteString(env.T("keys.offers", "name", locales.Escape(clipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
 		if offers.RegionRestriction {
 			b.WriteString("\n\n")
 			b.WriteString(f.restriction(ctx, env, offers.GameID, offers.Region))
 		}
 		b.WriteString("\n")
-		var rows [][]Button
-		var ids []string
+		var items []listItem
 		funds := f.funds(ctx)
 		for _, o := range offers.Keys {
-			price := f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal)
-			b.WriteString("\n")
-			if o.Stock < max(o.MinQuantity, 1) {
-				b.WriteString(env.T("gc.card_sold_out", "name", locales.Escape(o.Name)))
-				continue
-			}
-			if !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
-				b.WriteString(env.T("catalog.paused_line", "name", locales.Escape(o.Name)))
-				continue
-			}
-			b.WriteString(env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
-			rows = append(rows, []Button{{Text: o.Name + " — " + price, Action: actPick, Arg: strconv.Itoa(len(ids))}})
-			ids = append(ids, o.KeyID)
+			items = append(items, offerItem(env, f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal), o.Name, o.KeyID,
+				o.Stock < max(o.MinQuantity, 1), !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1))))))
 		}
-		if len(offers.Keys) == 0 {
-			b.WriteString(env.T("catalog.empty"))
+		if len(items) == 0 {
+			b.WriteString("\n" + env.T("catalog.empty"))
 		}
-		s.Set("ids", strings.Join(ids, "\x1f"))
+		text, rows := f.listPage(env, s, b.String(), items)
 		rows = append(rows, navRow(env))
-		return &Screen{Text: withStale(env, b.String(), stale), Rows: rows}, nil
+		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	case gkQty:
 		o, stale, err := f.offer(ctx, s.Get("game"), s.Get("key"))
 		if err != nil {
@@ -276,7 +265,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if hi < lo {
 			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
 		}
-		text := env.T("qty.prompt", "item", locales.Escape(o.Name),
+		text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
 			"price", f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
 		rows := append(quickQuantities(env, lo, hi, []int{1, 2, 3, 5, 10, 20}), navRow(env))
@@ -299,7 +288,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if len(items) == 0 {
 			text += "\n\n" + env.T("keys.none")
 		}
-		rows := f.listRows(env, s, items)
+		text, rows := f.listPage(env, s, text, items)
 		rows = append(rows,
 			[]Button{{Text: env.T("keys.btn_region", "region", region), Action: "fr"}, {Text: env.T("keys.btn_platform", "platform", platform), Action: "fp"}},
 			[]Button{{Text: env.T("btn.search"), Action: actSearch}})

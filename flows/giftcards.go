@@ -201,7 +201,8 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		if len(items) == 0 {
 			text = env.T("search.none", "q", locales.Escape(s.Get("q")))
 		}
-		rows := append(g.listRows(env, s, items), navRow(env))
+		text, rows := g.listPage(env, s, text, items)
+		rows = append(rows, navRow(env))
 		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	case gcRegions:
 		brands, stale, err := g.Catalog.GiftCardBrands(ctx)
@@ -216,46 +217,33 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 			for _, sub := range b.Subcategories {
 				label := sub.Region
 				if label == "" {
-					label = sub.CategoryID
+					label = env.T("gc.any_region")
 				}
 				items = append(items, listItem{Label: label, ID: sub.CategoryID})
 			}
 		}
-		text := env.T("gc.regions", "brand", locales.Escape(s.Get("brand")))
-		rows := append(g.listRows(env, s, items), navRow(env))
+		text := env.T("gc.regions", "brand", locales.Escape(clipName(s.Get("brand"))))
+		text, rows := g.listPage(env, s, text, items)
+		rows = append(rows, navRow(env))
 		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	case gcCards:
 		offers, stale, err := g.Catalog.GiftCardOffers(ctx, s.Get("cat"))
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		var b strings.Builder
-		b.WriteString(env.T("gc.cards", "name", locales.Escape(offers.Name)))
-		var rows [][]Button
-		var ids []string
+		var items []listItem
 		funds := g.funds(ctx)
 		for _, o := range offers.Offers {
-			price := g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal)
-			b.WriteString("\n")
-			if o.Stock < max(o.MinQuantity, 1) {
-				b.WriteString(env.T("gc.card_sold_out", "name", locales.Escape(o.Name)))
-				continue
-			}
-			if !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
-				b.WriteString(env.T("catalog.paused_line", "name", locales.Escape(o.Name)))
-				continue
-			}
-			b.WriteString(env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
-			rows = append(rows, []Button{{Text: o.Name + " — " + price, Action: actPick, Arg: strconv.Itoa(len(ids))}})
-			ids = append(ids, o.CardID)
+			items = append(items, offerItem(env, g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal), o.Name, o.CardID,
+				o.Stock < max(o.MinQuantity, 1), !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1))))))
 		}
-		if len(offers.Offers) == 0 {
-			b.WriteString("\n")
-			b.WriteString(env.T("catalog.empty"))
+		text := env.T("gc.cards", "name", locales.Escape(clipName(offers.Name)))
+		if len(items) == 0 {
+			text += "\n" + env.T("catalog.empty")
 		}
-		s.Set("ids", strings.Join(ids, "\x1f"))
+		text, rows := g.listPage(env, s, text, items)
 		rows = append(rows, navRow(env))
-		return &Screen{Text: withStale(env, b.String(), stale), Rows: rows}, nil
+		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	case gcQty:
 		o, stale, err := g.offer(ctx, s.Get("cat"), s.Get("card"))
 		if err != nil {
@@ -265,7 +253,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		if hi < lo {
 			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
 		}
-		text := env.T("qty.prompt", "item", locales.Escape(o.Name),
+		text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
 			"price", g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
 		rows := append(quickQuantities(env, lo, hi, []int{1, 2, 3, 5, 10, 20, 50, 100}), navRow(env))
@@ -282,8 +270,8 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
 			}
 		}
-		rows := g.listRows(env, s, items)
+		text, rows := g.listPage(env, s, env.T("gc.brands"), items)
 		rows = append(rows, []Button{{Text: env.T("btn.search"), Action: actSearch}}, navRow(env))
-		return &Screen{Text: withStale(env, env.T("gc.brands"), stale), Rows: rows}, nil
+		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	}
 }

@@ -374,8 +374,9 @@ func TestGiftCardsLine(t *testing.T) {
 	runScripts(t, "giftcards", []script{
 		{name: "browse brand region card quantity", in: []string{"/giftcards", "tap:Apple", "tap:US", "tap:Apple 10 USD", "tap:5", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			// 5 * 10.35 = 51.75; +10% = 56.925 -> 56.93 USD; /0.013 = 4379.2 -> 4380 Stars.
-			if q.Category != "apple-us" || q.Item != "apple-us-10" || q.Quantity != 5 || !q.ShopUSD.Equal(decimal.RequireFromString("56.93")) || q.Stars != 4380 {
+			// The unit as shown: 10.35 +10% = 11.385 -> 11.39 USD; /0.013 = 876.2 -> 877 Stars.
+			// The total is exactly 5 units: 56.95 USD, 4,385 Stars (not 4,380 from 56.93).
+			if q.Category != "apple-us" || q.Item != "apple-us-10" || q.Quantity != 5 || !q.ShopUSD.Equal(decimal.RequireFromString("56.95")) || q.Stars != 5*877 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
@@ -534,8 +535,8 @@ func TestTopUpsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "edit keeps earlier answers", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "os_euro", "tap:✏️", "tap:✅", "os_asia"}, check: func(t *testing.T, w *world) {
-			if q := lastQuote(t, w); q.Fields["server"] != "os_asia" || len(q.Fields) != 2 {
+		{name: "edit keeps earlier answers", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "europe", "tap:✏️", "tap:✅", "tap:Asia"}, check: func(t *testing.T, w *world) {
+			if q := lastQuote(t, w); q.Fields["server"] != "Asia" || len(q.Fields) != 2 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
@@ -543,6 +544,86 @@ func TestTopUpsLine(t *testing.T) {
 		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", tuBrands)},
 		{name: "back at every step", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
+}
+
+// TestTypedFieldsRefusedBeforeQuote drives a wrong answer of every field kind:
+// each is refused with its reason, the earlier answers stay, and no quote
+// (so no invoice) exists until the answer is right.
+func TestTypedFieldsRefusedBeforeQuote(t *testing.T) {
+	noQuote := func(flow string) func(t *testing.T, w *world) {
+		return func(t *testing.T, w *world) {
+			t.Helper()
+			atStep(flow, stepFields)(t, w)
+			if w.s.Get("quote") != "" || len(w.quotes.m) != 0 {
+				t.Fatalf("a wrong answer was quoted: %v", w.quotes.m)
+			}
+		}
+	}
+	runScripts(t, "fields", []script{
+		{name: "number and select", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "abc", "12 34", "-5", "7001\u200b23456", "700123456", "😀", "Mars", " europe ", "tap:💳"}, check: func(t *testing.T, w *world) {
+			q := lastQuote(t, w)
+			if q.Fields["uid"] != "700123456" || q.Fields["server"] != "Europe" {
+				t.Fatalf("quote = %+v", q)
+			}
+		}},
+		{name: "number refused keeps the earlier answer", lang: "ru", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryTwoFields, "tap:", "12345", "20O1"}, check: func(t *testing.T, w *world) {
+			noQuote("games")(t, w)
+			if w.s.Get("f.user_id") != "12345" || w.s.Get("fi") != "1" {
+				t.Fatalf("session = %v", w.s.Data)
+			}
+		}},
+		{name: "select with a bidi override", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "\u202eEurope"}, check: noQuote("games")},
+		{name: "email", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "notanemail", "Name <psn@example.com>", "psn@localhost", "psn@example..com", "psn\ufeff@example.com"}, check: noQuote("services")},
+		{name: "email accepted", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "notanemail", "psn@example.com"}, check: func(t *testing.T, w *world) {
+			if w.s.Get("f.login") != "psn@example.com" || w.s.Get("fi") != "1" {
+				t.Fatalf("session = %v", w.s.Data)
+			}
+		}},
+		{name: "url", lang: "uk", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "steamcommunity.com/tradeoffer", "ftp://example.com/x", "https://localhost/x"}, check: noQuote("services")},
+	})
+}
+
+func TestInvisibleLoginAndForeignInviteRefused(t *testing.T) {
+	w := newWorld(t)
+	w.shop.Limiter = &countLimiter{Limit: 100}
+	for _, in := range []string{"/topup", "gabe\u200b", "\u2066gabe"} {
+		w.do(in)
+	}
+	if w.s.Step != stLogin || w.shop.Limiter.(*countLimiter).n != 0 || !strings.Contains(w.out.String(), locales.T(locales.En, "fields.invisible")) {
+		t.Fatalf("an invisible login reached the check (%d checks):\n%s", w.shop.Limiter.(*countLimiter).n, w.out.String())
+	}
+	w = newWorld(t)
+	for _, in := range []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://example.com/foo", "https://s.team/\u200bp/x", "https://s.team/p/"} {
+		w.do(in)
+	}
+	if w.s.Step != sgInvite || w.s.Get("invite") != "" {
+		t.Fatalf("a foreign invite link was taken: step %s, %v", w.s.Step, w.s.Data)
+	}
+}
+
+func TestFieldKinds(t *testing.T) {
+	tests := []struct{ typ, key, label, want string }{
+		{"number", "uid", "UID", kindNumber},
+		{"select", "server", "Server", kindSelect},
+		{"select", "server", "Server", kindText}, // no options: free text
+		{"text", "email", "Supercell ID email", kindEmail},
+		{"", "login", "PSN login (email)", kindEmail},
+		{"", "trade_url", "Trade offer URL", kindURL},
+		{"text", "player_id", "Player ID", kindID},
+		{"", "phone", "Phone number", kindPhone},
+		{"", "password", "PSN password", kindText},
+		{"text", "riot_id", "Riot ID", kindText},
+		{"colour-picker", "x", "Anything", kindText}, // unknown types are text
+	}
+	for i, tt := range tests {
+		var opts []string
+		if i == 1 {
+			opts = []string{"A", "B"}
+		}
+		if got := fieldKind(tt.typ, tt.key, tt.label, opts); got != tt.want {
+			t.Errorf("fieldKind(%q, %q, %q) = %q, want %q", tt.typ, tt.key, tt.label, got, tt.want)
+		}
+	}
 }
 
 func TestServicesLine(t *testing.T) {
@@ -559,7 +640,7 @@ func TestServicesLine(t *testing.T) {
 			}
 		}},
 		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", stepConfirm)},
-		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "login", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "psn@example.com", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
 

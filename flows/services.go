@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"strings"
 
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -83,7 +82,7 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 func manualFields(o *reseller.ManualOffers) []field {
 	var fields []field
 	for _, fl := range o.Fields {
-		fields = append(fields, field{fl.Code, fl.Name})
+		fields = append(fields, newField(fl.Code, fl.Name, "", nil))
 	}
 	return fields
 }
@@ -97,6 +96,9 @@ func (f *Services) price(ctx context.Context, env *Env, s *Session) (*state.Quot
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		askFields(s, manualFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
+	}
+	if bad := firstInvalid(env, s); bad != nil {
+		return nil, false, bad
 	}
 	for _, o := range offers.Offers {
 		if o.ID == s.Get("offer") {
@@ -119,10 +121,10 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		title := env.T("svc.fields", "name", locales.Escape(offers.Name))
+		title := env.T("svc.fields", "name", locales.Escape(clipName(offers.Name)))
 		for _, o := range offers.Offers {
 			if o.ID == s.Get("offer") {
-				title = env.T("svc.fields_offer", "name", locales.Escape(offers.Name), "offer", locales.Escape(o.Name), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal))
+				title = env.T("svc.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal))
 			}
 		}
 		sc := fieldsScreen(env, s, title)
@@ -133,28 +135,33 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		var b strings.Builder
-		b.WriteString(env.T("svc.offers", "name", locales.Escape(offers.Name)))
+		text := env.T("svc.offers", "name", locales.Escape(clipName(offers.Name)))
 		if offers.Info != "" {
-			b.WriteString("\n<i>" + locales.Escape(offers.Info) + "</i>")
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Info, maxNoteLen)) + "</i>"
 		}
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
 			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal)
-			b.WriteString("\n\n" + env.T("gc.card_line", "name", locales.Escape(o.Name), "price", price))
+			line := "\n" + env.T("gc.card_line", "name", locales.Escape(clipName(o.Name)), "price", price)
 			if o.DeliveryMinutes != nil {
-				b.WriteString("\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes)))
+				line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
 			}
 			if o.Note != "" {
-				b.WriteString("\n<i>" + locales.Escape(o.Note) + "</i>")
+				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, maxNameLen)) + "</i>"
 			}
-			items = append(items, listItem{Label: o.Name + " — " + price, ID: o.ID, Paused: !funds.covers(o.PriceUSD.Decimal)})
+			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD.Decimal))
+			if it.Paused {
+				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(clipName(o.Name)))
+			}
+			it.Line = line
+			items = append(items, it)
 		}
 		if len(items) == 0 {
-			b.WriteString("\n\n" + env.T("catalog.empty"))
+			text += "\n\n" + env.T("catalog.empty")
 		}
-		return &Screen{Text: withStale(env, b.String(), stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	default:
 		s.Step = svList
 		list, stale, err := f.Catalog.ManualServices(ctx)
@@ -169,6 +176,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	}
 }

@@ -172,7 +172,7 @@ func (sh *Shop) Register(e *Engine) {
 const (
 	actBack     = "b"  // back one step
 	actPage     = "pg" // arg: page number
-	actNoop     = "pi" // the page indicator
+	actNoop     = "pi" // the page indicator of older screens: nothing to do
 	actPick     = "i"  // arg: index of an entry on the page
 	actSearch   = "s"  // open the search prompt
 	actQty      = "n"  // arg: a quick quantity
@@ -184,12 +184,25 @@ const (
 	stepConfirm = "confirm"
 )
 
-// listItem is one entry of a paginated list. A paused item is shown as
-// temporarily unavailable and cannot be picked.
+// Limits on upstream text in what the bot sends (Telegram counts UTF-16
+// units): a name in a message line, a button label.
+const (
+	maxNameLen    = 120
+	maxButtonText = 60
+	maxNoteLen    = 600
+	maxItemName   = 2*maxNameLen + 16 // a quote's item: category and offer
+)
+
+// listItem is one entry of a paginated list: its button label and, for
+// lists that also describe each entry in the message, its text line (HTML).
+// A paused item is shown as temporarily unavailable and cannot be picked;
+// an item with NoButton (sold out) is only described.
 type listItem struct {
-	Label  string
-	ID     string
-	Paused bool
+	Label    string
+	ID       string
+	Line     string
+	Paused   bool
+	NoButton bool
 }
 
 // funds is the upstream balance as far as it is known for one screen.
@@ -212,8 +225,17 @@ func (sh *Shop) funds(ctx context.Context) funds {
 	return funds{balance: b, known: true}
 }
 
-// covers reports whether the balance pays for an item at upstream price usd.
+// maxUpstreamUSD is the largest upstream price of one order the shop takes:
+// anything above is an upstream error, not a price.
+var maxUpstreamUSD = decimal.NewFromInt(100_000)
+
+// covers reports whether an item at upstream price usd can be sold: the price
+// is sane (positive, not absurd: an upstream error must never show as a
+// negative or overflowing price) and the balance pays for it.
 func (f funds) covers(usd decimal.Decimal) bool {
+	if !usd.IsPositive() || usd.GreaterThan(maxUpstreamUSD) {
+		return false
+	}
 	return !f.known || f.balance.GreaterThanOrEqual(usd)
 }
 
@@ -232,37 +254,80 @@ func pausedLabel(env *Env, label string) string {
 	return env.T("catalog.paused_btn", "item", label)
 }
 
-// listRows renders one page of items as buttons (one per row), then
-// prev/indicator/next when there is more than one page. The ids of the page
-// are kept in the session, so the buttons carry only an index.
-func (sh *Shop) listRows(env *Env, s *Session, items []listItem) [][]Button {
+// clipName shortens an upstream name for a message line (not yet escaped).
+func clipName(name string) string { return locales.Clip(name, maxNameLen) }
+
+// itemLabel is a button label: the upstream name, clipped so that the
+// suffix (a price) always shows.
+func itemLabel(name, suffix string) string {
+	return locales.Clip(name, max(maxButtonText-locales.UTF16Len(suffix), 12)) + suffix
+}
+
+// pricedItem is an entry labelled with its price, or with its name only when
+// it cannot be sold now (so an absurd upstream price is never shown).
+func pricedItem(name, price, id string, sellable bool) listItem {
+	if !sellable {
+		return listItem{Label: locales.Clip(name, maxButtonText), ID: id, Paused: true}
+	}
+	return listItem{Label: itemLabel(name, " — "+price), ID: id}
+}
+
+// offerItem is a card or key of an offer list: described by a line with its
+// price, picked by a button, or only described when sold out or paused.
+func offerItem(env *Env, price, name, id string, soldOut, paused bool) listItem {
+	shown := locales.Escape(clipName(name))
+	switch {
+	case soldOut:
+		return listItem{Line: env.T("gc.card_sold_out", "name", shown), NoButton: true}
+	case paused:
+		return listItem{Line: env.T("catalog.paused_line", "name", shown), NoButton: true}
+	}
+	return listItem{Label: itemLabel(name, " — "+price), ID: id, Line: env.T("gc.card_line", "name", shown, "price", price)}
+}
+
+// listPage renders one page of items: their text lines added to text, one
+// button per row, and ◀️ ▶️ when there is more than one page (the page,
+// kept in the session, is then named in the text). The ids of the page are
+// kept in the session, so the buttons carry only an index. Labels are
+// clipped, so a page stays within Telegram's limits whatever the upstream
+// names.
+func (sh *Shop) listPage(env *Env, s *Session, text string, items []listItem) (string, [][]Button) {
 	per := sh.PerPage
 	pages := max(1, (len(items)+per-1)/per)
 	page, _ := strconv.Atoi(s.Get("page"))
 	page = min(max(page, 0), pages-1)
 	var rows [][]Button
 	var ids []string
+	var b strings.Builder
+	b.WriteString(text)
 	for i := page * per; i < min(len(items), (page+1)*per); i++ {
-		if items[i].Paused {
-			rows = append(rows, []Button{{Text: pausedLabel(env, items[i].Label), Action: actPaused}})
-			continue
+		it := items[i]
+		if it.Line != "" {
+			b.WriteString("\n" + it.Line)
 		}
-		rows = append(rows, []Button{{Text: items[i].Label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
-		ids = append(ids, items[i].ID)
+		label := locales.Clip(it.Label, maxButtonText+16)
+		switch {
+		case it.NoButton:
+		case it.Paused:
+			rows = append(rows, []Button{{Text: pausedLabel(env, label), Action: actPaused}})
+		default:
+			rows = append(rows, []Button{{Text: label, Action: actPick, Arg: strconv.Itoa(len(ids))}})
+			ids = append(ids, it.ID)
+		}
 	}
 	s.Set("ids", strings.Join(ids, "\x1f"))
 	if pages > 1 {
+		b.WriteString("\n\n" + env.T("page.of", "page", page+1, "pages", pages))
 		var nav []Button
 		if page > 0 {
 			nav = append(nav, Button{Text: env.T("btn.prev"), Action: actPage, Arg: strconv.Itoa(page - 1)})
 		}
-		nav = append(nav, Button{Text: env.T("page.indicator", "page", page+1, "pages", pages), Action: actNoop})
 		if page < pages-1 {
 			nav = append(nav, Button{Text: env.T("btn.next"), Action: actPage, Arg: strconv.Itoa(page + 1)})
 		}
 		rows = append(rows, nav)
 	}
-	return rows
+	return b.String(), rows
 }
 
 // picked returns the id behind a list button's index.
@@ -317,11 +382,13 @@ func quickQuantities(env *Env, lo, hi int, candidates []int) [][]Button {
 	return rows
 }
 
-// parseQuantity reads a whole number the buyer typed ("1 000" and "1,000" too).
+// parseQuantity reads a whole number the buyer typed ("1 000" and "1,000"
+// too). Zero and negative numbers are numbers: the caller's range check
+// answers them with the allowed range, like any other number out of it.
 func parseQuantity(text string) (int, bool) {
-	t := strings.NewReplacer(" ", "", "\u00a0", "", ",", "", "_", "").Replace(strings.TrimSpace(text))
+	t := strings.NewReplacer(" ", "", "\u00a0", "", ",", "", "_", "", "\u2212", "-").Replace(strings.TrimSpace(text))
 	n, err := strconv.Atoi(t)
-	if err != nil || n <= 0 || len(t) > 9 {
+	if err != nil || len(strings.TrimLeft(t, "+-")) > 9 {
 		return 0, false
 	}
 	return n, true
@@ -422,10 +489,18 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	if !sh.funds(ctx).covers(q.UpstreamUSD) {
 		return sh.again(ctx, env, f, s, env.T("catalog.paused_quote"))
 	}
+	q.ItemName = locales.Clip(q.ItemName, maxItemName)
 	q.ChatID, q.UserID = env.User.ID, env.User.ID
 	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
-	q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
-	q.Stars = sh.Pricing.Stars(q.ShopUSD)
+	if unit, ok := unitPriced(q); ok {
+		// The buyer saw the unit price: the total is exactly unit × quantity.
+		shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
+		q.ShopUSD = shopUnit.Mul(decimalInt(q.Quantity))
+		q.Stars = sh.Pricing.Stars(shopUnit) * int64(q.Quantity)
+	} else {
+		q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
+		q.Stars = sh.Pricing.Stars(q.ShopUSD)
+	}
 	if err := sh.Quotes.Save(ctx, q); err != nil {
 		return nil, err
 	}
@@ -434,6 +509,28 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 	sc := sh.confirmScreen(env, q)
 	sc.Text = withStale(env, sc.Text, stale)
 	return &Reply{Notices: notices, Screen: sc, Save: true}, nil
+}
+
+// unitPriced reports whether a quote is several units of one item priced
+// per unit (gift cards, game keys), and the upstream unit price.
+func unitPriced(q *state.Quote) (decimal.Decimal, bool) {
+	if q.Quantity <= 1 || (q.Line != "giftcards" && q.Line != "keys") {
+		return decimal.Decimal{}, false
+	}
+	return q.UpstreamUSD.Div(decimalInt(q.Quantity)), true
+}
+
+// FormatQuote shows a quote's total as the buyer pays it: its Stars and/or
+// USD as priced, not recomputed from the USD.
+func (p *Pricing) FormatQuote(lang locales.Lang, stars int64, usd decimal.Decimal) string {
+	var parts []string
+	if p.ShowStars || !p.ShowUSD {
+		parts = append(parts, locales.Stars(lang, stars))
+	}
+	if p.ShowUSD {
+		parts = append(parts, locales.Money(lang, usd))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // confirmScreen shows what, for whom, how many and the total.
@@ -455,9 +552,14 @@ func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
 		b.WriteString(env.T("confirm.qty", "n", locales.Number(env.Lang, int64(q.Quantity))))
+		if unit, ok := unitPriced(q); ok {
+			shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
+			b.WriteString("\n")
+			b.WriteString(env.T("confirm.unit", "price", sh.Pricing.FormatQuote(env.Lang, sh.Pricing.Stars(shopUnit), shopUnit)))
+		}
 	}
 	b.WriteString("\n\n")
-	b.WriteString(env.T("confirm.total", "total", sh.Pricing.Format(env.Lang, q.ShopUSD)))
+	b.WriteString(env.T("confirm.total", "total", sh.Pricing.FormatQuote(env.Lang, q.Stars, q.ShopUSD)))
 	b.WriteString("\n")
 	b.WriteString(env.N("confirm.valid", int64(sh.QuoteTTL/time.Minute)))
 	return &Screen{Text: b.String(), Rows: [][]Button{

@@ -26,6 +26,31 @@ const (
 // maxInviteURL caps a friend-invite link.
 const maxInviteURL = 512
 
+// inviteHosts are the store's friend-invite link hosts and the path each
+// link starts with: the short quick-invite link and its long form.
+var inviteHosts = map[string][]string{
+	"s.team":             {"/p/"},
+	"steamcommunity.com": {"/p/", "/user/"},
+}
+
+// validInvite accepts an https friend-invite link of the store: a known host
+// and an invite path with a code after it.
+func validInvite(text string) bool {
+	if len(text) > maxInviteURL || strings.ContainsAny(text, " \t\n") {
+		return false
+	}
+	u, err := url.Parse(text)
+	if err != nil || u.Scheme != "https" || u.User != nil || u.Port() != "" {
+		return false
+	}
+	for _, prefix := range inviteHosts[strings.ToLower(u.Hostname())] {
+		if code, ok := strings.CutPrefix(u.Path, prefix); ok && strings.Trim(code, "/") != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Start opens the top games, or one game for a deep link (game-<app id>).
 func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	s.Step = sgGames
@@ -91,8 +116,10 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 			s.Set("page", "")
 			return f.show(ctx, env, f, s)
 		case sgInvite:
-			u, err := url.Parse(text)
-			if err != nil || u.Scheme != "https" || u.Host == "" || len(text) > maxInviteURL || strings.ContainsAny(text, " \t\n") {
+			if hasInvisible(text) {
+				return f.again(ctx, env, f, s, env.T("fields.invisible"))
+			}
+			if !validInvite(text) {
 				return f.again(ctx, env, f, s, env.T("gifts.bad_invite"))
 			}
 			s.Set("invite", text)
@@ -191,10 +218,11 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		items := make([]listItem, 0, len(ed.Regions))
 		funds := f.funds(ctx)
 		for _, r := range ed.Regions {
-			items = append(items, listItem{Label: r.Region + " — " + f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), ID: r.Region, Paused: !funds.covers(r.PriceUSD.Decimal)})
+			items = append(items, pricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), r.Region, funds.covers(r.PriceUSD.Decimal)))
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	case sgEditions:
 		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
 		offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
@@ -217,7 +245,8 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			items = append(items, listItem{Label: label, ID: strconv.FormatInt(ed.SubID, 10), Paused: !funds.covers(lowest)})
 		}
 		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	default:
 		s.Step = sgGames
 		games, stale, err := f.Catalog.StoreGames(ctx)
@@ -238,7 +267,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 				text += "\n\n" + env.T("gifts.none")
 			}
 		}
-		rows := f.listRows(env, s, items)
+		text, rows := f.listPage(env, s, text, items)
 		if q != "" {
 			rows = append(rows, []Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
 		}

@@ -82,7 +82,10 @@ func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 // setLogin checks the login with the upstream (rate limited) and refuses
 // one that cannot be refilled.
 func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
-	if !loginRe.MatchString(login) {
+	switch {
+	case hasInvisible(login):
+		return f.again(ctx, env, f, s, env.T("fields.invisible"))
+	case !loginRe.MatchString(login):
 		return f.again(ctx, env, f, s, env.T("topup.bad_login"))
 	}
 	if r, err := f.limited(ctx, env); r != nil || err != nil {

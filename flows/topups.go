@@ -96,10 +96,7 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 				return &Reply{Screen: failScreen(env, err), Save: true}, nil
 			}
 			s.Set("offer", id)
-			var fields []field
-			for _, fl := range offers.Fields {
-				fields = append(fields, field{fl.Key, fl.Label})
-			}
+			fields := topUpFields(offers)
 			askFields(s, fields)
 			if len(fields) == 0 {
 				return f.quote(ctx, env, f, s)
@@ -110,6 +107,15 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	return f.show(ctx, env, f, s)
 }
 
+// topUpFields are a category's buyer fields, typed as the upstream declares.
+func topUpFields(o *reseller.TopUpOffers) []field {
+	var fields []field
+	for _, fl := range o.Fields {
+		fields = append(fields, newField(fl.Key, fl.Label, fl.Type, fl.Options))
+	}
+	return fields
+}
+
 func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
 	offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
 	if err != nil {
@@ -118,12 +124,11 @@ func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote,
 	values := fieldValues(s)
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		// The category's fields changed since they were asked: ask again.
-		var fields []field
-		for _, fl := range offers.Fields {
-			fields = append(fields, field{fl.Key, fl.Label})
-		}
-		askFields(s, fields)
+		askFields(s, topUpFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
+	}
+	if bad := firstInvalid(env, s); bad != nil {
+		return nil, false, bad
 	}
 	for _, o := range offers.Offers {
 		if o.OfferID == s.Get("offer") {
@@ -146,10 +151,10 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		title := env.T("tu.fields", "name", locales.Escape(offers.Name))
+		title := env.T("tu.fields", "name", locales.Escape(clipName(offers.Name)))
 		for _, o := range offers.Offers {
 			if o.OfferID == s.Get("offer") {
-				title = env.T("tu.fields_offer", "name", locales.Escape(offers.Name), "offer", locales.Escape(o.Name), "price", f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal))
+				title = env.T("tu.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal))
 			}
 		}
 		sc := fieldsScreen(env, s, title)
@@ -170,7 +175,8 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		if len(items) == 0 {
 			text = env.T("search.none", "q", locales.Escape(s.Get("q")))
 		}
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	case tuSubs:
 		brands, stale, err := f.Catalog.TopUpBrands(ctx)
 		if err != nil {
@@ -192,26 +198,28 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 				items = append(items, listItem{Label: label, ID: sub.CategoryID})
 			}
 		}
-		text := env.T("tu.subs", "brand", locales.Escape(s.Get("brand")))
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text := env.T("tu.subs", "brand", locales.Escape(clipName(s.Get("brand"))))
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	case tuOffers:
 		offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		text := env.T("tu.offers", "name", locales.Escape(offers.Name))
+		text := env.T("tu.offers", "name", locales.Escape(clipName(offers.Name)))
 		if offers.Note != "" {
-			text += "\n<i>" + locales.Escape(offers.Note) + "</i>"
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, maxNoteLen)) + "</i>"
 		}
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			items = append(items, listItem{Label: o.Name + " — " + f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), ID: o.OfferID, Paused: !funds.covers(o.PriceUSD.Decimal)})
+			items = append(items, pricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), o.OfferID, funds.covers(o.PriceUSD.Decimal)))
 		}
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		return &Screen{Text: withStale(env, text, stale), Rows: append(f.listRows(env, s, items), navRow(env))}, nil
+		text, rows := f.listPage(env, s, text, items)
+		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	default:
 		s.Step = tuBrands
 		brands, stale, err := f.Catalog.TopUpBrands(ctx)
@@ -224,7 +232,8 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
 			}
 		}
-		rows := append(f.listRows(env, s, items), []Button{{Text: env.T("btn.search"), Action: actSearch}}, navRow(env))
-		return &Screen{Text: withStale(env, env.T("tu.brands"), stale), Rows: rows}, nil
+		text, rows := f.listPage(env, s, env.T("tu.brands"), items)
+		rows = append(rows, []Button{{Text: env.T("btn.search"), Action: actSearch}}, navRow(env))
+		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
 	}
 }

@@ -26,8 +26,11 @@ type TopUpField struct {
 	Key string `json:"key"`
 	// Label is the human label.
 	Label string `json:"label"`
-	// Type is the input's type as sent.
+	// Type is the input's type as sent ("text", "number", "select", ...).
 	Type string `json:"type"`
+	// Options are the allowed values of a "select" field when the upstream
+	// lists them. The published spec does not show them; nil when absent.
+	Options []string `json:"options,omitempty"`
 }
 
 // TopUpOffer is one orderable in-game top-up.

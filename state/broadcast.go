@@ -159,6 +159,12 @@ func (b *Broadcasts) Finish(ctx context.Context, id, status string) (bool, error
 	return n == 1, err
 }
 
+// MarkReported records that a finished job's final report was sent; false
+// when it already was (by this process or another).
+func (b *Broadcasts) MarkReported(ctx context.Context, id string) (bool, error) {
+	return b.rdb.HSetNX(ctx, b.key(id), "reported", "1").Result()
+}
+
 // Close forgets a finished job from the active set.
 func (b *Broadcasts) Close(ctx context.Context, id string) error {
 	return b.rdb.SRem(ctx, b.active, id).Err()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -42,7 +44,12 @@ type Conn struct {
 	Mode     Mode
 	Embedded bool
 	mini     *miniredis.Miniredis
+	stop     func() // stops the embedded store's clock
 }
+
+// ClockTick is how often the embedded store's clock is moved to the wall
+// clock: keys with a TTL expire at most this late.
+const ClockTick = time.Second
 
 // Open connects to the single Redis server at url (redis:// or rediss://).
 // An empty url starts an embedded in-process store instead; it is not
@@ -62,7 +69,11 @@ func OpenEndpoint(ctx context.Context, e Endpoint) (*Conn, error) {
 		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
-		return &Conn{Client: redis.NewClient(&redis.Options{Addr: m.Addr()}), Mode: ModeEmbedded, Embedded: true, mini: m}, nil
+		t := time.NewTicker(ClockTick)
+		c := newEmbeddedClock(m, time.Now)
+		stop := c.run(t.C, nil)
+		return &Conn{Client: redis.NewClient(&redis.Options{Addr: m.Addr()}), Mode: ModeEmbedded, Embedded: true, mini: m,
+			stop: func() { stop(); t.Stop() }}, nil
 	}
 	c, where, err := NewClient(e)
 	if err != nil {
@@ -198,8 +209,61 @@ func scrubURLError(err error, u *url.URL) string {
 // Close closes the client and stops the embedded server, if any.
 func (c *Conn) Close() error {
 	err := c.Client.Close()
+	if c.stop != nil {
+		c.stop()
+	}
 	if c.mini != nil {
 		c.mini.Close()
 	}
 	return err
+}
+
+// embeddedClock moves the embedded store's clock with the wall clock.
+// miniredis never moves time by itself: without this, keys with a TTL (rate
+// limits, quotes, locks) would never expire and the demo's rate limit would
+// refuse a buyer forever.
+type embeddedClock struct {
+	m    *miniredis.Miniredis
+	now  func() time.Time
+	last time.Time
+}
+
+func newEmbeddedClock(m *miniredis.Miniredis, now func() time.Time) *embeddedClock {
+	c := &embeddedClock{m: m, now: now, last: now()}
+	m.SetTime(c.last)
+	return c
+}
+
+// tick fast-forwards the store by the time elapsed since the last tick
+// (expiring what is due) and sets its clock (TIME, EXPIREAT) to now.
+func (c *embeddedClock) tick() {
+	now := c.now()
+	if d := now.Sub(c.last); d > 0 {
+		c.m.FastForward(d)
+	}
+	c.m.SetTime(now)
+	c.last = now
+}
+
+// run ticks on every value of ticks until stopped; after each tick it
+// signals ticked, when not nil (for tests). The returned stop waits for the
+// loop to end.
+func (c *embeddedClock) run(ticks <-chan time.Time, ticked chan<- struct{}) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ticks:
+				c.tick()
+				if ticked != nil {
+					ticked <- struct{}{}
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(quit); <-done }) }
 }

@@ -12,6 +12,9 @@ import (
 // HTML parsing when parse_mode is HTML; Markdown and MarkdownV2 texts are not
 // parsed, so their markup counts too (stricter than Telegram).
 
+// maxButtons is how many buttons an inline keyboard may have in all.
+const maxButtons = 100
+
 var parseModes = map[string]bool{"HTML": true, "MarkdownV2": true, "Markdown": true}
 
 // buttonActions are InlineKeyboardButton's optional fields of which exactly
@@ -81,6 +84,16 @@ func objectRules(path, typeName string, m map[string]any) []problem {
 	switch typeName {
 	case "InlineKeyboardButton":
 		ps = append(ps, buttonProblems(path, m)...)
+	case "InlineKeyboardMarkup":
+		rows, _ := m["inline_keyboard"].([]any)
+		n := 0
+		for _, r := range rows {
+			row, _ := r.([]any)
+			n += len(row)
+		}
+		if n > maxButtons {
+			ps = append(ps, problem{path: joinPath(path, "inline_keyboard"), msg: fmt.Sprintf("at most %d buttons, got %d (Telegram answers \"BUTTONS_TOO_MUCH\")", maxButtons, n)})
+		}
 	case "BotCommand":
 		if c, _ := m["command"].(string); !commandRe.MatchString(c) {
 			ps = append(ps, problem{path: joinPath(path, "command"), msg: fmt.Sprintf("command %q must be 1-32 characters of lowercase English letters, digits and underscores", c)})

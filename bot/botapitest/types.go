@@ -152,6 +152,8 @@ type Message struct {
 	SuccessfulPayment *SuccessfulPayment    `json:"successful_payment,omitempty"`
 	RefundedPayment   *RefundedPayment      `json:"refunded_payment,omitempty"`
 	ReplyMarkup       *InlineKeyboardMarkup `json:"reply_markup,omitempty"`
+	// ReplyToMessage is the message a user's message answers (a swipe reply).
+	ReplyToMessage *Message `json:"reply_to_message,omitempty"`
 
 	// Method is the Bot API method that created a bot message, e.g. "sendMessage".
 	Method string `json:"-"`

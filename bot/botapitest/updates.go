@@ -235,6 +235,24 @@ func (s *Server) SendText(chatID int64, text string) Update {
 	return u
 }
 
+// SendReply pushes text from the chat's user as a reply to the message
+// replyTo of that chat (Telegram includes the replied-to message).
+func (s *Server) SendReply(chatID int64, replyTo int, text string) Update {
+	s.mu.Lock()
+	var orig *Message
+	if m, ok := s.chatLocked(chatID).msgs[replyTo]; ok {
+		c := *m
+		c.ReplyToMessage = nil
+		orig = &c
+	}
+	m := s.userMessageLocked(chatID)
+	m.Text, m.ReplyToMessage = text, orig
+	u, vs := s.pushLocked(Update{Message: m})
+	s.mu.Unlock()
+	s.report(vs)
+	return u
+}
+
 // SendCommand pushes a command from the chat's buyer: "/start" with arg
 // "giftcards" sends "/start giftcards". The slash is optional.
 func (s *Server) SendCommand(chatID int64, command, arg string) Update {

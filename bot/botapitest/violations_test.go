@@ -108,6 +108,18 @@ func TestViolationsFailTheTest(t *testing.T) {
 			want: []string{"sendMessage: reply_markup.inline_keyboard[0][0].callback_data: must be 1-64 bytes, got 65 bytes"},
 		},
 		{
+			name: "more than 100 buttons",
+			send: func(t *testing.T, s *Server, b *bot.Bot) error {
+				var rows [][]models.InlineKeyboardButton
+				for range 101 {
+					rows = append(rows, []models.InlineKeyboardButton{{Text: "x", CallbackData: "x"}})
+				}
+				_, err := b.SendMessage(t.Context(), &bot.SendMessageParams{ChatID: 1, Text: "hi", ReplyMarkup: &models.InlineKeyboardMarkup{InlineKeyboard: rows}})
+				return err
+			},
+			want: []string{"sendMessage: reply_markup.inline_keyboard: at most 100 buttons, got 101"},
+		},
+		{
 			name: "empty InlineKeyboardMarkup from go-telegram/bot",
 			send: func(t *testing.T, s *Server, b *bot.Bot) error {
 				_, err := b.SendMessage(t.Context(), &bot.SendMessageParams{ChatID: 1, Text: "hi", ReplyMarkup: &models.InlineKeyboardMarkup{}})

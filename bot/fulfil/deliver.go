@@ -80,7 +80,7 @@ func FitCodes(head string, lines []string, tail string) (string, bool) {
 // line's "delivered" notice.
 func (f *Fulfiller) sendResult(ctx context.Context, o *state.Order) error {
 	lang := f.Lang(o)
-	item := locales.Escape(ItemName(o))
+	item := locales.Escape(ItemName(lang, o))
 	if len(o.Codes) == 0 {
 		text := locales.T(lang, "order.delivered", "id", o.ID, "item", item)
 		if to := Recipient(o); to != "" {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"shopbot/bot/jobs"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -490,17 +492,39 @@ func (f *Fulfiller) alertRefunded(ctx context.Context, o *state.Order) {
 		why = "—"
 	}
 	_, _ = f.alerts.Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refunded",
-		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(ItemName(o)), "paid", paid,
-			"number", o.UpstreamNumber, "why", why))
+		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(ItemName(lang, o)), "paid", paid,
+			"upstream", upstreamRef(lang, o), "why", why))
+}
+
+// upstreamRef names an order's upstream order for admins, or says it was
+// never placed (no "Upstream #0").
+func upstreamRef(lang locales.Lang, o *state.Order) string {
+	if o.UpstreamNumber <= 0 {
+		return locales.T(lang, "alert.never_placed")
+	}
+	return locales.T(lang, "alert.upstream_number", "number", o.UpstreamNumber)
 }
 
 // refundedText tells the buyer where the money went.
 func (f *Fulfiller) refundedText(o *state.Order) string {
 	lang := f.Lang(o)
+	text := locales.T(lang, "order.refunded_wallet", "id", o.ID, "amount", locales.Money(lang, o.ShopUSD))
 	if o.PayMethod == state.PayStars {
-		return locales.T(lang, "order.refunded_stars", "id", o.ID, "stars", locales.Stars(lang, o.Stars))
+		text = locales.T(lang, "order.refunded_stars", "id", o.ID, "stars", locales.Stars(lang, o.Stars))
 	}
-	return locales.T(lang, "order.refunded_wallet", "id", o.ID, "amount", locales.Money(lang, o.ShopUSD))
+	if why := RefundReason(lang, o); why != "" {
+		text += "\n" + locales.T(lang, "order.refund_reason", "reason", why)
+	}
+	return text
+}
+
+// RefundReason is why a refunding or refunded order failed, for the buyer,
+// or "" when the order records no reason a buyer can read.
+func RefundReason(lang locales.Lang, o *state.Order) string {
+	if (o.Status != state.OrderRefunding && o.Status != state.OrderRefunded) || !strings.HasPrefix(o.Reason, "order.reason_") {
+		return ""
+	}
+	return locales.T(lang, o.Reason)
 }
 
 // refundDelay backs off with the time spent refunding.
@@ -549,8 +573,30 @@ func (f *Fulfiller) Lang(o *state.Order) locales.Lang {
 }
 
 // ItemName is what the buyer bought, as they saw it.
-func ItemName(o *state.Order) string {
-	if q, err := QuoteOf(o); err == nil && q.ItemName != "" {
+//
+// Names the shop wrote itself (Stars, Premium, store top-ups) are written
+// again in lang, so a buyer who switched language reads them in it; upstream
+// names are shown as the upstream gave them.
+func ItemName(lang locales.Lang, o *state.Order) string {
+	q, err := QuoteOf(o)
+	if err != nil {
+		return o.Line
+	}
+	switch q.Line {
+	case "stars":
+		if q.Quantity > 0 {
+			return locales.N(lang, "count.stars", int64(q.Quantity))
+		}
+	case "premium":
+		if months, err := strconv.ParseInt(q.Item, 10, 64); err == nil && months > 0 {
+			return locales.T(lang, "premium.item", "months", locales.N(lang, "count.months", months))
+		}
+	case "topup":
+		if amount, err := decimal.NewFromString(q.Fields["amount"]); err == nil && q.Fields["currency"] != "" {
+			return locales.T(lang, "topup.item", "amount", locales.Decimal(lang, amount, 2)+"\u00a0"+q.Fields["currency"])
+		}
+	}
+	if q.ItemName != "" {
 		return q.ItemName
 	}
 	return o.Line
@@ -560,7 +606,7 @@ func ItemName(o *state.Order) string {
 // their deadline.
 func (f *Fulfiller) processingText(o *state.Order, up *reseller.Order) string {
 	lang := f.Lang(o)
-	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(ItemName(o)))
+	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(ItemName(lang, o)))
 	if up != nil && up.DeadlineAt != nil {
 		text += "\n" + locales.T(lang, "order.deadline", "deadline", locales.DateTime(lang, *up.DeadlineAt))
 	}

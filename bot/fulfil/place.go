@@ -659,7 +659,7 @@ func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 	f.releaseSlot(ctx, n)
 	f.log.Error("order needs review", "order", o.ID, "why", why)
 	lang := f.Lang(o)
-	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(ItemName(o))))
+	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(ItemName(lang, o))))
 	if f.alerts != nil {
 		_, _ = f.alerts.Raise(ctx, ReviewAlert(o.ID),
 			locales.T(f.lang0, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
@@ -686,7 +686,7 @@ func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerR
 	f.log.Info("order failed; refunding", "order", o.ID, "why", why)
 	lang := f.Lang(n)
 	_ = f.notifyStatus(ctx, n, state.OrderRefunding, locales.T(lang, "order.failed", "id", n.ID,
-		"item", locales.Escape(ItemName(n)), "reason", locales.T(lang, buyerReason)))
+		"item", locales.Escape(ItemName(lang, n)), "reason", locales.T(lang, buyerReason)))
 	return true, time.Time{}, nil
 }
 

@@ -41,6 +41,9 @@ type Config struct {
 	CatalogTTL     time.Duration
 	LowBalanceUSD  decimal.Decimal
 	LogLevel       string
+	SupportURL     string // an external helpdesk linked from support
+	TermsText      string // the shop's terms as plain text; "" for the default
+	TermsURL       string // the full terms online
 }
 
 // Markup is the shop's margin: percent and fixed fee, with optional
@@ -276,6 +279,16 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	}
 	if c.LowBalanceUSD, err = decimalVar(get("LOW_BALANCE_USD"), "20", false); err != nil {
 		return nil, &ConfigError{"LOW_BALANCE_USD", err.Error()}
+	}
+	if c.SupportURL, err = httpURL(get("SUPPORT_URL"), ""); err != nil {
+		return nil, &ConfigError{"SUPPORT_URL", err.Error()}
+	}
+	if c.TermsURL, err = httpURL(get("TERMS_URL"), ""); err != nil {
+		return nil, &ConfigError{"TERMS_URL", err.Error()}
+	}
+	c.TermsText = strings.ReplaceAll(get("TERMS_TEXT"), `\n`, "\n")
+	if n := len([]rune(c.TermsText)); n > 3800 {
+		return nil, &ConfigError{"TERMS_TEXT", fmt.Sprintf("is %d characters long; at most 3800 fit in one message (link longer terms with TERMS_URL)", n)}
 	}
 	c.LogLevel = strings.ToLower(get("LOG_LEVEL"))
 	switch c.LogLevel {

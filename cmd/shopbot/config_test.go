@@ -88,6 +88,9 @@ func TestConfigErrors(t *testing.T) {
 		{"metrics on the webhook listener", map[string]string{"HTTP_ADDR": ":8080", "METRICS_ADDR": ":8080"}, "METRICS_ADDR must differ from HTTP_ADDR"},
 		{"bad media host", map[string]string{"RESELLER_MEDIA_HOSTS": "cdn.example, http://x/"}, `RESELLER_MEDIA_HOSTS has "http://x/"`},
 		{"bad language", map[string]string{"LANGUAGES": "en,de"}, `LANGUAGES has "de"`},
+		{"bad support url", map[string]string{"SUPPORT_URL": "help.example"}, "SUPPORT_URL must be"},
+		{"bad terms url", map[string]string{"TERMS_URL": "javascript:alert(1)"}, "TERMS_URL must be"},
+		{"terms too long", map[string]string{"TERMS_TEXT": strings.Repeat("t", 3801)}, "TERMS_TEXT is 3801 characters long"},
 		{"default not enabled", map[string]string{"LANGUAGES": "ru,uk"}, "DEFAULT_LANGUAGE is \"en\", which is not in LANGUAGES"},
 	}
 	for _, tc := range cases {

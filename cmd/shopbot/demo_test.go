@@ -178,11 +178,11 @@ func TestDemoGiftCardPurchase(t *testing.T) {
 	d.wait("How would you like to pay?")
 	d.press("⭐ Pay")
 	invoice := d.wait("or no to leave it unpaid.")
-	if !strings.Contains(invoice, "Invoice: Apple Gift Card 2 USD") || !strings.Contains(invoice, "Total: 351 Telegram Stars") {
+	if !strings.Contains(invoice, "Invoice: Apple Gift Card 2 USD") || !strings.Contains(invoice, "Total: 352 Telegram Stars") {
 		t.Fatalf("invoice:\n%s", invoice)
 	}
 	d.send("yes")
-	d.wait("You paid 351 Stars")
+	d.wait("You paid 352 Stars")
 	d.wait("Payment received")
 	d.wait("is ready: Apple Gift Card 2 USD")
 	delivery := d.wait("Tap a code to copy it")
@@ -241,7 +241,7 @@ func TestDemoTypedNumbersAndCodesFile(t *testing.T) {
 	d.send("no")
 	d.wait("Not paid.")
 	d.send("/pay")
-	d.wait("You paid 1,927 Stars")
+	d.wait("You paid 1,936 Stars")
 	d.wait("All codes are also in the attached file")
 	d.wait("[file] order-1-codes.txt (text/plain, 220 bytes)")
 	o := giftCardOrder(t, d.parts.sim)

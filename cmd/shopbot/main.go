@@ -163,6 +163,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
+		SupportURL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL,
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
