@@ -223,7 +223,19 @@ type nodeState struct {
 	noWaitAOF  bool // WAITAOF was refused (unknown command, NOPERM)
 	noWait     bool // WAIT was refused
 	reportedAs string
+	// replicasAt is when the node last had a replica online. For
+	// replicaLoss after it, a probe that finds none still requires one:
+	// during a failover the old master loses its replica (promoted) and
+	// keeps taking writes until it is demoted, and a write acknowledged
+	// there without a replica is lost with the demotion.
+	replicasAt time.Time
 }
+
+// replicaLoss is how long a node that lost its replicas still requires
+// one: long enough for a failover to finish and the old master to rejoin
+// as a replica; after it, a node whose replica is gone for good takes
+// writes again, with the guarantee its own settings give.
+const replicaLoss = 30 * time.Second
 
 // DurabilityOption configures NewDurability.
 type DurabilityOption func(*Durability)
@@ -553,8 +565,17 @@ func (d *Durability) persistenceLocked(ctx context.Context, c *redis.Client, ns 
 		return Persistence{}, err
 	}
 	p.Node, p.ProbedAt = node, now
+	held := false
+	if p.Replicas > 0 {
+		ns.replicasAt = now
+	} else if !ns.replicasAt.IsZero() && now.Sub(ns.replicasAt) < replicaLoss && d.replicas > 0 && !ns.noWait {
+		// Its replica just went away (a failover under way): require it
+		// still, so Sync reports the shortfall instead of nothing to do.
+		p.Replicas, held = 1, true
+		p.Note = strings.TrimPrefix(p.Note+"; its replica went offline moments ago", "; ")
+	}
 	p.Mode, p.WaitReplicas, p.Note = decideMode(p, d.replicas, ns.noWaitAOF, ns.noWait)
-	ns.p, ns.probed, ns.stale = p, true, false
+	ns.p, ns.probed, ns.stale = p, true, held // held: look again at the next Sync
 	if id := string(p.Mode) + "\x00" + p.Guarantee(); id != ns.reportedAs {
 		ns.reportedAs = id
 		if d.report != nil {
