@@ -1,0 +1,78 @@
+// Package shopbot holds only this test: the rules of the import graph.
+package shopbot
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allowed lists, for each package of the module, the packages of the
+// module it may import (its tests may import more). Layers point down:
+// the upstream client, the store and the texts know nothing of the shop;
+// the flows know nothing of Telegram; the order lifecycle knows nothing of
+// the bot that hosts it; only commands put everything together.
+var allowed = map[string][]string{
+	"shopbot/locales":              nil,
+	"shopbot/reseller":             nil,
+	"shopbot/reseller/resellersim": nil,
+	"shopbot/state":                nil,
+	"shopbot/state/statetest":      nil,
+	"shopbot/bot/botapitest":       nil,
+	"shopbot/bot/jobs":             {"shopbot/state"},
+	"shopbot/catalog":              {"shopbot/reseller", "shopbot/state"},
+	// Issue 12 wants flows pure (no state, no reseller); until then it may
+	// not reach further than this.
+	"shopbot/flows":         {"shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot":           {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/cmd/shopbot":   {"*"},
+	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state"},
+}
+
+func TestImportsPointDown(t *testing.T) {
+	seen := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+			return filepath.SkipDir
+		}
+		pkg, err := build.ImportDir(path, 0)
+		if err != nil {
+			return nil // no Go files
+		}
+		if path == "." {
+			return nil // this test
+		}
+		imp := "shopbot/" + filepath.ToSlash(path)
+		rules, ok := allowed[imp]
+		if !ok {
+			t.Errorf("package %s has no import rule: add it to allowed", imp)
+			return nil
+		}
+		seen++
+		for _, dep := range pkg.Imports {
+			if !strings.HasPrefix(dep, "shopbot/") || slices.Contains(rules, "*") {
+				continue
+			}
+			if !slices.Contains(rules, dep) {
+				t.Errorf("%s imports %s, which its layer may not", imp, dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < len(allowed) {
+		t.Errorf("checked %d packages, the rules name %d: a package moved or was removed; update allowed", seen, len(allowed))
+	}
+}
