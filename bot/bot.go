@@ -51,6 +51,9 @@ type Options struct {
 	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
 	Chat            ChatConfig       // order chat relay timing
+	// Journal records paid orders and upstream creates outside Redis
+	// (state.Journal); nil keeps them in this process's memory only.
+	Journal *state.Journal
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
 	// figures: revenue in USD and margins. Default 0.013.
 	StarsUSDRate decimal.Decimal
@@ -170,7 +173,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
-		Durable: b.durable,
+		Durable: b.durable, Journal: opts.Journal,
 		OnLoss: func() {
 			if b.pay != nil {
 				b.pay.SweepSoon()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"shopbot/bot"
 	"shopbot/bot/fulfil"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -103,6 +104,51 @@ func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
 	for _, up := range s.sim.Orders() {
 		s.foreign[up.Number] = true // the admin decides
 		s.external = s.external.Add(up.ChargedUSD)
+	}
+}
+
+// The same rollback of a top-up on a host whose replicas share a journal
+// (JOURNAL_DIR): the replica that created the order is killed with the
+// rollback, and another one puts the number back from the journal before
+// any create, so the buyer is served once and nobody waits for an admin.
+func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *testing.T) {
+	s := newShop(t)
+	dir := t.TempDir()
+	journal := func() *state.Journal {
+		j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = j.Close() })
+		return j
+	}
+	warm := s.run(s.worker(nil))
+	s.waitWatermark()
+	warm()
+	o := s.paid(topUp("5123456789"), state.PayStars)
+	other := s.paid(topUp("5987654321"), state.PayStars) // a look-alike paid at the same time
+	rollback := s.rdb.Snapshot(t)
+	fp, hit := crashAt(fulfil.FailpointPlaced)
+	stop := s.run(s.newBot(func(opt *bot.Options) {
+		cfg := s.cfg
+		cfg.Failpoint = fp
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, journal()
+	}))
+	waitClosed(t, hit, "the stored upstream number")
+	stop() // kill -9: its memory is gone
+	rollback()
+	s.run(s.newBot(func(opt *bot.Options) {
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, s.cfg, []int64{admin}, journal()
+	}))
+	got, gotOther := s.waitDelivered(o.ID), s.waitDelivered(other.ID)
+	if n := s.sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
+		t.Fatalf("%d creates for two orders (upstream %d and %d)", n, got.UpstreamNumber, gotOther.UpstreamNumber)
+	}
+	for _, up := range s.sim.Orders() {
+		if int64(up.Number) == got.UpstreamNumber && up.Fields["player_id"] != "5123456789" ||
+			int64(up.Number) == gotOther.UpstreamNumber && up.Fields["player_id"] != "5987654321" {
+			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
+		}
 	}
 }
 

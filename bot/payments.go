@@ -546,6 +546,7 @@ func (p *Payments) settle(ctx context.Context, c starCharge, langCode string, re
 		return false, p.ensureScheduled(ctx, o)
 	}
 	p.b.log.Info("order paid", "order", o.ID, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
+	p.journalPaid(o)
 	if err := p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.b.opts.Now()); err != nil {
 		return false, err
 	}
@@ -569,6 +570,9 @@ func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string
 		return false, p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
 	}
 	if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
 		return false, err
 	}
 	sent, err := p.invoiceRecorded(ctx, qid)
@@ -608,6 +612,41 @@ func (p *Payments) settleQuoteGone(ctx context.Context, c starCharge, qid string
 		return true, p.review(ctx, c, state.ReviewQuoteGone)
 	}
 	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+}
+
+// journalPaid writes the new paid order to the journal (state.Journal), so
+// that a Redis that loses it together with its quote does not lose what
+// the buyer paid for.
+func (p *Payments) journalPaid(o *state.Order) {
+	if err := p.b.ful.Journal().Append(state.JournalEntry{Kind: state.JournalPaid, Charge: o.ChargeID, Order: o}); err != nil {
+		p.b.log.Error("journal a paid order", "order", o.ID, "err", err)
+	}
+}
+
+// rebuildJournaled makes the paid order of charge c again from the
+// journal, when Redis lost it together with its quote; it reports whether
+// it did. The order keeps its own watermark, so its placement reconciles
+// with everything created since it was paid (and a journaled create of it
+// is put back before any new one).
+func (p *Payments) rebuildJournaled(ctx context.Context, c starCharge) (bool, error) {
+	e, ok, err := p.b.ful.Journal().ByCharge(state.JournalPaid, c.ID)
+	if err != nil {
+		p.b.log.Warn("read the journal", "err", err)
+	}
+	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
+		return false, nil
+	}
+	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
+	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+		return false, nil // the quote is back with another charge's order: settle as usual
+	}
+	if err != nil {
+		return false, err
+	}
+	if !dup {
+		p.b.log.Info("paid order Redis lost rebuilt from the journal", "order", o.ID, "charge", c.ID)
+	}
+	return true, p.ensureScheduled(ctx, o)
 }
 
 // clockMargin is how far our clock may run behind Telegram's where the two

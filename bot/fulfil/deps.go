@@ -58,6 +58,9 @@ type Deps struct {
 	Alerts    Alerter
 	Chats     Chats   // nil: no order chats
 	Durable   Durable // nil: writes are not waited on
+	// Journal records creates outside Redis (state.Journal); nil keeps
+	// them in this process's memory only.
+	Journal *state.Journal
 	// OnLoss, when set, runs when the worker notices that Redis lost
 	// recent writes (the Stars sweep, to rebuild lost orders).
 	OnLoss func()
@@ -65,6 +68,10 @@ type Deps struct {
 	Lang   locales.Lang // admins' language and the fallback
 	Now    func() time.Time
 }
+
+// JournalKeep is how long journaled paid orders and creates are read
+// back: longer than any repair that may need them.
+const JournalKeep = 15 * time.Minute
 
 // ChatOpenAction is the global button action that opens an order's chat
 // (callback arg: the order id); the chat relay handles it.
@@ -79,6 +86,9 @@ func OpenChatButton(lang locales.Lang, id int64) [][]flows.Button {
 
 // SetChats wires the chat relay in after both are built.
 func (f *Fulfiller) SetChats(c Chats) { f.chats = c }
+
+// Journal returns the journal of paid orders and creates.
+func (f *Fulfiller) Journal() *state.Journal { return f.journal }
 
 // Orders returns the order store.
 func (f *Fulfiller) Orders() *state.Orders { return f.orders }

@@ -112,13 +112,17 @@ type Fulfiller struct {
 	alerts  Alerter
 	chats   Chats
 	durable Durable
-	recent  recentCreates
-	canary  *state.Canary
-	onLoss  func()
-	log     *slog.Logger
-	lang0   locales.Lang
-	clock   func() time.Time
-	cfg     Config
+	journal *state.Journal
+	done    struct {
+		sync.Mutex
+		m map[string]int64 // charge -> journaled upstream number known back in the store
+	}
+	canary *state.Canary
+	onLoss func()
+	log    *slog.Logger
+	lang0  locales.Lang
+	clock  func() time.Time
+	cfg    Config
 }
 
 // New returns the fulfilment worker over d's stores and services.
@@ -130,10 +134,13 @@ func New(d Deps, cfg Config) *Fulfiller {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Journal == nil {
+		d.Journal, _ = state.OpenJournal("", JournalKeep, d.Now) // in memory: cannot fail
+	}
 	return &Fulfiller{
 		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
-		onLoss: d.OnLoss,
+		onLoss: d.OnLoss, journal: d.Journal,
 		canary: state.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
 	}
 }

@@ -315,6 +315,9 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if err != nil {
 		return false, time.Time{}, err
 	}
+	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
+		return again, f.now().Add(f.cfg.RetryMin), nil
+	}
 	kind, already, ok, err := f.claimSlot(ctx, o, req)
 	if err != nil {
 		return false, f.now().Add(f.cfg.RetryMin), nil
@@ -585,6 +588,9 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Time, error) {
 	if o.AttemptID == "" {
 		return f.place(ctx, o) // the last attempt provably created nothing
+	}
+	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
+		return again, f.now().Add(f.cfg.RetryMin), nil
 	}
 	var req upstreamRequest
 	if err := json.Unmarshal(o.Request, &req); err != nil {

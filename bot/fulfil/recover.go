@@ -2,61 +2,64 @@ package fulfil
 
 import (
 	"context"
-	"sync"
+	"encoding/json"
 	"time"
 
 	"shopbot/reseller"
 	"shopbot/state"
 )
 
-// A Redis that crashes with AOF everysec, or fails over to a replica that
-// was behind, loses its last second of writes: an order's upstream number
-// among them. The replica that created the upstream order still knows it,
-// so each replica remembers the creates it made in the last minutes, and
-// when its canary (state.Canary) says Redis lost writes, it puts back every
-// one the store no longer holds. Other orders of the kind meanwhile treat a
-// freshly unclaimed upstream order as settling, not as a reason for review.
+// A Redis that crashes with AOF everysec, fails over to a replica that was
+// behind, or is restored from a snapshot loses its last writes: an order's
+// upstream number among them. Every create is written to the journal
+// (state.Journal: fsynced, outside Redis, shared by the host's replicas)
+// before its number is stored, so the number survives the loss even when
+// the replica that made the create dies with it. The order is put back:
+// right before any new create of it (place), and by every replica for a
+// while after its canary (state.Canary) says Redis lost writes, or after it
+// starts (it cannot know what happened while it was down). Other orders of
+// the kind meanwhile treat a freshly unclaimed upstream order as settling,
+// not as a reason for review.
 
-// recentFor is how long a create is remembered.
-const recentFor = 3 * time.Minute
-
-type recentCreate struct {
-	charge string // the order's identity: ids are reused after a rollback
-	up     reseller.Order
-	at     time.Time
-}
-
-type recentCreates struct {
-	mu   sync.Mutex
-	list []recentCreate
-}
-
-// remember records that order o created upstream order up. The caller
-// bumps the canary right after the create's writes: if Redis loses them, it
-// loses the bump too, and the next check notices.
+// remember records that order o created upstream order up, before the
+// create's Redis writes. The caller bumps the canary right after those: if
+// Redis loses them, it loses the bump too, and the next check notices.
 func (f *Fulfiller) remember(o *state.Order, up *reseller.Order) {
-	f.recent.mu.Lock()
-	defer f.recent.mu.Unlock()
-	now := f.now()
-	keep := f.recent.list[:0]
-	for _, r := range f.recent.list {
-		if now.Sub(r.at) < recentFor {
-			keep = append(keep, r)
-		}
+	e := state.JournalEntry{Kind: state.JournalCreated, Charge: o.ChargeID, Number: up.Number, Upstream: withoutGoods(up.Raw)}
+	if err := f.journal.Append(e); err != nil {
+		f.log.Error("journal an upstream create", "order", o.ID, "upstream", up.Number, "err", err)
 	}
-	f.recent.list = append(keep, recentCreate{charge: o.ChargeID, up: *up, at: now})
 }
 
-// repairFor is how long after a detected loss the remembered creates are
-// put back again and again: the orders that made them may be rebuilt by
-// the Stars sweep only a moment later.
+// withoutGoods returns the upstream order object without its codes and
+// keys (the journal never holds what a buyer gets).
+func withoutGoods(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	delete(m, "codes")
+	delete(m, "keys")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// repairFor is how long after a detected loss (or a start) the journaled
+// creates are put back again and again: the orders that made them may be
+// rebuilt by the Stars sweep only a moment later.
 const repairFor = time.Minute
 
-// watchRollback checks the canary every second and puts back lost creates.
+// watchRollback checks the canary every second and puts back lost creates;
+// it starts by repairing, as a process that just started cannot know what
+// Redis lost while it was down.
 func (f *Fulfiller) watchRollback(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	var until time.Time
+	until := f.now().Add(repairFor)
+	f.recover(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -78,7 +81,10 @@ func (f *Fulfiller) checkCanary(ctx context.Context) bool {
 	if err != nil || !lost {
 		return false
 	}
-	f.log.Error("redis lost recent writes; putting back the upstream orders this process created")
+	f.log.Error("redis lost recent writes; putting back the journaled upstream orders")
+	f.done.Lock()
+	f.done.m = nil // what was back may be lost again
+	f.done.Unlock()
 	if f.onLoss != nil {
 		f.onLoss()
 	}
@@ -86,47 +92,106 @@ func (f *Fulfiller) checkCanary(ctx context.Context) bool {
 	return true
 }
 
-// recover puts back every remembered create whose order lost it.
+// recover puts back every journaled create whose order lost it.
 func (f *Fulfiller) recover(ctx context.Context) {
-	f.recent.mu.Lock()
-	list := append([]recentCreate(nil), f.recent.list...)
-	f.recent.mu.Unlock()
-	for _, r := range list {
+	list, err := f.journal.Recent(state.JournalCreated)
+	if err != nil {
+		f.log.Warn("read the journal", "err", err)
+	}
+	for _, e := range list {
+		if f.restored(e.Charge, e.Number) {
+			continue
+		}
 		// By charge: order ids are reused after a rollback, and an order
 		// Redis lost entirely is rebuilt by the Stars sweep under a new id.
-		o, err := f.orders.ByCharge(ctx, r.charge)
+		o, err := f.orders.ByCharge(ctx, e.Charge)
 		if err != nil {
 			continue // not rebuilt yet: the next pass looks again
 		}
-		if o.UpstreamNumber == r.up.Number {
-			f.forget(r.charge) // safe in the store again
-			continue
+		if ok, _ := f.putBack(ctx, o, e); ok {
+			_, _ = f.Hurry(ctx, o.ID)
 		}
-		if o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
-			continue // another order under a reused id, or nothing lost
-		}
-		if owner, err := f.orders.ByUpstream(ctx, r.up.Number); err == nil && owner.ID != o.ID {
-			continue
-		}
-		q, err := QuoteOf(o)
-		if err != nil {
-			continue
-		}
-		req, err := buildRequest(q)
-		if err != nil {
-			continue
-		}
-		up := r.up
-		if req.match(&up) == noMatch {
-			continue
-		}
-		if _, _, err := f.adoptFound(ctx, o, req, o.Slot, &found{matches: []reseller.Order{up}}, "put back after Redis lost it"); err != nil {
-			f.log.Warn("put back a lost upstream number", "order", o.ID, "upstream", up.Number, "err", err)
-			continue
-		}
-		f.log.Info("put back an upstream number Redis lost", "order", o.ID, "upstream", up.Number)
-		_, _ = f.Hurry(ctx, o.ID)
 	}
+}
+
+// journaledCreate returns the newest journaled create of the order's
+// charge that the order does not hold.
+func (f *Fulfiller) journaledCreate(o *state.Order) (state.JournalEntry, bool) {
+	e, ok, err := f.journal.ByCharge(state.JournalCreated, o.ChargeID)
+	if err != nil {
+		f.log.Warn("read the journal", "err", err)
+	}
+	if !ok || e.Number == o.UpstreamNumber {
+		return state.JournalEntry{}, false
+	}
+	return e, true
+}
+
+// putBackJournaled puts back the order's journaled create, if the store
+// lost it: reconciling with the journal comes before any create. again
+// says the order moved on (run its job again).
+func (f *Fulfiller) putBackJournaled(ctx context.Context, o *state.Order) (again bool, err error) {
+	e, ok := f.journaledCreate(o)
+	if !ok {
+		return false, nil
+	}
+	return f.putBack(ctx, o, e)
+}
+
+// putBack gives order o the upstream order its journaled create e made,
+// when the store lost it: o is still paid or placing without a number,
+// and nobody else claims e's number. It reports whether it did.
+func (f *Fulfiller) putBack(ctx context.Context, o *state.Order, e state.JournalEntry) (bool, error) {
+	if o.UpstreamNumber == e.Number {
+		f.markRestored(e.Charge, e.Number) // safe in the store again
+		return false, nil
+	}
+	if o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
+		return false, nil // another order under a reused id, or nothing lost
+	}
+	if owner, err := f.orders.ByUpstream(ctx, e.Number); err == nil && owner.ID != o.ID {
+		return false, nil
+	}
+	var up reseller.Order
+	if err := json.Unmarshal(e.Upstream, &up); err != nil || up.Number != e.Number {
+		return false, nil
+	}
+	q, err := QuoteOf(o)
+	if err != nil {
+		return false, nil
+	}
+	req, err := buildRequest(q)
+	if err != nil || req.match(&up) == noMatch {
+		return false, nil
+	}
+	kind := o.Slot
+	if kind == "" && !req.fungible() {
+		kind = req.kind()
+	}
+	if _, _, err := f.adoptFound(ctx, o, req, kind, &found{matches: []reseller.Order{up}}, "put back from the journal"); err != nil {
+		f.log.Warn("put back a lost upstream number", "order", o.ID, "upstream", up.Number, "err", err)
+		return false, err
+	}
+	f.log.Info("put back an upstream number Redis lost", "order", o.ID, "upstream", up.Number)
+	f.markRestored(e.Charge, e.Number)
+	return true, nil
+}
+
+// restored reports whether the journaled create of charge is known to be
+// back in the store (this process checked since).
+func (f *Fulfiller) restored(charge string, number int64) bool {
+	f.done.Lock()
+	defer f.done.Unlock()
+	return f.done.m[charge] == number
+}
+
+func (f *Fulfiller) markRestored(charge string, number int64) {
+	f.done.Lock()
+	defer f.done.Unlock()
+	if f.done.m == nil || len(f.done.m) > 100_000 {
+		f.done.m = map[string]int64{}
+	}
+	f.done.m[charge] = number
 }
 
 // settling reports whether any of the unclaimed upstream orders was first
@@ -152,17 +217,4 @@ func (f *Fulfiller) releaseSlotIfIdle(ctx context.Context, o *state.Order, kind 
 		return
 	}
 	f.wakeSlotWaiter(ctx, kind)
-}
-
-// forget drops the remembered create of charge.
-func (f *Fulfiller) forget(charge string) {
-	f.recent.mu.Lock()
-	defer f.recent.mu.Unlock()
-	keep := f.recent.list[:0]
-	for _, r := range f.recent.list {
-		if r.charge != charge {
-			keep = append(keep, r)
-		}
-	}
-	f.recent.list = keep
 }

@@ -76,6 +76,9 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, bin, logDir string, n int, env []string) *cluster {
+	// The replicas share one journal, as on one host; a fresh one, as the
+	// fakes reuse charge ids and upstream numbers from run to run.
+	env = append(append([]string(nil), env...), "JOURNAL_DIR="+t.TempDir())
 	c := &cluster{t: t, bin: bin, env: env}
 	for i := range n {
 		f, err := os.OpenFile(filepath.Join(logDir, fmt.Sprintf("replica-%d.log", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

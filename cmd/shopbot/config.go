@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,6 +36,7 @@ type Config struct {
 	HTTPAddr       string
 	MetricsAddr    string   // METRICS_ADDR: /metrics on its own listener; "off" for none
 	MediaHosts     []string // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
+	JournalDir     string   // JOURNAL_DIR: the host's journal of paid orders and creates; "" keeps it in memory
 	Languages      []locales.Lang
 	DefaultLang    locales.Lang
 	Workers        int
@@ -223,6 +226,25 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 		}
 		if c.MetricsAddr == c.HTTPAddr && !strings.HasSuffix(c.MetricsAddr, ":0") {
 			return nil, &ConfigError{"METRICS_ADDR", "must differ from HTTP_ADDR: /metrics is not served on the webhook's listener"}
+		}
+	}
+	switch c.JournalDir = get("JOURNAL_DIR"); c.JournalDir {
+	case "":
+		// Shared by every replica of this bot on the host (the bot id,
+		// before the token's colon, is public).
+		id, _, _ := strings.Cut(c.TelegramToken, ":")
+		id = strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return r
+			}
+			return -1
+		}, id)
+		c.JournalDir = filepath.Join(os.TempDir(), "shopbot-journal-"+id)
+	case "off":
+		c.JournalDir = ""
+	default:
+		if !filepath.IsAbs(c.JournalDir) {
+			return nil, &ConfigError{"JOURNAL_DIR", "must be an absolute directory path, or off"}
 		}
 	}
 	for _, h := range strings.Split(get("RESELLER_MEDIA_HOSTS"), ",") {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +36,17 @@ func TestConfigDefaults(t *testing.T) {
 	if c.TelegramAPIURL != "https://api.telegram.org" || !c.PayStars || c.PayWallet || c.StarsUSDRate.String() != "0.013" ||
 		c.Markup.Percent.String() != "10" || !c.Markup.Fixed.IsZero() || c.HTTPAddr != ":8080" || len(c.Languages) != 3 || c.DefaultLang != "en" {
 		t.Fatalf("defaults: %+v", c)
+	}
+	if want := filepath.Join(os.TempDir(), "shopbot-journal-"+strings.Split(goodToken, ":")[0]); c.JournalDir != want {
+		t.Fatalf("JOURNAL_DIR default %q, want %q", c.JournalDir, want)
+	}
+	for v, want := range map[string]string{"off": "", "/var/lib/shopbot": "/var/lib/shopbot"} {
+		if c, err := LoadConfig(env(map[string]string{"JOURNAL_DIR": v}), false); err != nil || c.JournalDir != want {
+			t.Fatalf("JOURNAL_DIR=%s: %q, %v", v, c.JournalDir, err)
+		}
+	}
+	if _, err := LoadConfig(env(map[string]string{"JOURNAL_DIR": "data/journal"}), false); err == nil || !strings.Contains(err.Error(), "JOURNAL_DIR") {
+		t.Fatalf("a relative JOURNAL_DIR: %v", err)
 	}
 }
 

@@ -167,6 +167,10 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	}
 	cfg.HTTPAddr = "" // no /healthz or /metrics listener: nothing to collide with
 	cfg.MetricsAddr = ""
+	// The demo's Telegram and upstream are made anew each run and reuse
+	// their charge ids and order numbers: a journal on disk would hold
+	// another run's.
+	cfg.JournalDir = ""
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 
 	conn, err := state.Open(ctx, "")

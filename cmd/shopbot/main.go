@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/bot/fulfil"
 	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/reseller"
@@ -157,8 +158,12 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		shop.Checkout = pay
 		shop.Register(engine)
 	}
+	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
+	if err != nil {
+		return nil, fmt.Errorf("JOURNAL_DIR: %w", err)
+	}
 	b, err := bot.New(bot.Options{
-		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
+		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL, Journal: journal,
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,

@@ -32,6 +32,7 @@ func TestServeStartsAndShutsDownGracefully(t *testing.T) {
 	fake := botapitest.NewT(t, botapitest.WithToken(token))
 	getenv := env(map[string]string{
 		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
+		"JOURNAL_DIR": t.TempDir(),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
@@ -72,6 +73,7 @@ func TestServeWithRejectedTokenExplainsWithoutTheToken(t *testing.T) {
 	var stderr syncBuffer
 	code := run(context.Background(), nil, env(map[string]string{
 		"TELEGRAM_TOKEN": token, "TELEGRAM_API_URL": fake.URL(), "HTTP_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
+		"JOURNAL_DIR": t.TempDir(),
 	}), strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "getMe") || strings.Contains(stderr.String(), token) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr.String())
