@@ -23,7 +23,7 @@ import (
 // Config tunes the fulfilment worker. Zero fields take the defaults.
 type Config struct {
 	Tick    time.Duration // how often due jobs are claimed; default 500ms
-	Lease   time.Duration // how long a claimed job is ours (renewed while it runs, so a dead worker's job comes back after it); default 15s
+	Lease   time.Duration // how long a claimed job is ours (renewed while it runs, so a dead worker's job comes back after it); default 6s
 	PollMin time.Duration // first tracking poll; default 2s
 	PollMax time.Duration // slowest tracking poll; default 60s
 	Grace   time.Duration // how long after an uncertain answer a create may still show up upstream before placing again; default 10s
@@ -75,7 +75,7 @@ func (c *Config) defaults() {
 		}
 	}
 	def(&c.Tick, 500*time.Millisecond)
-	def(&c.Lease, 15*time.Second)
+	def(&c.Lease, 6*time.Second)
 	def(&c.PollMin, 2*time.Second)
 	def(&c.PollMax, time.Minute)
 	def(&c.Grace, 10*time.Second)
