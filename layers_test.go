@@ -23,10 +23,10 @@ var allowed = map[string][]string{
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       nil,
 	"shopbot/bot/jobs":             {"shopbot/state"},
-	"shopbot/catalog":              {"shopbot/reseller", "shopbot/state"},
 	// Issue 12 wants flows pure (no state, no reseller); until then it may
 	// not reach further than this.
 	"shopbot/flows":         {"shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/catalog":   {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot":           {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/cmd/shopbot":   {"*"},

@@ -3,13 +3,12 @@ package flows
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Keys is the game-key line: search and region/platform filters -> a game's
@@ -34,7 +33,7 @@ func (f *Keys) Start(ctx context.Context, env *Env, s *Session, arg string) (*Re
 		return f.show(ctx, env, f, s)
 	}
 	if _, _, err := f.Catalog.GameKeyOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
+		if errors.Is(err, ErrNotFound) {
 			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
 		}
 		return &Reply{Screen: failScreen(env, err)}, nil
@@ -142,20 +141,18 @@ func (f *Keys) setQuantity(ctx context.Context, env *Env, s *Session, n int) (*R
 	return f.quote(ctx, env, f, s)
 }
 
-func (f *Keys) offer(ctx context.Context, game, key string) (*reseller.GameKeyOffer, bool, error) {
+func (f *Keys) offer(ctx context.Context, game, key string) (*Offer, bool, error) {
 	offers, stale, err := f.Catalog.GameKeyOffers(ctx, game)
 	if err != nil {
 		return nil, false, err
 	}
-	for i := range offers.Keys {
-		if offers.Keys[i].KeyID == key {
-			return &offers.Keys[i], stale, nil
-		}
+	if o, ok := offers.offer(key); ok {
+		return o, stale, nil
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "key not offered"}
+	return nil, false, notFound("key not offered")
 }
 
-func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	o, stale, err := f.offer(ctx, s.Get("game"), s.Get("key"))
 	if err != nil {
 		return nil, false, err
@@ -165,8 +162,8 @@ func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*state.Quote, b
 		s.Step = gkQty
 		return nil, false, &badInput{reason}
 	}
-	return &state.Quote{
-		Line: "keys", Item: o.KeyID, Category: s.Get("game"), ItemName: o.Name, Quantity: n,
+	return &Quote{
+		Line: "keys", Item: o.ID, Category: s.Get("game"), ItemName: o.Name, Quantity: n,
 		UpstreamUSD: o.PriceUSD.Mul(decimalInt(n)),
 	}, stale, nil
 }
@@ -177,10 +174,10 @@ func (f *Keys) restriction(ctx context.Context, env *Env, game, region string) s
 	if err != nil || len(rr.Available)+len(rr.Unavailable) == 0 {
 		return env.T("keys.restricted_unknown", "region", locales.Escape(region))
 	}
-	names := func(cs []reseller.Country) string {
+	names := func(cs []string) string {
 		var out []string
 		for _, c := range cs {
-			out = append(out, locales.Escape(c.Name))
+			out = append(out, locales.Escape(c))
 		}
 		return strings.Join(out, ", ")
 	}
@@ -239,15 +236,15 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		}
 		var b strings.Builder
 		b.WriteString(env.T("keys.offers", "name", locales.Escape(clipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
-		if offers.RegionRestriction {
+		if offers.Restricted {
 			b.WriteString("\n\n")
-			b.WriteString(f.restriction(ctx, env, offers.GameID, offers.Region))
+			b.WriteString(f.restriction(ctx, env, offers.CategoryID, offers.Region))
 		}
 		b.WriteString("\n")
 		var items []listItem
 		funds := f.funds(ctx)
-		for _, o := range offers.Keys {
-			items = append(items, offerItem(env, f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal), o.Name, o.KeyID,
+		for _, o := range offers.Offers {
+			items = append(items, offerItem(env, f.Pricing.Price(env.Lang, "keys", o.PriceUSD), o.Name, o.ID,
 				o.Stock < max(o.MinQuantity, 1), !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1))))))
 		}
 		if len(items) == 0 {
@@ -261,12 +258,12 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		lo, hi := max(o.MinQuantity, 1), f.funds(ctx).affordable(o.PriceUSD.Decimal, min(o.MaxQuantity, o.Stock, 100))
+		lo, hi := max(o.MinQuantity, 1), f.funds(ctx).affordable(o.PriceUSD, min(o.MaxQuantity, o.Stock, 100))
 		if hi < lo {
 			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
 		}
 		text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
-			"price", f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal),
+			"price", f.Pricing.Price(env.Lang, "keys", o.PriceUSD),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
 		rows := append(quickQuantities(env, lo, hi, []int{1, 2, 3, 5, 10, 20}), navRow(env))
 		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
@@ -278,7 +275,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		}
 		items := make([]listItem, 0, len(games))
 		for _, g := range games {
-			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.GameID})
+			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.ID})
 		}
 		region, platform := cmp.Or(s.Get("region"), env.T("keys.any")), cmp.Or(s.Get("platform"), env.T("keys.any_platform"))
 		text := env.T("keys.games", "region", locales.Escape(region), "platform", locales.Escape(platform))

@@ -2,12 +2,11 @@ package flows
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // GiftCards is the gift-card line: brands -> regional categories -> cards
@@ -34,7 +33,7 @@ func (g *GiftCards) Start(ctx context.Context, env *Env, s *Session, arg string)
 		return g.show(ctx, env, g, s)
 	}
 	if _, _, err := g.Catalog.GiftCardOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
+		if errors.Is(err, ErrNotFound) {
 			return g.again(ctx, env, g, s, env.T("catalog.not_found"))
 		}
 		return &Reply{Screen: failScreen(env, err)}, nil
@@ -152,20 +151,18 @@ func quantityReason(env *Env, n, lo, hi, stock int) string {
 	return ""
 }
 
-func (g *GiftCards) offer(ctx context.Context, cat, card string) (*reseller.GiftCardOffer, bool, error) {
+func (g *GiftCards) offer(ctx context.Context, cat, card string) (*Offer, bool, error) {
 	offers, stale, err := g.Catalog.GiftCardOffers(ctx, cat)
 	if err != nil {
 		return nil, false, err
 	}
-	for i := range offers.Offers {
-		if offers.Offers[i].CardID == card {
-			return &offers.Offers[i], stale, nil
-		}
+	if o, ok := offers.offer(card); ok {
+		return o, stale, nil
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "card not offered"}
+	return nil, false, notFound("card not offered")
 }
 
-func (g *GiftCards) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (g *GiftCards) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	o, stale, err := g.offer(ctx, s.Get("cat"), s.Get("card"))
 	if err != nil {
 		return nil, false, err
@@ -175,8 +172,8 @@ func (g *GiftCards) price(ctx context.Context, env *Env, s *Session) (*state.Quo
 		s.Step = gcQty
 		return nil, false, &badInput{reason}
 	}
-	return &state.Quote{
-		Line: "giftcards", Item: o.CardID, Category: s.Get("cat"), ItemName: o.Name, Quantity: n,
+	return &Quote{
+		Line: "giftcards", Item: o.ID, Category: s.Get("cat"), ItemName: o.Name, Quantity: n,
 		UpstreamUSD: o.PriceUSD.Mul(decimalInt(n)),
 	}, stale, nil
 }
@@ -195,7 +192,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		}
 		items := make([]listItem, 0, len(cats))
 		for _, c := range cats {
-			items = append(items, listItem{Label: c.Name, ID: c.CategoryID})
+			items = append(items, listItem{Label: c.Name, ID: c.ID})
 		}
 		text := env.T("search.results", "q", locales.Escape(s.Get("q")))
 		if len(items) == 0 {
@@ -211,15 +208,15 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		}
 		var items []listItem
 		for _, b := range brands {
-			if b.Brand != s.Get("brand") {
+			if b.Name != s.Get("brand") {
 				continue
 			}
-			for _, sub := range b.Subcategories {
+			for _, sub := range b.Categories {
 				label := sub.Region
 				if label == "" {
 					label = env.T("gc.any_region")
 				}
-				items = append(items, listItem{Label: label, ID: sub.CategoryID})
+				items = append(items, listItem{Label: label, ID: sub.ID})
 			}
 		}
 		text := env.T("gc.regions", "brand", locales.Escape(clipName(s.Get("brand"))))
@@ -234,7 +231,7 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		var items []listItem
 		funds := g.funds(ctx)
 		for _, o := range offers.Offers {
-			items = append(items, offerItem(env, g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal), o.Name, o.CardID,
+			items = append(items, offerItem(env, g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD), o.Name, o.ID,
 				o.Stock < max(o.MinQuantity, 1), !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1))))))
 		}
 		text := env.T("gc.cards", "name", locales.Escape(clipName(offers.Name)))
@@ -249,12 +246,12 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		lo, hi := max(o.MinQuantity, 1), g.funds(ctx).affordable(o.PriceUSD.Decimal, min(o.MaxQuantity, o.Stock, 100))
+		lo, hi := max(o.MinQuantity, 1), g.funds(ctx).affordable(o.PriceUSD, min(o.MaxQuantity, o.Stock, 100))
 		if hi < lo {
 			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
 		}
 		text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
-			"price", g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD.Decimal),
+			"price", g.Pricing.Price(env.Lang, "giftcards", o.PriceUSD),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
 		rows := append(quickQuantities(env, lo, hi, []int{1, 2, 3, 5, 10, 20, 50, 100}), navRow(env))
 		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
@@ -266,8 +263,8 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		}
 		items := make([]listItem, 0, len(brands))
 		for _, b := range brands {
-			if len(b.Subcategories) > 0 {
-				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
+			if len(b.Categories) > 0 {
+				items = append(items, listItem{Label: b.Name, ID: b.Name})
 			}
 		}
 		text, rows := g.listPage(env, s, env.T("gc.brands"), items)

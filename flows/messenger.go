@@ -9,11 +9,15 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 func decimalInt(n int) decimal.Decimal { return decimal.NewFromInt(int64(n)) }
+
+// The bounds of one Stars purchase, whatever the upstream allows.
+const (
+	MinStars = 50
+	MaxStars = 10000
+)
 
 // usernameRe is Telegram's username rule: 5 to 32 letters, digits and
 // underscores, starting with a letter, not ending with an underscore.
@@ -132,7 +136,7 @@ func (f *Stars) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 
 // bounds is the quantity range: the upstream's, within 50..10000.
 func (f *Stars) bounds(ctx context.Context) (int, int) {
-	lo, hi := reseller.MinStars, reseller.MaxStars
+	lo, hi := MinStars, MaxStars
 	if p, _, err := f.Catalog.StarsPricing(ctx); err == nil {
 		if p.Min > lo {
 			lo = p.Min
@@ -144,13 +148,13 @@ func (f *Stars) bounds(ctx context.Context) (int, int) {
 	return lo, hi
 }
 
-func (f *Stars) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *Stars) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	p, stale, err := f.Catalog.StarsPricing(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	n, _ := strconv.Atoi(s.Get("qty"))
-	return &state.Quote{
+	return &Quote{
 		Line: "stars", Item: "stars", ItemName: locales.N(env.Lang, "count.stars", int64(n)),
 		Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: n,
 		UpstreamUSD: p.PricePerStar.Mul(decimalInt(n)),
@@ -219,33 +223,33 @@ func (f *Premium) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*
 	return f.show(ctx, env, f, s)
 }
 
-func (f *Premium) plan(ctx context.Context, months string) (*reseller.PremiumPlan, error) {
-	p, _, err := f.Catalog.PremiumPricing(ctx)
+func (f *Premium) plan(ctx context.Context, months string) (*PremiumPlan, error) {
+	plans, _, err := f.Catalog.PremiumPlans(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for i := range p.Plans {
-		if strconv.Itoa(p.Plans[i].Months) == months {
-			return &p.Plans[i], nil
+	for i := range plans {
+		if strconv.Itoa(plans[i].Months) == months {
+			return &plans[i], nil
 		}
 	}
-	return nil, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "no such plan"}
+	return nil, notFound("no such plan")
 }
 
-func (f *Premium) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
-	p, stale, err := f.Catalog.PremiumPricing(ctx)
+func (f *Premium) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+	plans, stale, err := f.Catalog.PremiumPlans(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, pl := range p.Plans {
+	for _, pl := range plans {
 		if strconv.Itoa(pl.Months) == s.Get("months") {
-			return &state.Quote{
+			return &Quote{
 				Line: "premium", Item: s.Get("months"), ItemName: env.T("premium.item", "months", env.N("count.months", int64(pl.Months))),
-				Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: 1, UpstreamUSD: pl.PriceUSD.Decimal,
+				Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: 1, UpstreamUSD: pl.PriceUSD,
 			}, stale, nil
 		}
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "no such plan"}
+	return nil, false, notFound("no such plan")
 }
 
 // Show renders the current step.
@@ -254,15 +258,15 @@ func (f *Premium) Show(ctx context.Context, env *Env, s *Session) (*Screen, erro
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case msPlan:
-		p, stale, err := f.Catalog.PremiumPricing(ctx)
+		plans, stale, err := f.Catalog.PremiumPlans(ctx)
 		if err != nil {
 			return failScreen(env, err), nil
 		}
 		sc := &Screen{Text: withStale(env, env.T("premium.plan", "username", locales.Escape(s.Get("user"))), stale)}
 		funds := f.funds(ctx)
-		for _, pl := range p.Plans {
-			label := env.T("premium.plan_btn", "months", env.N("count.months", int64(pl.Months)), "price", f.Pricing.Price(env.Lang, "premium", pl.PriceUSD.Decimal))
-			if !funds.covers(pl.PriceUSD.Decimal) {
+		for _, pl := range plans {
+			label := env.T("premium.plan_btn", "months", env.N("count.months", int64(pl.Months)), "price", f.Pricing.Price(env.Lang, "premium", pl.PriceUSD))
+			if !funds.covers(pl.PriceUSD) {
 				sc.Rows = append(sc.Rows, []Button{{Text: pausedLabel(env, label), Action: actPaused}})
 				continue
 			}

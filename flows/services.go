@@ -2,10 +2,9 @@ package flows
 
 import (
 	"context"
+	"errors"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Services is the manual-services line: services -> offers -> the
@@ -25,7 +24,7 @@ func (f *Services) Start(ctx context.Context, env *Env, s *Session, arg string) 
 		return f.show(ctx, env, f, s)
 	}
 	if _, _, err := f.Catalog.ManualServiceOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
+		if errors.Is(err, ErrNotFound) {
 			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
 		}
 		return &Reply{Screen: failScreen(env, err)}, nil
@@ -69,7 +68,7 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 				return &Reply{Screen: failScreen(env, err), Save: true}, nil
 			}
 			s.Set("offer", id)
-			askFields(s, manualFields(offers))
+			askFields(s, offerFields(offers))
 			if len(offers.Fields) == 0 {
 				return f.quote(ctx, env, f, s)
 			}
@@ -79,22 +78,14 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 	return f.show(ctx, env, f, s)
 }
 
-func manualFields(o *reseller.ManualOffers) []field {
-	var fields []field
-	for _, fl := range o.Fields {
-		fields = append(fields, newField(fl.Code, fl.Name, "", nil))
-	}
-	return fields
-}
-
-func (f *Services) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *Services) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
 	if err != nil {
 		return nil, false, err
 	}
 	values := fieldValues(s)
 	if missing := offers.MissingFields(values); len(missing) > 0 {
-		askFields(s, manualFields(offers))
+		askFields(s, offerFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
 	}
 	if bad := firstInvalid(env, s); bad != nil {
@@ -102,13 +93,13 @@ func (f *Services) price(ctx context.Context, env *Env, s *Session) (*state.Quot
 	}
 	for _, o := range offers.Offers {
 		if o.ID == s.Get("offer") {
-			return &state.Quote{
-				Line: "services", Item: o.ID, Category: offers.ServiceID, ItemName: offers.Name + " — " + o.Name,
-				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD.Decimal,
+			return &Quote{
+				Line: "services", Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
+				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD,
 			}, stale, nil
 		}
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "offer gone"}
+	return nil, false, notFound("offer gone")
 }
 
 // Show renders the current step.
@@ -124,7 +115,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		title := env.T("svc.fields", "name", locales.Escape(clipName(offers.Name)))
 		for _, o := range offers.Offers {
 			if o.ID == s.Get("offer") {
-				title = env.T("svc.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal))
+				title = env.T("svc.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD))
 			}
 		}
 		sc := fieldsScreen(env, s, title)
@@ -136,13 +127,13 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			return failScreen(env, err), nil
 		}
 		text := env.T("svc.offers", "name", locales.Escape(clipName(offers.Name)))
-		if offers.Info != "" {
-			text += "\n<i>" + locales.Escape(locales.Clip(offers.Info, maxNoteLen)) + "</i>"
+		if offers.Note != "" {
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, maxNoteLen)) + "</i>"
 		}
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal)
+			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD)
 			line := "\n" + env.T("gc.card_line", "name", locales.Escape(clipName(o.Name)), "price", price)
 			if o.DeliveryMinutes != nil {
 				line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
@@ -150,7 +141,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			if o.Note != "" {
 				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, maxNameLen)) + "</i>"
 			}
-			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD.Decimal))
+			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD))
 			if it.Paused {
 				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(clipName(o.Name)))
 			}

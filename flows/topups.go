@@ -2,11 +2,10 @@ package flows
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // TopUps is the in-game top-up line: brands -> regional categories (or a
@@ -29,7 +28,7 @@ func (f *TopUps) Start(ctx context.Context, env *Env, s *Session, arg string) (*
 		return f.show(ctx, env, f, s)
 	}
 	if _, _, err := f.Catalog.TopUpOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
+		if errors.Is(err, ErrNotFound) {
 			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
 		}
 		return &Reply{Screen: failScreen(env, err)}, nil
@@ -96,7 +95,7 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 				return &Reply{Screen: failScreen(env, err), Save: true}, nil
 			}
 			s.Set("offer", id)
-			fields := topUpFields(offers)
+			fields := offerFields(offers)
 			askFields(s, fields)
 			if len(fields) == 0 {
 				return f.quote(ctx, env, f, s)
@@ -107,8 +106,9 @@ func (f *TopUps) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	return f.show(ctx, env, f, s)
 }
 
-// topUpFields are a category's buyer fields, typed as the upstream declares.
-func topUpFields(o *reseller.TopUpOffers) []field {
+// offerFields are a category's buyer fields, typed as the upstream
+// declares or as their keys and labels say.
+func offerFields(o *Offers) []field {
 	var fields []field
 	for _, fl := range o.Fields {
 		fields = append(fields, newField(fl.Key, fl.Label, fl.Type, fl.Options))
@@ -116,7 +116,7 @@ func topUpFields(o *reseller.TopUpOffers) []field {
 	return fields
 }
 
-func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
 	if err != nil {
 		return nil, false, err
@@ -124,21 +124,21 @@ func (f *TopUps) price(ctx context.Context, env *Env, s *Session) (*state.Quote,
 	values := fieldValues(s)
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		// The category's fields changed since they were asked: ask again.
-		askFields(s, topUpFields(offers))
+		askFields(s, offerFields(offers))
 		return nil, false, &badInput{env.T("fields.changed")}
 	}
 	if bad := firstInvalid(env, s); bad != nil {
 		return nil, false, bad
 	}
 	for _, o := range offers.Offers {
-		if o.OfferID == s.Get("offer") {
-			return &state.Quote{
-				Line: "games", Item: o.OfferID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
-				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD.Decimal,
+		if o.ID == s.Get("offer") {
+			return &Quote{
+				Line: "games", Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
+				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD,
 			}, stale, nil
 		}
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "offer gone"}
+	return nil, false, notFound("offer gone")
 }
 
 // Show renders the current step.
@@ -153,8 +153,8 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		}
 		title := env.T("tu.fields", "name", locales.Escape(clipName(offers.Name)))
 		for _, o := range offers.Offers {
-			if o.OfferID == s.Get("offer") {
-				title = env.T("tu.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal))
+			if o.ID == s.Get("offer") {
+				title = env.T("tu.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "games", o.PriceUSD))
 			}
 		}
 		sc := fieldsScreen(env, s, title)
@@ -169,7 +169,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		}
 		items := make([]listItem, 0, len(cats))
 		for _, c := range cats {
-			items = append(items, listItem{Label: c.Name, ID: c.CategoryID})
+			items = append(items, listItem{Label: c.Name, ID: c.ID})
 		}
 		text := env.T("search.results", "q", locales.Escape(s.Get("q")))
 		if len(items) == 0 {
@@ -184,10 +184,10 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		}
 		var items []listItem
 		for _, b := range brands {
-			if b.Brand != s.Get("brand") {
+			if b.Name != s.Get("brand") {
 				continue
 			}
-			for _, sub := range b.Subcategories {
+			for _, sub := range b.Categories {
 				label := sub.Name
 				if sub.Region != "" {
 					label += " · " + sub.Region
@@ -195,7 +195,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 				if sub.Variant != "" {
 					label += " · " + sub.Variant
 				}
-				items = append(items, listItem{Label: label, ID: sub.CategoryID})
+				items = append(items, listItem{Label: label, ID: sub.ID})
 			}
 		}
 		text := env.T("tu.subs", "brand", locales.Escape(clipName(s.Get("brand"))))
@@ -213,7 +213,7 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			items = append(items, pricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD.Decimal), o.OfferID, funds.covers(o.PriceUSD.Decimal)))
+			items = append(items, pricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD), o.ID, funds.covers(o.PriceUSD)))
 		}
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
@@ -228,8 +228,8 @@ func (f *TopUps) Show(ctx context.Context, env *Env, s *Session) (*Screen, error
 		}
 		items := make([]listItem, 0, len(brands))
 		for _, b := range brands {
-			if len(b.Subcategories) > 0 {
-				items = append(items, listItem{Label: b.Brand, ID: b.Brand})
+			if len(b.Categories) > 0 {
+				items = append(items, listItem{Label: b.Name, ID: b.Name})
 			}
 		}
 		text, rows := f.listPage(env, s, env.T("tu.brands"), items)

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
-	"shopbot/catalog"
+	"shopbot/bot/catalog"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -154,7 +154,6 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		upstream = client
 		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
 		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
-		shop.Checkout = pay
 		shop.Register(engine)
 	}
 	b, err := bot.New(bot.Options{
@@ -195,7 +194,7 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 		Catalog:  cat,
 		Funds:    cat,
 		Pricing:  p,
-		Quotes:   state.NewQuotes(rdb, prefix),
+		Quotes:   catalog.Quotes{Store: state.NewQuotes(rdb, prefix)},
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/catalog"
+	"shopbot/bot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -60,7 +60,7 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 		Catalog: cat,
 		Funds:   cat,
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  state.NewQuotes(r.Client, r.Prefix),
+		Quotes:  catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)},
 		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
 	}
 	shop.Register(e)
