@@ -2,7 +2,6 @@ package flows
 
 import (
 	"context"
-	"errors"
 
 	"shopbot/locales"
 )
@@ -17,21 +16,13 @@ const (
 	svOffers = "offers"
 )
 
+func (f *Services) fielded() *fielded {
+	return &fielded{line: "services", cat: "svc", title: "svc.fields", withOffer: "svc.fields_offer", load: f.Catalog.ManualServiceOffers}
+}
+
 // Start opens the service list, or one service for a deep link (svc-<id>).
 func (f *Services) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
-	s.Step = svList
-	if arg == "" {
-		return f.show(ctx, env, f, s)
-	}
-	if _, _, err := f.Catalog.ManualServiceOffers(ctx, arg); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
-		}
-		return &Reply{Screen: failScreen(env, err)}, nil
-	}
-	s.Set("svc", arg)
-	s.Goto(svOffers)
-	return f.show(ctx, env, f, s)
+	return f.openCategory(ctx, env, f, s, arg, svList, "svc", svOffers, f.Catalog.ManualServiceOffers)
 }
 
 // Handle takes choices and field answers.
@@ -45,32 +36,17 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 	if ev.Kind != EvButton {
 		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
-	b := ev.Button
-	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPage:
-		s.Set("page", b.Arg)
-	case actNoop:
-		return &Reply{NoScreen: true}, nil
-	case actPick:
-		id, ok := picked(s, b.Arg)
-		if !ok {
-			break
-		}
+	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, ""); ok {
+		return r, err
+	}
+	if id, ok := picked(s, ev.Button.Arg); ok && ev.Button.Action == actPick {
 		switch s.Step {
 		case svList:
 			s.Set("svc", id)
 			s.Goto(svOffers)
 		case svOffers:
-			offers, _, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-			if err != nil {
-				return &Reply{Screen: failScreen(env, err), Save: true}, nil
-			}
-			s.Set("offer", id)
-			askFields(s, offerFields(offers))
-			if len(offers.Fields) == 0 {
-				return f.quote(ctx, env, f, s)
+			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
+				return r, err
 			}
 		}
 		s.Set("page", "")
@@ -79,27 +55,7 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 }
 
 func (f *Services) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
-	offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-	if err != nil {
-		return nil, false, err
-	}
-	values := fieldValues(s)
-	if missing := offers.MissingFields(values); len(missing) > 0 {
-		askFields(s, offerFields(offers))
-		return nil, false, &badInput{env.T("fields.changed")}
-	}
-	if bad := firstInvalid(env, s); bad != nil {
-		return nil, false, bad
-	}
-	for _, o := range offers.Offers {
-		if o.ID == s.Get("offer") {
-			return &Quote{
-				Line: "services", Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
-				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD,
-			}, stale, nil
-		}
-	}
-	return nil, false, notFound("offer gone")
+	return f.fielded().price(ctx, env, s)
 }
 
 // Show renders the current step.
@@ -108,19 +64,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case stepFields:
-		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-		if err != nil {
-			return failScreen(env, err), nil
-		}
-		title := env.T("svc.fields", "name", locales.Escape(clipName(offers.Name)))
-		for _, o := range offers.Offers {
-			if o.ID == s.Get("offer") {
-				title = env.T("svc.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD))
-			}
-		}
-		sc := fieldsScreen(env, s, title)
-		sc.Text = withStale(env, sc.Text, stale)
-		return sc, nil
+		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
 	case svOffers:
 		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
 		if err != nil {
@@ -151,8 +95,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return f.listScreen(env, s, text, items, stale), nil
 	default:
 		s.Step = svList
 		list, stale, err := f.Catalog.ManualServices(ctx)
@@ -167,7 +110,6 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return f.listScreen(env, s, text, items, stale), nil
 	}
 }

@@ -32,6 +32,8 @@ type Pricing struct {
 
 var hundred = decimal.NewFromInt(100)
 
+func decimalInt(n int) decimal.Decimal { return decimal.NewFromInt(int64(n)) }
+
 // ShopUSD returns the buyer's USD price for an upstream price on line.
 func (p *Pricing) ShopUSD(line string, upstream decimal.Decimal) decimal.Decimal {
 	m := p.Markup
@@ -97,10 +99,10 @@ func (sh *Shop) Register(e *Engine) {
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})
 	e.Register("keys", &Keys{sh})
-	e.Register("games", &TopUps{sh})
+	e.Register("games", &Games{sh})
 	e.Register("services", &Services{sh})
-	e.Register("topup", &StoreTopup{sh})
-	e.Register("gifts", &StoreGifts{sh})
+	e.Register("topup", &Topup{sh})
+	e.Register("gifts", &Gifts{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:

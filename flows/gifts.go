@@ -10,9 +10,9 @@ import (
 	"shopbot/locales"
 )
 
-// StoreGifts is the store-gift line: the top games (searchable, or a
+// Gifts is the store-gift line: the top games (searchable, or a
 // numeric app id) -> editions -> price region -> the friend-invite link.
-type StoreGifts struct{ *Shop }
+type Gifts struct{ *Shop }
 
 // Store-gift steps.
 const (
@@ -51,7 +51,7 @@ func validInvite(text string) bool {
 }
 
 // Start opens the top games, or one game for a deep link (game-<app id>).
-func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
+func (f *Gifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	s.Step = sgGames
 	if arg == "" {
 		return f.show(ctx, env, f, s)
@@ -60,7 +60,7 @@ func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string
 }
 
 // openApp opens a game's editions by app id.
-func (f *StoreGifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
+func (f *Gifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
 	app, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || app <= 0 {
 		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
@@ -83,7 +83,7 @@ func (f *StoreGifts) openApp(ctx context.Context, env *Env, s *Session, id strin
 }
 
 // appName is the game's name from the top list, or "" when it is not there.
-func (f *StoreGifts) appName(ctx context.Context, app int64) string {
+func (f *Gifts) appName(ctx context.Context, app int64) string {
 	games, _, err := f.Catalog.StoreGames(ctx)
 	if err != nil {
 		return ""
@@ -97,7 +97,7 @@ func (f *StoreGifts) appName(ctx context.Context, app int64) string {
 }
 
 // Handle takes choices, search text, an app id and the invite link.
-func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+func (f *Gifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	if r, ok, err := f.confirm(ctx, env, f, s, ev, sgInvite); ok {
 		return r, err
 	}
@@ -126,14 +126,11 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 		}
 		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
+	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, ""); ok {
+		return r, err
+	}
 	b := ev.Button
 	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPage:
-		s.Set("page", b.Arg)
-	case actNoop:
-		return &Reply{NoScreen: true}, nil
 	case "clr":
 		s.Set("q", "")
 		s.Set("page", "")
@@ -158,7 +155,7 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 }
 
 // edition returns the chosen edition of the chosen game.
-func (f *StoreGifts) edition(ctx context.Context, s *Session) (*Edition, bool, error) {
+func (f *Gifts) edition(ctx context.Context, s *Session) (*Edition, bool, error) {
 	app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
 	editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
@@ -172,14 +169,14 @@ func (f *StoreGifts) edition(ctx context.Context, s *Session) (*Edition, bool, e
 	return nil, false, notFound("edition gone")
 }
 
-func (f *StoreGifts) gameLabel(s *Session) string {
+func (f *Gifts) gameLabel(s *Session) string {
 	if n := s.Get("appname"); n != "" {
 		return n
 	}
 	return "App " + s.Get("app")
 }
 
-func (f *StoreGifts) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+func (f *Gifts) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	ed, stale, err := f.edition(ctx, s)
 	if err != nil {
 		return nil, false, err
@@ -198,7 +195,7 @@ func (f *StoreGifts) price(ctx context.Context, env *Env, s *Session) (*Quote, b
 }
 
 // Show renders the current step.
-func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Gifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)

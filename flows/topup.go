@@ -13,9 +13,9 @@ import (
 	"shopbot/locales"
 )
 
-// StoreTopup is the store wallet top-up line: the store login (checked
+// Topup is the store wallet top-up line: the store login (checked
 // with the upstream before anything is priced), the currency, the amount.
-type StoreTopup struct{ *Shop }
+type Topup struct{ *Shop }
 
 // Store top-up steps.
 const (
@@ -37,13 +37,13 @@ var quickAmounts = map[string][]int64{
 }
 
 // Start asks for the store login.
-func (f *StoreTopup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
+func (f *Topup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
 	s.Step = stLogin
 	return f.show(ctx, env, f, s)
 }
 
 // Handle takes the login, the currency and the amount.
-func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+func (f *Topup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	if r, ok, err := f.confirm(ctx, env, f, s, ev, stAmount); ok {
 		return r, err
 	}
@@ -81,7 +81,7 @@ func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 
 // setLogin checks the login with the upstream (rate limited) and refuses
 // one that cannot be refilled.
-func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
+func (f *Topup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
 	switch {
 	case hasInvisible(login):
 		return f.again(ctx, env, f, s, env.T("fields.invisible"))
@@ -106,7 +106,7 @@ func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login s
 }
 
 // minimum is the smallest amount in the chosen currency.
-func (f *StoreTopup) minimum(rates *StoreRates, cur string) (decimal.Decimal, error) {
+func (f *Topup) minimum(rates *StoreRates, cur string) (decimal.Decimal, error) {
 	lo, ok := rates.Min[cur]
 	if !ok {
 		return decimal.Decimal{}, fmt.Errorf("no minimum top-up in %q", cur)
@@ -114,7 +114,7 @@ func (f *StoreTopup) minimum(rates *StoreRates, cur string) (decimal.Decimal, er
 	return lo, nil
 }
 
-func (f *StoreTopup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
+func (f *Topup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
 	rates, _, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
 		return &Reply{Screen: failScreen(env, err), Save: true}, nil
@@ -136,7 +136,7 @@ func (f *StoreTopup) setAmount(ctx context.Context, env *Env, s *Session, text s
 	return f.quote(ctx, env, f, s)
 }
 
-func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+func (f *Topup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	rates, stale, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
 		return nil, false, err
@@ -168,7 +168,7 @@ func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*Quote, b
 }
 
 // Show renders the current step.
-func (f *StoreTopup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Topup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
