@@ -83,6 +83,23 @@ func get[T any](ctx context.Context, c *Cached, key string, ttl time.Duration, f
 	return v, stale, flowsError(err)
 }
 
+// list reads an upstream list through the cache (the entries are cached as
+// the upstream sends them) and converts each entry with conv.
+func list[T, U any](ctx context.Context, c *Cached, key string, ttl time.Duration, fetch func(ctx context.Context) (*reseller.List[T], error), conv func(T) U) ([]U, bool, error) {
+	l, stale, err := get(ctx, c, key, ttl, func(ctx context.Context) ([]T, error) {
+		l, err := fetch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return l.Data, nil
+	})
+	out := make([]U, 0, len(l))
+	for _, x := range l {
+		out = append(out, conv(x))
+	}
+	return out, stale, err
+}
+
 // flowsError wraps an upstream error with the flows' kind of it.
 func flowsError(err error) error {
 	switch {
@@ -101,39 +118,23 @@ func queryKey(q string) string { return strings.ToLower(strings.TrimSpace(q)) }
 
 // GiftCardBrands returns every gift-card brand with its regional categories.
 func (c *Cached) GiftCardBrands(ctx context.Context) ([]flows.Brand, bool, error) {
-	l, stale, err := get(ctx, c, "gc:brands", 0, func(ctx context.Context) ([]reseller.GiftCardBrand, error) {
-		l, err := c.Client.GiftCardBrands(ctx, nil)
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
-	})
-	out := make([]flows.Brand, 0, len(l))
-	for _, b := range l {
+	return list(ctx, c, "gc:brands", 0, func(ctx context.Context) (*reseller.List[reseller.GiftCardBrand], error) {
+		return c.Client.GiftCardBrands(ctx, nil)
+	}, func(b reseller.GiftCardBrand) flows.Brand {
 		fb := flows.Brand{Name: b.Brand}
 		for _, sub := range b.Subcategories {
 			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Region: sub.Region})
 		}
-		out = append(out, fb)
-	}
-	return out, stale, err
+		return fb
+	})
 }
 
 // GiftCardSearch returns the gift-card categories matching q.
 func (c *Cached) GiftCardSearch(ctx context.Context, q string) ([]flows.Category, bool, error) {
 	q = queryKey(q)
-	l, stale, err := get(ctx, c, "gc:q:"+q, 0, func(ctx context.Context) ([]reseller.GiftCategory, error) {
-		l, err := c.Client.GiftCardCategories(ctx, &reseller.GiftCardCategoriesOptions{Q: q})
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
-	})
-	out := make([]flows.Category, 0, len(l))
-	for _, x := range l {
-		out = append(out, flows.Category{ID: x.CategoryID, Name: x.Name})
-	}
-	return out, stale, err
+	return list(ctx, c, "gc:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.GiftCategory], error) {
+		return c.Client.GiftCardCategories(ctx, &reseller.GiftCardCategoriesOptions{Q: q})
+	}, func(x reseller.GiftCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name} })
 }
 
 // GiftCardOffers returns a category's visible cards.
@@ -146,8 +147,7 @@ func (c *Cached) GiftCardOffers(ctx context.Context, categoryID string) (*flows.
 	}
 	out := &flows.Offers{CategoryID: o.CategoryID, Name: o.Name}
 	for _, x := range o.Offers {
-		out.Offers = append(out.Offers, flows.Offer{ID: x.CardID, Name: x.Name, PriceUSD: x.PriceUSD.Decimal,
-			Stock: x.Stock, MinQuantity: x.MinQuantity, MaxQuantity: x.MaxQuantity})
+		out.Offers = append(out.Offers, unitOffer(x.CardID, x.Name, x.PriceUSD, x.Stock, x.MinQuantity, x.MaxQuantity))
 	}
 	return out, stale, nil
 }
@@ -178,18 +178,11 @@ func (c *Cached) PremiumPlans(ctx context.Context) ([]flows.PremiumPlan, bool, e
 func (c *Cached) GameKeys(ctx context.Context, q, region, platform string) ([]flows.Category, bool, error) {
 	q = queryKey(q)
 	key := "keys:" + q + "\x1f" + region + "\x1f" + platform
-	l, stale, err := get(ctx, c, key, 0, func(ctx context.Context) ([]reseller.GameKeyGame, error) {
-		l, err := c.Client.GameKeys(ctx, &reseller.GameKeysOptions{Q: q, Region: region, Platform: platform})
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
+	return list(ctx, c, key, 0, func(ctx context.Context) (*reseller.List[reseller.GameKeyGame], error) {
+		return c.Client.GameKeys(ctx, &reseller.GameKeysOptions{Q: q, Region: region, Platform: platform})
+	}, func(g reseller.GameKeyGame) flows.Category {
+		return flows.Category{ID: g.GameID, Name: g.Name, Region: g.Region, Platform: g.Platform}
 	})
-	out := make([]flows.Category, 0, len(l))
-	for _, g := range l {
-		out = append(out, flows.Category{ID: g.GameID, Name: g.Name, Region: g.Region, Platform: g.Platform})
-	}
-	return out, stale, err
 }
 
 // GameKeyOffers returns a game's visible key offers.
@@ -202,10 +195,14 @@ func (c *Cached) GameKeyOffers(ctx context.Context, gameID string) (*flows.Offer
 	}
 	out := &flows.Offers{CategoryID: o.GameID, Name: o.Name, Region: o.Region, Platform: o.Platform, Restricted: o.RegionRestriction}
 	for _, x := range o.Keys {
-		out.Offers = append(out.Offers, flows.Offer{ID: x.KeyID, Name: x.Name, PriceUSD: x.PriceUSD.Decimal,
-			Stock: x.Stock, MinQuantity: x.MinQuantity, MaxQuantity: x.MaxQuantity})
+		out.Offers = append(out.Offers, unitOffer(x.KeyID, x.Name, x.PriceUSD, x.Stock, x.MinQuantity, x.MaxQuantity))
 	}
 	return out, stale, nil
+}
+
+// unitOffer is a card or key offer: sold by the unit, within bounds and stock.
+func unitOffer(id, name string, price reseller.Money, stock, lo, hi int) flows.Offer {
+	return flows.Offer{ID: id, Name: name, PriceUSD: price.Decimal, Stock: stock, MinQuantity: lo, MaxQuantity: hi}
 }
 
 // GameKeyRestriction returns where a region-restricted key activates.
@@ -229,38 +226,22 @@ func (c *Cached) GameKeyRestriction(ctx context.Context, gameID string) (*flows.
 // TopUpSearch returns the in-game top-up categories matching q ("" for all).
 func (c *Cached) TopUpSearch(ctx context.Context, q string) ([]flows.Category, bool, error) {
 	q = queryKey(q)
-	l, stale, err := get(ctx, c, "tu:q:"+q, 0, func(ctx context.Context) ([]reseller.TopUpCategory, error) {
-		l, err := c.Client.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: q})
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
-	})
-	out := make([]flows.Category, 0, len(l))
-	for _, x := range l {
-		out = append(out, flows.Category{ID: x.CategoryID, Name: x.Name})
-	}
-	return out, stale, err
+	return list(ctx, c, "tu:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.TopUpCategory], error) {
+		return c.Client.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: q})
+	}, func(x reseller.TopUpCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name} })
 }
 
 // TopUpBrands returns the in-game top-up brands with their categories.
 func (c *Cached) TopUpBrands(ctx context.Context) ([]flows.Brand, bool, error) {
-	l, stale, err := get(ctx, c, "tu:brands", 0, func(ctx context.Context) ([]reseller.TopUpBrand, error) {
-		l, err := c.Client.TopUpBrands(ctx, nil)
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
-	})
-	out := make([]flows.Brand, 0, len(l))
-	for _, b := range l {
+	return list(ctx, c, "tu:brands", 0, func(ctx context.Context) (*reseller.List[reseller.TopUpBrand], error) {
+		return c.Client.TopUpBrands(ctx, nil)
+	}, func(b reseller.TopUpBrand) flows.Brand {
 		fb := flows.Brand{Name: b.Brand}
 		for _, sub := range b.Subcategories {
 			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Name: sub.Name, Region: sub.Region, Variant: sub.Variant})
 		}
-		out = append(out, fb)
-	}
-	return out, stale, err
+		return fb
+	})
 }
 
 // TopUpOffers returns a category's offers and the fields an order needs.
@@ -283,18 +264,9 @@ func (c *Cached) TopUpOffers(ctx context.Context, categoryID string) (*flows.Off
 
 // ManualServices returns the manual services.
 func (c *Cached) ManualServices(ctx context.Context) ([]flows.Category, bool, error) {
-	l, stale, err := get(ctx, c, "svc", 0, func(ctx context.Context) ([]reseller.ManualService, error) {
-		l, err := c.Client.ManualServices(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
+	return list(ctx, c, "svc", 0, c.Client.ManualServices, func(x reseller.ManualService) flows.Category {
+		return flows.Category{ID: x.ID, Name: x.Name}
 	})
-	out := make([]flows.Category, 0, len(l))
-	for _, x := range l {
-		out = append(out, flows.Category{ID: x.ID, Name: x.Name})
-	}
-	return out, stale, err
 }
 
 // ManualServiceOffers returns a service's offers and fields.
@@ -317,18 +289,11 @@ func (c *Cached) ManualServiceOffers(ctx context.Context, serviceID string) (*fl
 
 // StoreGames returns the store-gift top-games list (cached TopGamesTTL).
 func (c *Cached) StoreGames(ctx context.Context) ([]flows.Category, bool, error) {
-	l, stale, err := get(ctx, c, "gifts:top", TopGamesTTL, func(ctx context.Context) ([]reseller.StoreGame, error) {
-		l, err := c.Client.StoreGames(ctx, &reseller.StoreGamesOptions{Limit: 500})
-		if err != nil {
-			return nil, err
-		}
-		return l.Data, nil
+	return list(ctx, c, "gifts:top", TopGamesTTL, func(ctx context.Context) (*reseller.List[reseller.StoreGame], error) {
+		return c.Client.StoreGames(ctx, &reseller.StoreGamesOptions{Limit: 500})
+	}, func(g reseller.StoreGame) flows.Category {
+		return flows.Category{ID: strconv.FormatInt(g.AppID, 10), Name: g.Name}
 	})
-	out := make([]flows.Category, 0, len(l))
-	for _, g := range l {
-		out = append(out, flows.Category{ID: strconv.FormatInt(g.AppID, 10), Name: g.Name})
-	}
-	return out, stale, err
 }
 
 // StoreGiftEditions returns a game's gift editions (cached EditionsTTL).
