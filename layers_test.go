@@ -4,6 +4,7 @@ package shopbot
 import (
 	"go/build"
 	"io/fs"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,10 +24,11 @@ var allowed = map[string][]string{
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       nil,
 	"shopbot/bot/jobs":             {"shopbot/state"},
-	"shopbot/catalog":              {"shopbot/reseller", "shopbot/state"},
-	// Issue 12 wants flows pure (no state, no reseller); until then it may
-	// not reach further than this.
-	"shopbot/flows":         {"shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	// The flows are pure: the texts only. They reach the catalog, the quote
+	// store and the rate limit through interfaces of their own, which
+	// bot/catalog implements over the upstream client and the store.
+	"shopbot/flows":         {"shopbot/locales"},
+	"shopbot/bot/catalog":   {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot":           {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/cmd/shopbot":   {"*"},
@@ -74,5 +76,32 @@ func TestImportsPointDown(t *testing.T) {
 	}
 	if seen < len(allowed) {
 		t.Errorf("checked %d packages, the rules name %d: a package moved or was removed; update allowed", seen, len(allowed))
+	}
+}
+
+// pure lists, for packages that must stay free of them, the packages (and
+// their subpackages) that may not be among their dependencies, direct or
+// not: the flows know nothing of the store, the upstream, Redis or Telegram.
+var pure = map[string][]string{
+	"./flows": {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
+}
+
+func TestPurePackagesHaveNoForbiddenDependencies(t *testing.T) {
+	for pkg, banned := range pure {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) == 0 {
+			t.Fatalf("go list -deps %s listed nothing", pkg)
+		}
+		for _, dep := range deps {
+			for _, b := range banned {
+				if dep == b || strings.HasPrefix(dep, b+"/") {
+					t.Errorf("%s depends on %s, which it may not (directly or through another package)", pkg, dep)
+				}
+			}
+		}
 	}
 }

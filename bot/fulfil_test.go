@@ -18,8 +18,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/catalog"
 	"shopbot/bot/fulfil"
-	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -663,11 +663,10 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin} })
 	pay := bot.NewPayments(bot.PaymentOptions{Stars: true, Upstream: s.client})
 	sh := &flows.Shop{
-		Catalog:  catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
-		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:   state.NewQuotes(s.rdb.Client, s.rdb.Prefix),
-		Limiter:  state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
-		Checkout: pay,
+		Catalog: catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
+		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Quotes:  catalog.Quotes{Store: state.NewQuotes(s.rdb.Client, s.rdb.Prefix)},
+		Limiter: state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 	}
 	sh.Register(b.Engine)
 	b.UsePayments(pay)

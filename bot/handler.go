@@ -11,6 +11,7 @@ import (
 
 	"shopbot/flows"
 	"shopbot/locales"
+	"shopbot/state"
 )
 
 func decodeUpdate(body []byte, u *models.Update) error {
@@ -113,11 +114,6 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		default:
 			ev.Kind = flows.EvText // stickers, voice...: the flow asks again for text
 		}
-		if ev.Kind == flows.EvCommand && ev.Command == "start" {
-			if err := b.Users.Started(ctx, ev.User.ID, now); err != nil {
-				return false, err
-			}
-		}
 	case u.MyChatMember != nil:
 		st := u.MyChatMember.NewChatMember.Type
 		blocked := st == models.ChatMemberTypeBanned || st == models.ChatMemberTypeLeft
@@ -136,6 +132,9 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 	}
 	ev.Now = now
 	r, err := b.Engine.Handle(ctx, s, ev)
+	if err == nil {
+		r, err = b.effects(ctx, s, ev, r)
+	}
 	if err != nil {
 		return false, err // the caller apologizes and answers the press, once
 	}
@@ -149,6 +148,32 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		b.log.Warn("render reply", "chat", chat, "err", err)
 	}
 	return r.Save || moved || loaded != flows.Loaded, nil
+}
+
+// effects carries out what the engine's reply asks of the host before it
+// is shown: a /start is recorded (the buyer no longer blocks the bot) and
+// deliveries that could not reach them are handed over; a confirmed quote
+// goes to checkout, whose reply is shown instead.
+func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *flows.Reply) (*flows.Reply, error) {
+	if r.Started {
+		if err := b.Users.Started(ctx, ev.User.ID, ev.Now); err != nil {
+			return nil, err
+		}
+		b.ful.Redeliver(ctx, ev.User.ID)
+	}
+	if r.Pay == nil {
+		return r, nil
+	}
+	env := b.Engine.Env(s, ev)
+	paid := flows.PaymentsDisabled(env)
+	if b.pay != nil {
+		var err error
+		// The shop's record of a quote is the flows' one (tags aside).
+		if paid, err = b.pay.Pay(ctx, env, s, (*state.Quote)(r.Pay)); err != nil {
+			return nil, err
+		}
+	}
+	return b.Engine.Then(s, ev, paid)
 }
 
 // Render performs a reply: answers the button press, sends the notices,

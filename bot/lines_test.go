@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
-	"shopbot/catalog"
+	"shopbot/bot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -39,7 +39,7 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 	shop := &flows.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  state.NewQuotes(h.rdb.Client, h.rdb.Prefix),
+		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
 		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
 	shop.Register(b.Engine)

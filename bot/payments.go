@@ -61,7 +61,7 @@ type Upstream interface {
 
 // Payments takes the buyer's money exactly once: Stars invoices with
 // pre-checkout checks, successful payments, the shop wallet and the sweep
-// of Star transactions whose update was lost. It implements flows.Checkout.
+// of Star transactions whose update was lost. Its Pay answers flows' Reply.Pay.
 // A paid order is created with state.Orders.CreatePaid and scheduled as
 // "order:<id>"; fulfilment takes it from there.
 type Payments struct {

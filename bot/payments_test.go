@@ -14,7 +14,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
-	"shopbot/catalog"
+	"shopbot/bot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -70,11 +70,10 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 	}
 	pay := bot.NewPayments(popts)
 	shop := &flows.Shop{
-		Catalog:  catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
-		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
-		Quotes:   state.NewQuotes(h.rdb.Client, h.rdb.Prefix),
-		Limiter:  state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
-		Checkout: pay,
+		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
+		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
+		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
+		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
 	shop.Register(b.Engine)
 	b.UsePayments(pay)

@@ -76,6 +76,24 @@ type Reply struct {
 	Save     bool // the session changed and must be saved
 	Stale    bool // the pressed button was outdated
 	NoScreen bool // deliberately leave the live menu alone
+
+	// Effects the host carries out before it shows the reply.
+
+	// Started says the buyer sent /start: the host records that they
+	// started the bot and hands over what waits for them (a delivery that
+	// could not reach them) before the menu.
+	Started bool
+	// Pay hands a confirmed, live quote to checkout: the host starts the
+	// payment (an invoice, a wallet debit or the choice between them) and
+	// shows checkout's reply, passed through Engine.Then, instead of this
+	// one.
+	Pay *Quote
+}
+
+// PaymentsDisabled is the answer to Reply.Pay of a host without payments:
+// it says so and changes nothing.
+func PaymentsDisabled(env *Env) *Reply {
+	return &Reply{Answer: env.T("pay.disabled"), Alert: true, NoScreen: true}
 }
 
 // Env is what a flow may use while handling one event.
@@ -226,7 +244,7 @@ const (
 // Handle runs one event against the session and returns what to do. The
 // session is modified in place; Reply.Save says whether to store it.
 func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, error) {
-	env := &Env{Now: ev.Now, User: ev.User, Lang: e.LangFor(s, ev.User)}
+	env := e.Env(s, ev)
 	revoked := false
 	if e.admin[s.Flow] && !env.User.Admin {
 		// An admin screen, and the user is not an admin (any more): the
@@ -247,6 +265,26 @@ func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, erro
 	if r.Stale {
 		// Show the current step again with the same nonce: nothing changes.
 		return r, e.encode(s, r, false)
+	}
+	if r.Screen != nil && ev.Kind != EvButton {
+		r.Screen.Fresh = true
+	}
+	return r, e.encode(s, r, r.Screen != nil)
+}
+
+// Env is what the host passes to its side of an effect (checkout's Pay)
+// for event ev in the chat of s.
+func (e *Engine) Env(s *Session, ev Event) *Env {
+	return &Env{Now: ev.Now, User: ev.User, Lang: e.LangFor(s, ev.User)}
+}
+
+// Then finishes the host's reply to an effect of the reply to ev (checkout's
+// answer to Reply.Pay) like a reply of the flow that asked for it: a flow
+// whose session changed lives on, a screen not pressed for is sent anew,
+// and every button gets its callback data.
+func (e *Engine) Then(s *Session, ev Event, r *Reply) (*Reply, error) {
+	if r.Save && s.Flow != "" {
+		s.Expires = ev.Now.Add(e.FlowTTL)
 	}
 	if r.Screen != nil && ev.Kind != EvButton {
 		r.Screen.Fresh = true
@@ -333,16 +371,11 @@ func (e *Engine) menuFor(env *Env, s *Session) *Screen {
 func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	switch ev.Command {
 	case "start":
-		s.Clear()
-		if s.Started.IsZero() {
-			s.Started = ev.Now
+		r, err := e.start(ctx, env, s, ev)
+		if r != nil {
+			r.Started = true
 		}
-		if ev.Arg != "" {
-			if r, ok, err := e.deepLink(ctx, env, s, ev.Arg); ok || err != nil {
-				return r, err
-			}
-		}
-		return &Reply{Screen: e.menu(env), Save: true}, nil
+		return r, err
 	case "cancel":
 		if f, ok := e.flows[s.Flow].(Canceler); ok {
 			return f.Cancel(ctx, env, s)
@@ -378,6 +411,22 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		}
 	}
 	return &Reply{Notices: []Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}, nil
+}
+
+// start is /start, the one path of it: the session starts afresh at the
+// main menu or, for a deep link, in its line; the reply says Started so
+// that the host does its part.
+func (e *Engine) start(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+	s.Clear()
+	if s.Started.IsZero() {
+		s.Started = ev.Now
+	}
+	if ev.Arg != "" {
+		if r, ok, err := e.deepLink(ctx, env, s, ev.Arg); ok || err != nil {
+			return r, err
+		}
+	}
+	return &Reply{Screen: e.menu(env), Save: true}, nil
 }
 
 func (e *Engine) deepLink(ctx context.Context, env *Env, s *Session, arg string) (*Reply, bool, error) {

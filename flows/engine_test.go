@@ -375,3 +375,20 @@ func TestHelpSaysHowBuyersPay(t *testing.T) {
 		}
 	}
 }
+
+// /start has one path: the engine's, whose reply asks the host to record
+// the start (and hand over waiting deliveries), with or without a deep link.
+func TestStartIsOneEffect(t *testing.T) {
+	e := testEngine()
+	e.Register("giftcards", stubFlow{})
+	for _, arg := range []string{"", "gc-apple-us", "nonsense"} {
+		s := Session{}
+		r, err := e.Handle(context.Background(), &s, command("start", arg))
+		if err != nil || !r.Started || s.Started.IsZero() {
+			t.Fatalf("/start %s: %+v (err %v), session %+v", arg, r, err, s)
+		}
+		if r2, _ := e.Handle(context.Background(), &s, command("help", "")); r2.Started {
+			t.Fatalf("/help asked to record a start")
+		}
+	}
+}

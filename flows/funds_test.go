@@ -1,4 +1,4 @@
-package flows
+package flows_test
 
 import (
 	"context"
@@ -8,34 +8,23 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
-// fixedFunds is an upstream balance that tests set; Err makes it unknown.
-type fixedFunds struct {
-	Balance decimal.Decimal
-	Err     error
-}
-
-func (f *fixedFunds) UpstreamBalance(context.Context) (decimal.Decimal, error) {
-	return f.Balance, f.Err
-}
-
-// payCounter is a Checkout that counts what reached payment.
+// payCounter is a checkout that counts what reached payment.
 type payCounter struct{ n int }
 
-func (p *payCounter) Pay(_ context.Context, env *Env, _ *Session, _ *state.Quote) (*Reply, error) {
+func (p *payCounter) pay(*flows.Env, *flows.Quote) *flows.Reply {
 	p.n++
-	return &Reply{Answer: "paying", NoScreen: true}, nil
+	return &flows.Reply{Answer: "paying", NoScreen: true}
 }
 
 func fundedWorld(t *testing.T, balance string) (*world, *fixedFunds, *payCounter) {
 	w := newWorld(t)
 	funds := &fixedFunds{Balance: decimal.RequireFromString(balance)}
 	pay := &payCounter{}
-	w.shop.Funds, w.shop.Checkout = funds, pay
+	w.shop.Funds, w.checkout = funds, pay.pay
 	return w, funds, pay
 }
 
@@ -63,7 +52,7 @@ func TestLowUpstreamBalancePausesGiftCardsItCannotCover(t *testing.T) {
 	// A press on the paused card's old index (the balance dropped since) is refused.
 	w.s.Set("ids", "apple-us-25")
 	w.do("tap:Apple 10")
-	if w.s.Step != gcCards || !strings.Contains(w.out.String(), "temporarily unavailable. Please try again") {
+	if w.s.Step != flows.GcCards || !strings.Contains(w.out.String(), "temporarily unavailable. Please try again") {
 		t.Fatalf("a paused card was chosen: step %q\n%s", w.s.Step, w.out.String())
 	}
 	w.do("/start gc-apple-us")
@@ -74,7 +63,7 @@ func TestLowUpstreamBalancePausesGiftCardsItCannotCover(t *testing.T) {
 	}
 	// Typing more than the balance covers is refused before any quote.
 	w.do("2")
-	if w.s.Step != gcQty || w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "Nothing was charged") {
+	if w.s.Step != flows.GcQty || w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "Nothing was charged") {
 		t.Fatalf("2 cards were quoted on a balance of 20: step %q quote %q", w.s.Step, w.s.Get("quote"))
 	}
 	w.do("1")
@@ -89,12 +78,12 @@ func TestBalanceDroppingAfterTheQuoteStopsPay(t *testing.T) {
 	w.do("/start gc-apple-us")
 	w.do("tap:Apple 10 USD")
 	w.do("3")
-	if w.s.Step != stepConfirm {
+	if w.s.Step != flows.StepConfirm {
 		t.Fatalf("not at confirmation: %s", w.s.Step)
 	}
 	funds.Balance = decimal.RequireFromString("30") // 3 * 10.35 = 31.05
 	w.do("tap:💳")
-	if pay.n != 0 || w.s.Step != gcQty || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
+	if pay.n != 0 || w.s.Step != flows.GcQty || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
 		t.Fatalf("paid on a balance that no longer covers the quote: pay %d step %q", pay.n, w.s.Step)
 	}
 }
@@ -108,7 +97,7 @@ func TestLowUpstreamBalancePausesPremiumPlansAndStars(t *testing.T) {
 		t.Fatalf("the 12-month plan is not paused: %+v", w.last.Screen.Rows)
 	}
 	w.do("tap:⏸")
-	if !strings.Contains(w.out.String(), "answer (alert=true): Sorry, this item is temporarily unavailable") || w.s.Step != msPlan {
+	if !strings.Contains(w.out.String(), "answer (alert=true): Sorry, this item is temporarily unavailable") || w.s.Step != flows.MsPlan {
 		t.Fatalf("a paused plan was not refused:\n%s", w.out.String())
 	}
 	w.do("tap:6 months")
@@ -125,7 +114,7 @@ func TestLowUpstreamBalancePausesPremiumPlansAndStars(t *testing.T) {
 		t.Fatalf("stars beyond the balance were quoted:\n%s", w.out.String())
 	}
 	w.do("1000") // 15
-	if w.s.Step != stepConfirm {
+	if w.s.Step != flows.StepConfirm {
 		t.Fatalf("1000 stars on a balance of 20 not quoted: %s", w.s.Step)
 	}
 }
@@ -142,12 +131,12 @@ func TestUnknownBalancePausesNothing(t *testing.T) {
 // absurdCatalog serves gift cards with a negative, a zero and an absurd price.
 type absurdCatalog struct{ *fakeCatalog }
 
-func (c absurdCatalog) GiftCardOffers(_ context.Context, id string) (*reseller.GiftCardOffers, bool, error) {
-	return &reseller.GiftCardOffers{CategoryID: id, Name: "Odd", Offers: []reseller.GiftCardOffer{
-		{CardID: "neg", Name: "Negative", PriceUSD: money("-5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
-		{CardID: "zero", Name: "Zero", PriceUSD: money("0"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
-		{CardID: "huge", Name: "Huge", PriceUSD: money("999999999999"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
-		{CardID: "ok", Name: "Fine", PriceUSD: money("5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+func (c absurdCatalog) GiftCardOffers(_ context.Context, id string) (*flows.Offers, bool, error) {
+	return &flows.Offers{CategoryID: id, Name: "Odd", Offers: []flows.Offer{
+		{ID: "neg", Name: "Negative", PriceUSD: dec("-5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{ID: "zero", Name: "Zero", PriceUSD: dec("0"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{ID: "huge", Name: "Huge", PriceUSD: dec("999999999999"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
+		{ID: "ok", Name: "Fine", PriceUSD: dec("5"), Stock: 9, MinQuantity: 1, MaxQuantity: 5},
 	}}, false, nil
 }
 
@@ -175,8 +164,8 @@ func TestNonPositiveOrAbsurdPricesAreUnavailable(t *testing.T) {
 // regionlessCatalog has a gift-card brand whose category has no region.
 type regionlessCatalog struct{ *fakeCatalog }
 
-func (c regionlessCatalog) GiftCardBrands(context.Context) ([]reseller.GiftCardBrand, bool, error) {
-	return []reseller.GiftCardBrand{{Brand: "Tessera", Subcategories: []reseller.GiftCardSubcategory{{CategoryID: "tessera"}}}}, false, nil
+func (c regionlessCatalog) GiftCardBrands(context.Context) ([]flows.Brand, bool, error) {
+	return []flows.Brand{{Name: "Tessera", Categories: []flows.Category{{ID: "tessera"}}}}, false, nil
 }
 
 func TestRegionlessCategoryIsAnyRegionNotItsID(t *testing.T) {

@@ -1,155 +1,47 @@
-package flows
+package flows_test
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/catalog"
+	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
-	"shopbot/state/statetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func money(s string) reseller.Money { return reseller.NewMoney(decimal.RequireFromString(s)) }
-
-// fakeCatalog is a small in-memory catalog; Stale marks every answer
-// stale and Err fails every call.
-type fakeCatalog struct {
-	Catalog // the simulator's, for what is not faked here
-	Stale   bool
-	Err     error
-}
-
-func (c *fakeCatalog) GiftCardBrands(context.Context) ([]reseller.GiftCardBrand, bool, error) {
-	if c.Err != nil {
-		return nil, false, c.Err
-	}
-	b := []reseller.GiftCardBrand{{Brand: "Apple", Subcategories: []reseller.GiftCardSubcategory{
-		{CategoryID: "apple-us", Region: "US"}, {CategoryID: "apple-tr", Region: "TR"}}}}
-	for i := 1; i <= 19; i++ {
-		id := fmt.Sprintf("brand-%02d", i)
-		b = append(b, reseller.GiftCardBrand{Brand: fmt.Sprintf("Brand %02d", i), Subcategories: []reseller.GiftCardSubcategory{{CategoryID: id + "-us", Region: "US"}}})
-	}
-	b = append(b, reseller.GiftCardBrand{Brand: "Empty"})
-	return b, c.Stale, nil
-}
-
-func (c *fakeCatalog) GiftCardSearch(_ context.Context, q string) ([]reseller.GiftCategory, bool, error) {
-	if c.Err != nil {
-		return nil, false, c.Err
-	}
-	if strings.Contains(strings.ToLower(q), "apple") {
-		return []reseller.GiftCategory{{CategoryID: "apple-us", Name: "Apple <US>"}, {CategoryID: "apple-tr", Name: "Apple TR"}}, c.Stale, nil
-	}
-	return nil, c.Stale, nil
-}
-
-func (c *fakeCatalog) GiftCardOffers(_ context.Context, id string) (*reseller.GiftCardOffers, bool, error) {
-	if c.Err != nil {
-		return nil, false, c.Err
-	}
-	if id != "apple-us" {
-		return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound}
-	}
-	return &reseller.GiftCardOffers{CategoryID: id, Name: "Apple <US>", Offers: []reseller.GiftCardOffer{
-		{CardID: "apple-us-10", Name: "Apple 10 USD", PriceUSD: money("10.35"), Stock: 250, MinQuantity: 1, MaxQuantity: 50},
-		{CardID: "apple-us-25", Name: "Apple 25 USD", PriceUSD: money("25.80"), Stock: 3, MinQuantity: 1, MaxQuantity: 50},
-		{CardID: "apple-us-5", Name: "Apple 5 USD", PriceUSD: money("5.20"), Stock: 0, MinQuantity: 1, MaxQuantity: 50},
-	}}, c.Stale, nil
-}
-
-func (c *fakeCatalog) StarsPricing(context.Context) (*reseller.StarsPricing, bool, error) {
-	if c.Err != nil {
-		return nil, false, c.Err
-	}
-	return &reseller.StarsPricing{PricePerStar: money("0.0150"), Min: 50, Max: 10000}, c.Stale, nil
-}
-
-func (c *fakeCatalog) PremiumPricing(context.Context) (*reseller.PremiumPricing, bool, error) {
-	if c.Err != nil {
-		return nil, false, c.Err
-	}
-	return &reseller.PremiumPricing{Plans: []reseller.PremiumPlan{{Months: 3, PriceUSD: money("11.99")}, {Months: 6, PriceUSD: money("15.99")}, {Months: 12, PriceUSD: money("28.99")}}}, c.Stale, nil
-}
-
-// memQuotes is an in-memory QuoteStore.
-type memQuotes struct {
-	mu sync.Mutex
-	m  map[string]state.Quote
-	n  int
-}
-
-func (q *memQuotes) Save(_ context.Context, x *state.Quote) error {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.m == nil {
-		q.m = map[string]state.Quote{}
-	}
-	q.n++
-	x.ID = fmt.Sprintf("q%d", q.n)
-	q.m[x.ID] = *x
-	return nil
-}
-
-func (q *memQuotes) Load(_ context.Context, id string) (*state.Quote, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	x, ok := q.m[id]
-	if !ok {
-		return nil, state.ErrNoQuote
-	}
-	return &x, nil
-}
-
-// countLimiter allows Limit actions in total.
-type countLimiter struct{ Limit, n int }
-
-func (l *countLimiter) Allow(context.Context, string) (bool, time.Duration, error) {
-	l.n++
-	return l.n <= l.Limit, 42 * time.Second, nil
-}
-
-func testPricing() Pricing {
-	return Pricing{
-		Markup:       Markup{Percent: decimal.NewFromInt(10)},
-		Lines:        map[string]Markup{"premium": {Percent: decimal.NewFromInt(5), Fixed: decimal.RequireFromString("0.50")}},
-		StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true,
-	}
-}
-
 // world is one chat driven through the engine with the test shop.
 type world struct {
 	t      *testing.T
-	e      *Engine
-	shop   *Shop
+	e      *flows.Engine
+	shop   *flows.Shop
 	cat    *fakeCatalog
 	quotes *memQuotes
-	s      Session
+	s      flows.Session
 	now    time.Time
-	user   User
-	last   *Reply
+	user   flows.User
+	last   *flows.Reply
 	out    strings.Builder
+	// checkout answers Reply.Pay as the host would (default: payments
+	// are not enabled).
+	checkout func(env *flows.Env, q *flows.Quote) *flows.Reply
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, cat: &fakeCatalog{Catalog: simCatalog(t)}, quotes: &memQuotes{}, now: now, user: User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
-	w.e = testEngine()
-	w.shop = &Shop{Catalog: w.cat, Pricing: testPricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
+	w := &world{t: t, cat: &fakeCatalog{Catalog: simCatalog(t)}, quotes: &memQuotes{}, now: flows.Now, user: flows.User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
+	w.checkout = func(env *flows.Env, _ *flows.Quote) *flows.Reply { return flows.PaymentsDisabled(env) }
+	w.e = flows.NewTestEngine()
+	w.shop = &flows.Shop{Catalog: w.cat, Pricing: flows.SamplePricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
 	w.shop.Register(w.e)
 	return w
 }
@@ -159,7 +51,7 @@ func newWorld(t *testing.T) *world {
 // plain text.
 func (w *world) do(in string) {
 	w.t.Helper()
-	ev := Event{Now: w.now, User: w.user}
+	ev := flows.Event{Now: w.now, User: w.user}
 	switch {
 	case strings.HasPrefix(in, "wait:"):
 		d, err := time.ParseDuration(in[5:])
@@ -171,22 +63,25 @@ func (w *world) do(in string) {
 		return
 	case strings.HasPrefix(in, "/"):
 		cmd, arg, _ := strings.Cut(in[1:], " ")
-		ev.Kind, ev.Command, ev.Arg = EvCommand, cmd, arg
+		ev.Kind, ev.Command, ev.Arg = flows.EvCommand, cmd, arg
 	case strings.HasPrefix(in, "tap:"), strings.HasPrefix(in, "stale:"):
 		kind, label, _ := strings.Cut(in, ":")
 		b := w.button(label)
-		cb, ok := DecodeCallback(b.Data)
+		cb, ok := flows.DecodeCallback(b.Data)
 		if !ok {
 			w.t.Fatalf("button %q has bad data %q", b.Text, b.Data)
 		}
 		if kind == "stale" {
 			cb.Nonce = "old"
 		}
-		ev.Kind, ev.Button = EvButton, cb
+		ev.Kind, ev.Button = flows.EvButton, cb
 	default:
-		ev.Kind, ev.Text = EvText, in
+		ev.Kind, ev.Text = flows.EvText, in
 	}
 	r, err := w.e.Handle(context.Background(), &w.s, ev)
+	if err == nil && r.Pay != nil {
+		r, err = w.e.Then(&w.s, ev, w.checkout(w.e.Env(&w.s, ev), r.Pay))
+	}
 	if err != nil {
 		w.t.Fatalf("%q: %v", in, err)
 	}
@@ -196,7 +91,7 @@ func (w *world) do(in string) {
 	w.record(in, r)
 }
 
-func (w *world) button(prefix string) Button {
+func (w *world) button(prefix string) flows.Button {
 	w.t.Helper()
 	if w.last == nil || w.last.Screen == nil {
 		w.t.Fatalf("no screen to tap %q on", prefix)
@@ -209,10 +104,10 @@ func (w *world) button(prefix string) Button {
 		}
 	}
 	w.t.Fatalf("no button %q on %q", prefix, w.last.Screen.Text)
-	return Button{}
+	return flows.Button{}
 }
 
-func (w *world) record(in string, r *Reply) {
+func (w *world) record(in string, r *flows.Reply) {
 	fmt.Fprintf(&w.out, "> %s\n", in)
 	if r.Answer != "" {
 		fmt.Fprintf(&w.out, "answer (alert=%v): %s\n", r.Alert, r.Answer)
@@ -225,10 +120,10 @@ func (w *world) record(in string, r *Reply) {
 		for _, row := range r.Screen.Rows {
 			var cells []string
 			for _, b := range row {
-				if len(b.Data) > MaxCallbackData {
+				if len(b.Data) > flows.MaxCallbackData {
 					w.t.Errorf("button %q data %d bytes", b.Text, len(b.Data))
 				}
-				_, action, _ := strings.Cut(strings.TrimPrefix(b.Data, CallbackVersion+":"), ":")
+				_, action, _ := strings.Cut(strings.TrimPrefix(b.Data, flows.CallbackVersion+":"), ":")
 				cells = append(cells, fmt.Sprintf("[%s | %s]", b.Text, action))
 			}
 			fmt.Fprintf(&w.out, "  %s\n", strings.Join(cells, " "))
@@ -305,7 +200,7 @@ func atStep(flow, step string) func(t *testing.T, w *world) {
 	}
 }
 
-func lastQuote(t *testing.T, w *world) *state.Quote {
+func lastQuote(t *testing.T, w *world) *flows.Quote {
 	t.Helper()
 	q, err := w.quotes.Load(context.Background(), w.s.Get("quote"))
 	if err != nil {
@@ -323,11 +218,11 @@ func TestStarsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "t.me link and free entry", lang: "ru", in: []string{"/stars", "https://t.me/Durov_Bot/", "1 234"}, check: atStep("stars", stepConfirm)},
-		{name: "for me", lang: "uk", in: []string{"/start stars", "tap:🙋", "tap:50"}, check: atStep("stars", stepConfirm)},
-		{name: "bad usernames keep the question", in: []string{"/stars", "@abc", "1durov", "durov_", "du__rov", "some text", "durov"}, check: atStep("stars", msQty)},
+		{name: "t.me link and free entry", lang: "ru", in: []string{"/stars", "https://t.me/Durov_Bot/", "1 234"}, check: atStep("stars", flows.StepConfirm)},
+		{name: "for me", lang: "uk", in: []string{"/start stars", "tap:🙋", "tap:50"}, check: atStep("stars", flows.StepConfirm)},
+		{name: "bad usernames keep the question", in: []string{"/stars", "@abc", "1durov", "durov_", "du__rov", "some text", "durov"}, check: atStep("stars", flows.MsQty)},
 		{name: "bad quantities keep the answer", in: []string{"/stars", "durov", "49", "10001", "many", "tap:⬅️"}, check: func(t *testing.T, w *world) {
-			if w.s.Step != msUser {
+			if w.s.Step != flows.MsUser {
 				t.Fatalf("step %q", w.s.Step)
 			}
 		}},
@@ -351,7 +246,7 @@ func TestStarsLine(t *testing.T) {
 				t.Fatalf("cancel left %+v", w.s)
 			}
 		}},
-		{name: "stale button", in: []string{"/stars", "durov", "stale:100"}, check: atStep("stars", msQty)},
+		{name: "stale button", in: []string{"/stars", "durov", "stale:100"}, check: atStep("stars", flows.MsQty)},
 	})
 }
 
@@ -364,8 +259,8 @@ func TestPremiumLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "russian", lang: "ru", in: []string{"/premium", "durov", "tap:12"}, check: atStep("premium", stepConfirm)},
-		{name: "text where a plan is expected", in: []string{"/premium", "durov", "6"}, check: atStep("premium", msPlan)},
+		{name: "russian", lang: "ru", in: []string{"/premium", "durov", "tap:12"}, check: atStep("premium", flows.StepConfirm)},
+		{name: "text where a plan is expected", in: []string{"/premium", "durov", "6"}, check: atStep("premium", flows.MsPlan)},
 		{name: "back at every step", in: []string{"/premium", "durov", "tap:3 months", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -380,20 +275,20 @@ func TestGiftCardsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "entry from the main menu", in: []string{"/start", "tap:💳 Gift cards"}, check: atStep("giftcards", gcBrands)},
-		{name: "search", lang: "ru", in: []string{"/giftcards", "tap:🔍", "apple", "tap:Apple <US>", "tap:Apple 25"}, check: atStep("giftcards", gcQty)},
-		{name: "search by text and nothing found", in: []string{"/giftcards", "nothing-like-this", "tap:⬅️"}, check: atStep("giftcards", gcBrands)},
+		{name: "entry from the main menu", in: []string{"/start", "tap:💳 Gift cards"}, check: atStep("giftcards", flows.GcBrands)},
+		{name: "search", lang: "ru", in: []string{"/giftcards", "tap:🔍", "apple", "tap:Apple <US>", "tap:Apple 25"}, check: atStep("giftcards", flows.GcQty)},
+		{name: "search by text and nothing found", in: []string{"/giftcards", "nothing-like-this", "tap:⬅️"}, check: atStep("giftcards", flows.GcBrands)},
 		{name: "bad quantities", lang: "uk", in: []string{"/giftcards", "apple", "tap:Apple <US>", "tap:Apple 25", "0", "4", "51", "two", "3"}, check: func(t *testing.T, w *world) {
 			if q := lastQuote(t, w); q.Quantity != 3 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "pagination to the last page and back", in: []string{"/giftcards", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:Apple"}, check: atStep("giftcards", gcRegions)},
-		{name: "deep link to a category", in: []string{"/start gc-apple-us", "tap:⬅️"}, check: atStep("giftcards", gcBrands)},
-		{name: "deep link to an unknown category", in: []string{"/start gc-nope"}, check: atStep("giftcards", gcBrands)},
+		{name: "pagination to the last page and back", in: []string{"/giftcards", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:Apple"}, check: atStep("giftcards", flows.GcRegions)},
+		{name: "deep link to a category", in: []string{"/start gc-apple-us", "tap:⬅️"}, check: atStep("giftcards", flows.GcBrands)},
+		{name: "deep link to an unknown category", in: []string{"/start gc-nope"}, check: atStep("giftcards", flows.GcBrands)},
 		{name: "back at every step", in: []string{"/giftcards", "tap:Apple", "tap:US", "tap:Apple 10", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 		{name: "cancel mid-flow", in: []string{"/giftcards", "tap:Apple", "tap:✖️"}, check: atStep("", "")},
-		{name: "stale button", in: []string{"/giftcards", "tap:Apple", "stale:US"}, check: atStep("giftcards", gcRegions)},
+		{name: "stale button", in: []string{"/giftcards", "tap:Apple", "stale:US"}, check: atStep("giftcards", flows.GcRegions)},
 	})
 }
 
@@ -413,7 +308,7 @@ func TestSoldOutCardIsNotChoosable(t *testing.T) {
 	// A press on the sold-out card's old index (stock changed since) is refused.
 	w.s.Set("ids", "apple-us-5")
 	w.do("tap:Apple 10")
-	if w.s.Step != gcCards {
+	if w.s.Step != flows.GcCards {
 		t.Fatalf("a sold-out card was chosen: step %q", w.s.Step)
 	}
 }
@@ -433,7 +328,7 @@ func TestStaleCatalogAndFailures(t *testing.T) {
 	}
 	w.cat.Err = nil
 	w.do("tap:🔄")
-	if w.s.Step != msQty || !strings.Contains(w.last.Screen.Text, "100 Stars cost") {
+	if w.s.Step != flows.MsQty || !strings.Contains(w.last.Screen.Text, "100 Stars cost") {
 		t.Fatalf("retry: %s %q", w.s.Step, w.last.Screen.Text)
 	}
 }
@@ -447,60 +342,9 @@ func TestQuotesAreRateLimited(t *testing.T) {
 	w.do("tap:✏️")
 	w.do("200")
 	want := locales.N(locales.En, "err.rate_limited", 42)
-	if !strings.Contains(w.out.String(), want) || w.s.Step != msQty {
+	if !strings.Contains(w.out.String(), want) || w.s.Step != flows.MsQty {
 		t.Fatalf("the second quote was not refused politely:\n%s", w.out.String())
 	}
-}
-
-func TestPricing(t *testing.T) {
-	p := testPricing()
-	for _, c := range []struct {
-		line, up, usd string
-		stars         int64
-	}{
-		{"stars", "1", "1.10", 85},           // 1.10/0.013 = 84.6
-		{"stars", "0.0001", "0.01", 1},       // rounded up to a cent
-		{"giftcards", "10.35", "11.39", 877}, // 11.385 -> 11.39
-		{"premium", "0", "0.50", 39},         // fixed fee only
-		{"stars", "1.3", "1.43", 110},        // exact: 1.43/0.013 = 110
-	} {
-		usd := p.ShopUSD(c.line, decimal.RequireFromString(c.up))
-		if !usd.Equal(decimal.RequireFromString(c.usd)) || p.Stars(usd) != c.stars {
-			t.Errorf("%s %s: got %s USD %d Stars, want %s %d", c.line, c.up, usd, p.Stars(usd), c.usd, c.stars)
-		}
-	}
-	p.ShowUSD = true
-	if got := p.Format(locales.En, decimal.RequireFromString("1.43")); !strings.Contains(got, "110") || !strings.Contains(got, "1.43") {
-		t.Errorf("format = %q", got)
-	}
-}
-
-func TestParseUsername(t *testing.T) {
-	for in, want := range map[string]string{
-		"@durov": "durov", "durov": "durov", "t.me/durov": "durov", "https://t.me/durov": "durov", " T.ME/Durov_Bot/ ": "Durov_Bot",
-		"telegram.me/durov": "durov", "@abcd": "", "1durov": "", "durov_": "", "du__rov": "", "": "", "@": "",
-		"t.me/joinchat/xyz": "", "https://example.com/durov": "", "dur ov": "", strings.Repeat("a", 33): "",
-	} {
-		got, ok := ParseUsername(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("ParseUsername(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-}
-
-// simCatalog is the cached catalog over the upstream simulator's default
-// catalog.
-func simCatalog(t *testing.T) Catalog {
-	t.Helper()
-	sim := resellersim.New(resellersim.Config{Seed: 1})
-	srv := httptest.NewServer(sim)
-	t.Cleanup(srv.Close)
-	client, err := reseller.New(srv.URL+"/api/v1", "test-key", reseller.WithMaxAttempts(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := statetest.New(t)
-	return catalog.New(client, state.NewCache(r.Client, r.Prefix), time.Minute)
 }
 
 func TestGameKeysLine(t *testing.T) {
@@ -511,13 +355,13 @@ func TestGameKeysLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", gkGames)},
-		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", gkOffers)},
-		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", gkOffers)},
-		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", gkGames)},
-		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", stepConfirm)},
+		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", flows.GkGames)},
+		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", flows.GkOffers)},
+		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", flows.GkOffers)},
+		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", flows.GkGames)},
+		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", flows.StepConfirm)},
 		{name: "back at every step", in: []string{"/keys", "tap:🔍", "elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
-		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", gkGames)},
+		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", flows.GkGames)},
 	})
 }
 
@@ -540,8 +384,8 @@ func TestTopUpsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", tuOffers)},
-		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", tuBrands)},
+		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", flows.TuOffers)},
+		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", flows.TuBrands)},
 		{name: "back at every step", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -553,7 +397,7 @@ func TestTypedFieldsRefusedBeforeQuote(t *testing.T) {
 	noQuote := func(flow string) func(t *testing.T, w *world) {
 		return func(t *testing.T, w *world) {
 			t.Helper()
-			atStep(flow, stepFields)(t, w)
+			atStep(flow, flows.StepFields)(t, w)
 			if w.s.Get("quote") != "" || len(w.quotes.m) != 0 {
 				t.Fatalf("a wrong answer was quoted: %v", w.quotes.m)
 			}
@@ -589,40 +433,15 @@ func TestInvisibleLoginAndForeignInviteRefused(t *testing.T) {
 	for _, in := range []string{"/topup", "gabe\u200b", "\u2066gabe"} {
 		w.do(in)
 	}
-	if w.s.Step != stLogin || w.shop.Limiter.(*countLimiter).n != 0 || !strings.Contains(w.out.String(), locales.T(locales.En, "fields.invisible")) {
+	if w.s.Step != flows.StLogin || w.shop.Limiter.(*countLimiter).n != 0 || !strings.Contains(w.out.String(), locales.T(locales.En, "fields.invisible")) {
 		t.Fatalf("an invisible login reached the check (%d checks):\n%s", w.shop.Limiter.(*countLimiter).n, w.out.String())
 	}
 	w = newWorld(t)
 	for _, in := range []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://example.com/foo", "https://s.team/\u200bp/x", "https://s.team/p/"} {
 		w.do(in)
 	}
-	if w.s.Step != sgInvite || w.s.Get("invite") != "" {
+	if w.s.Step != flows.SgInvite || w.s.Get("invite") != "" {
 		t.Fatalf("a foreign invite link was taken: step %s, %v", w.s.Step, w.s.Data)
-	}
-}
-
-func TestFieldKinds(t *testing.T) {
-	tests := []struct{ typ, key, label, want string }{
-		{"number", "uid", "UID", kindNumber},
-		{"select", "server", "Server", kindSelect},
-		{"select", "server", "Server", kindText}, // no options: free text
-		{"text", "email", "Supercell ID email", kindEmail},
-		{"", "login", "PSN login (email)", kindEmail},
-		{"", "trade_url", "Trade offer URL", kindURL},
-		{"text", "player_id", "Player ID", kindID},
-		{"", "phone", "Phone number", kindPhone},
-		{"", "password", "PSN password", kindText},
-		{"text", "riot_id", "Riot ID", kindText},
-		{"colour-picker", "x", "Anything", kindText}, // unknown types are text
-	}
-	for i, tt := range tests {
-		var opts []string
-		if i == 1 {
-			opts = []string{"A", "B"}
-		}
-		if got := fieldKind(tt.typ, tt.key, tt.label, opts); got != tt.want {
-			t.Errorf("fieldKind(%q, %q, %q) = %q, want %q", tt.typ, tt.key, tt.label, got, tt.want)
-		}
 	}
 }
 
@@ -639,7 +458,7 @@ func TestServicesLine(t *testing.T) {
 				}
 			}
 		}},
-		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", stepConfirm)},
+		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", flows.StepConfirm)},
 		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "psn@example.com", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -658,7 +477,7 @@ func TestStoreTopupLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "bad logins and amounts", lang: "uk", in: []string{"/topup", "a", "two words", "invalid_login", "gabe", "tap:USD", "0.1", "1.234", "ten", "0,15"}, check: atStep("topup", stepConfirm)},
+		{name: "bad logins and amounts", lang: "uk", in: []string{"/topup", "a", "two words", "invalid_login", "gabe", "tap:USD", "0.1", "1.234", "ten", "0,15"}, check: atStep("topup", flows.StepConfirm)},
 		{name: "back at every step", in: []string{"/topup", "gabe", "tap:KZT", "tap:5", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -680,7 +499,7 @@ func TestLoginChecksAreRateLimited(t *testing.T) {
 	for _, in := range []string{"/topup", "invalid1", "invalid2", "gabe"} {
 		w.do(in)
 	}
-	if w.s.Step != stLogin || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
+	if w.s.Step != flows.StLogin || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
 		t.Fatalf("the third check was not refused:\n%s", w.out.String())
 	}
 }
@@ -693,9 +512,9 @@ func TestStoreGiftsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", sgGames)},
-		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", stepConfirm)},
-		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", sgGames)},
+		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", flows.SgGames)},
+		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", flows.StepConfirm)},
+		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", flows.SgGames)},
 		{name: "back at every step", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/x", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Services is the manual-services line: services -> offers -> the
@@ -18,21 +16,13 @@ const (
 	svOffers = "offers"
 )
 
+func (f *Services) fielded() *fielded {
+	return &fielded{line: "services", cat: "svc", title: "svc.fields", withOffer: "svc.fields_offer", load: f.Catalog.ManualServiceOffers}
+}
+
 // Start opens the service list, or one service for a deep link (svc-<id>).
 func (f *Services) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
-	s.Step = svList
-	if arg == "" {
-		return f.show(ctx, env, f, s)
-	}
-	if _, _, err := f.Catalog.ManualServiceOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
-			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
-		}
-		return &Reply{Screen: failScreen(env, err)}, nil
-	}
-	s.Set("svc", arg)
-	s.Goto(svOffers)
-	return f.show(ctx, env, f, s)
+	return f.openCategory(ctx, env, f, s, arg, svList, "svc", svOffers, f.Catalog.ManualServiceOffers)
 }
 
 // Handle takes choices and field answers.
@@ -46,32 +36,17 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 	if ev.Kind != EvButton {
 		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
-	b := ev.Button
-	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPage:
-		s.Set("page", b.Arg)
-	case actNoop:
-		return &Reply{NoScreen: true}, nil
-	case actPick:
-		id, ok := picked(s, b.Arg)
-		if !ok {
-			break
-		}
+	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, ""); ok {
+		return r, err
+	}
+	if id, ok := picked(s, ev.Button.Arg); ok && ev.Button.Action == actPick {
 		switch s.Step {
 		case svList:
 			s.Set("svc", id)
 			s.Goto(svOffers)
 		case svOffers:
-			offers, _, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-			if err != nil {
-				return &Reply{Screen: failScreen(env, err), Save: true}, nil
-			}
-			s.Set("offer", id)
-			askFields(s, manualFields(offers))
-			if len(offers.Fields) == 0 {
-				return f.quote(ctx, env, f, s)
+			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
+				return r, err
 			}
 		}
 		s.Set("page", "")
@@ -79,36 +54,8 @@ func (f *Services) Handle(ctx context.Context, env *Env, s *Session, ev Event) (
 	return f.show(ctx, env, f, s)
 }
 
-func manualFields(o *reseller.ManualOffers) []field {
-	var fields []field
-	for _, fl := range o.Fields {
-		fields = append(fields, newField(fl.Code, fl.Name, "", nil))
-	}
-	return fields
-}
-
-func (f *Services) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
-	offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-	if err != nil {
-		return nil, false, err
-	}
-	values := fieldValues(s)
-	if missing := offers.MissingFields(values); len(missing) > 0 {
-		askFields(s, manualFields(offers))
-		return nil, false, &badInput{env.T("fields.changed")}
-	}
-	if bad := firstInvalid(env, s); bad != nil {
-		return nil, false, bad
-	}
-	for _, o := range offers.Offers {
-		if o.ID == s.Get("offer") {
-			return &state.Quote{
-				Line: "services", Item: o.ID, Category: offers.ServiceID, ItemName: offers.Name + " — " + o.Name,
-				Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD.Decimal,
-			}, stale, nil
-		}
-	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "offer gone"}
+func (f *Services) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+	return f.fielded().price(ctx, env, s)
 }
 
 // Show renders the current step.
@@ -117,32 +64,20 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case stepFields:
-		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-		if err != nil {
-			return failScreen(env, err), nil
-		}
-		title := env.T("svc.fields", "name", locales.Escape(clipName(offers.Name)))
-		for _, o := range offers.Offers {
-			if o.ID == s.Get("offer") {
-				title = env.T("svc.fields_offer", "name", locales.Escape(clipName(offers.Name)), "offer", locales.Escape(clipName(o.Name)), "price", f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal))
-			}
-		}
-		sc := fieldsScreen(env, s, title)
-		sc.Text = withStale(env, sc.Text, stale)
-		return sc, nil
+		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
 	case svOffers:
 		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
 		if err != nil {
 			return failScreen(env, err), nil
 		}
 		text := env.T("svc.offers", "name", locales.Escape(clipName(offers.Name)))
-		if offers.Info != "" {
-			text += "\n<i>" + locales.Escape(locales.Clip(offers.Info, maxNoteLen)) + "</i>"
+		if offers.Note != "" {
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, maxNoteLen)) + "</i>"
 		}
 		items := make([]listItem, 0, len(offers.Offers))
 		funds := f.funds(ctx)
 		for _, o := range offers.Offers {
-			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD.Decimal)
+			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD)
 			line := "\n" + env.T("gc.card_line", "name", locales.Escape(clipName(o.Name)), "price", price)
 			if o.DeliveryMinutes != nil {
 				line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
@@ -150,7 +85,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 			if o.Note != "" {
 				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, maxNameLen)) + "</i>"
 			}
-			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD.Decimal))
+			it := pricedItem(o.Name, price, o.ID, funds.covers(o.PriceUSD))
 			if it.Paused {
 				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(clipName(o.Name)))
 			}
@@ -160,8 +95,7 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return f.listScreen(env, s, text, items, stale), nil
 	default:
 		s.Step = svList
 		list, stale, err := f.Catalog.ManualServices(ctx)
@@ -176,7 +110,6 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return f.listScreen(env, s, text, items, stale), nil
 	}
 }

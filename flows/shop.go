@@ -11,67 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
-
-// Catalog is the part of the upstream catalog the product lines browse.
-// Every method also reports stale: the copy is old because the upstream
-// failed, and the screen says prices may be out of date.
-type Catalog interface {
-	GiftCardBrands(ctx context.Context) ([]reseller.GiftCardBrand, bool, error)
-	GiftCardSearch(ctx context.Context, q string) ([]reseller.GiftCategory, bool, error)
-	GiftCardOffers(ctx context.Context, categoryID string) (*reseller.GiftCardOffers, bool, error)
-	StarsPricing(ctx context.Context) (*reseller.StarsPricing, bool, error)
-	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, bool, error)
-	GameKeys(ctx context.Context, q, region, platform string) ([]reseller.GameKeyGame, bool, error)
-	GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, bool, error)
-	GameKeyRestriction(ctx context.Context, gameID string) (*reseller.RegionRestriction, bool, error)
-	TopUpSearch(ctx context.Context, q string) ([]reseller.TopUpCategory, bool, error)
-	TopUpBrands(ctx context.Context) ([]reseller.TopUpBrand, bool, error)
-	TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, bool, error)
-	ManualServices(ctx context.Context) ([]reseller.ManualService, bool, error)
-	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, bool, error)
-	StoreGames(ctx context.Context) ([]reseller.StoreGame, bool, error)
-	StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, bool, error)
-	StoreRates(ctx context.Context) (*reseller.StoreRates, bool, error)
-	// CheckStoreLogin is never cached; callers count it against the rate limit.
-	CheckStoreLogin(ctx context.Context, login string) (*reseller.StoreLoginCheck, error)
-}
-
-// Funds reports the upstream balance that pays for orders, cached briefly
-// (catalog.Cached in production). When it cannot cover an item, buyers see
-// the item as temporarily unavailable and are never asked to pay for it.
-type Funds interface {
-	UpstreamBalance(ctx context.Context) (decimal.Decimal, error)
-}
-
-// QuoteStore keeps quotes (state.Quotes in production).
-type QuoteStore interface {
-	Save(ctx context.Context, q *state.Quote) error
-	Load(ctx context.Context, id string) (*state.Quote, error)
-}
-
-// Limiter counts a buyer's actions that cost upstream calls
-// (state.Limiter in production).
-type Limiter interface {
-	Allow(ctx context.Context, key string) (bool, time.Duration, error)
-}
-
-// Checkout takes a confirmed, unexpired quote and starts the payment. It is
-// the one hand-off from the catalog flows to payments.
-type Checkout interface {
-	Pay(ctx context.Context, env *Env, s *Session, q *state.Quote) (*Reply, error)
-}
-
-// PaymentsDisabled is the Checkout used until payments exist: it says so
-// and changes nothing.
-type PaymentsDisabled struct{}
-
-// Pay answers that payments are not enabled yet.
-func (PaymentsDisabled) Pay(_ context.Context, env *Env, _ *Session, _ *state.Quote) (*Reply, error) {
-	return &Reply{Answer: env.T("pay.disabled"), Alert: true, NoScreen: true}, nil
-}
 
 // Markup is the shop's margin on upstream prices.
 type Markup struct {
@@ -91,6 +31,8 @@ type Pricing struct {
 }
 
 var hundred = decimal.NewFromInt(100)
+
+func decimalInt(n int) decimal.Decimal { return decimal.NewFromInt(int64(n)) }
 
 // ShopUSD returns the buyer's USD price for an upstream price on line.
 func (p *Pricing) ShopUSD(line string, upstream decimal.Decimal) decimal.Decimal {
@@ -127,15 +69,14 @@ func (p *Pricing) Price(lang locales.Lang, line string, upstream decimal.Decimal
 	return p.Format(lang, p.ShopUSD(line, upstream))
 }
 
-// Shop is what the product-line flows share: the catalog, prices, quotes,
-// the rate limit and the checkout hand-off.
+// Shop is what the product-line flows share: the catalog, prices, quotes
+// and the rate limit. A confirmed quote leaves the flows as Reply.Pay.
 type Shop struct {
 	Catalog  Catalog
 	Pricing  Pricing
 	Quotes   QuoteStore
-	Limiter  Limiter  // nil: no limit
-	Checkout Checkout // nil: PaymentsDisabled
-	Funds    Funds    // nil: items are never paused for the upstream balance
+	Limiter  Limiter // nil: no limit
+	Funds    Funds   // nil: items are never paused for the upstream balance
 	QuoteTTL time.Duration
 	PerPage  int // list entries per page (default 8)
 
@@ -151,9 +92,6 @@ func (sh *Shop) Register(e *Engine) {
 	if sh.QuoteTTL <= 0 {
 		sh.QuoteTTL = 15 * time.Minute
 	}
-	if sh.Checkout == nil {
-		sh.Checkout = PaymentsDisabled{}
-	}
 	e.HandleButton(actPaused, func(_ context.Context, env *Env, _ *Session, _ Event) (*Reply, error) {
 		return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
 	})
@@ -161,10 +99,10 @@ func (sh *Shop) Register(e *Engine) {
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})
 	e.Register("keys", &Keys{sh})
-	e.Register("games", &TopUps{sh})
+	e.Register("games", &Games{sh})
 	e.Register("services", &Services{sh})
-	e.Register("topup", &StoreTopup{sh})
-	e.Register("gifts", &StoreGifts{sh})
+	e.Register("topup", &Topup{sh})
+	e.Register("gifts", &Gifts{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:
@@ -356,7 +294,7 @@ func withStale(env *Env, text string, stale bool) string {
 // failScreen is shown when the catalog cannot be read at all.
 func failScreen(env *Env, err error) *Screen {
 	key := "catalog.unavailable"
-	if reseller.IsNotFound(err) {
+	if errors.Is(err, ErrNotFound) {
 		key = "catalog.not_found"
 	}
 	return &Screen{Text: env.T(key), Rows: [][]Button{{{Text: env.T("btn.retry"), Action: actRetry}}, navRow(env)}}
@@ -469,7 +407,7 @@ func limited(env *Env, e *errRateLimited) *Reply {
 // session), with prices from the catalog.
 type pricer interface {
 	Flow
-	price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error)
+	price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error)
 }
 
 // quote prices the buyer's choice, stores the quote and shows the
@@ -513,7 +451,7 @@ func (sh *Shop) quote(ctx context.Context, env *Env, f pricer, s *Session, notic
 
 // unitPriced reports whether a quote is several units of one item priced
 // per unit (gift cards, game keys), and the upstream unit price.
-func unitPriced(q *state.Quote) (decimal.Decimal, bool) {
+func unitPriced(q *Quote) (decimal.Decimal, bool) {
 	if q.Quantity <= 1 || (q.Line != "giftcards" && q.Line != "keys") {
 		return decimal.Decimal{}, false
 	}
@@ -534,7 +472,7 @@ func (p *Pricing) FormatQuote(lang locales.Lang, stars int64, usd decimal.Decima
 }
 
 // confirmScreen shows what, for whom, how many and the total.
-func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
+func (sh *Shop) confirmScreen(env *Env, q *Quote) *Screen {
 	var b strings.Builder
 	b.WriteString(env.T("confirm.title"))
 	b.WriteString("\n\n")
@@ -573,7 +511,7 @@ func (sh *Shop) confirmScreen(env *Env, q *state.Quote) *Screen {
 func (sh *Shop) showConfirm(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	q, err := sh.Quotes.Load(ctx, s.Get("quote"))
 	if err != nil {
-		if errors.Is(err, state.ErrNoQuote) {
+		if errors.Is(err, ErrNoQuote) {
 			return &Screen{Text: env.T("quote.gone"), Rows: [][]Button{{{Text: env.T("btn.retry"), Action: actRetry}}, navRow(env)}}, nil
 		}
 		return nil, err
@@ -591,7 +529,7 @@ func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev 
 	switch ev.Button.Action {
 	case actPay:
 		q, err := sh.Quotes.Load(ctx, s.Get("quote"))
-		if err != nil && !errors.Is(err, state.ErrNoQuote) {
+		if err != nil && !errors.Is(err, ErrNoQuote) {
 			return nil, true, err
 		}
 		if err != nil || q.Expired(env.Now) || q.UserID != env.User.ID {
@@ -604,8 +542,7 @@ func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev 
 			r, err := sh.again(ctx, env, f, s, env.T("catalog.paused_quote"))
 			return r, true, err
 		}
-		r, err := sh.Checkout.Pay(ctx, env, s, q)
-		return r, true, err
+		return &Reply{Pay: q}, true, nil
 	case actRetry:
 		s.GoBack()
 		r, err := sh.quote(ctx, env, f, s)

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/bot/catalog"
 	"shopbot/bot/fulfil"
-	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -155,7 +155,6 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		upstream = client
 		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
 		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
-		shop.Checkout = pay
 		shop.Register(engine)
 	}
 	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
@@ -200,7 +199,7 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 		Catalog:  cat,
 		Funds:    cat,
 		Pricing:  p,
-		Quotes:   state.NewQuotes(rdb, prefix),
+		Quotes:   catalog.Quotes{Store: state.NewQuotes(rdb, prefix)},
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}

@@ -2,18 +2,17 @@ package flows
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
-// StoreGifts is the store-gift line: the top games (searchable, or a
+// Gifts is the store-gift line: the top games (searchable, or a
 // numeric app id) -> editions -> price region -> the friend-invite link.
-type StoreGifts struct{ *Shop }
+type Gifts struct{ *Shop }
 
 // Store-gift steps.
 const (
@@ -52,7 +51,7 @@ func validInvite(text string) bool {
 }
 
 // Start opens the top games, or one game for a deep link (game-<app id>).
-func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
+func (f *Gifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
 	s.Step = sgGames
 	if arg == "" {
 		return f.show(ctx, env, f, s)
@@ -61,19 +60,19 @@ func (f *StoreGifts) Start(ctx context.Context, env *Env, s *Session, arg string
 }
 
 // openApp opens a game's editions by app id.
-func (f *StoreGifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
+func (f *Gifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
 	app, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || app <= 0 {
 		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
 	}
-	offers, _, err := f.Catalog.StoreGiftOffers(ctx, app)
+	editions, _, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
-		if reseller.IsNotFound(err) || reseller.IsInvalidRequest(err) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) {
 			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
 		}
 		return &Reply{Screen: failScreen(env, err), Save: true}, nil
 	}
-	if len(offers.Offers) == 0 {
+	if len(editions) == 0 {
 		return f.again(ctx, env, f, s, env.T("gifts.no_editions"))
 	}
 	s.Set("app", id)
@@ -84,13 +83,13 @@ func (f *StoreGifts) openApp(ctx context.Context, env *Env, s *Session, id strin
 }
 
 // appName is the game's name from the top list, or "" when it is not there.
-func (f *StoreGifts) appName(ctx context.Context, app int64) string {
+func (f *Gifts) appName(ctx context.Context, app int64) string {
 	games, _, err := f.Catalog.StoreGames(ctx)
 	if err != nil {
 		return ""
 	}
 	for _, g := range games {
-		if g.AppID == app {
+		if g.ID == strconv.FormatInt(app, 10) {
 			return g.Name
 		}
 	}
@@ -98,7 +97,7 @@ func (f *StoreGifts) appName(ctx context.Context, app int64) string {
 }
 
 // Handle takes choices, search text, an app id and the invite link.
-func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+func (f *Gifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	if r, ok, err := f.confirm(ctx, env, f, s, ev, sgInvite); ok {
 		return r, err
 	}
@@ -127,14 +126,11 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 		}
 		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
+	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, ""); ok {
+		return r, err
+	}
 	b := ev.Button
 	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPage:
-		s.Set("page", b.Arg)
-	case actNoop:
-		return &Reply{NoScreen: true}, nil
 	case "clr":
 		s.Set("q", "")
 		s.Set("page", "")
@@ -159,47 +155,47 @@ func (f *StoreGifts) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 }
 
 // edition returns the chosen edition of the chosen game.
-func (f *StoreGifts) edition(ctx context.Context, s *Session) (*reseller.StoreGiftEdition, bool, error) {
+func (f *Gifts) edition(ctx context.Context, s *Session) (*Edition, bool, error) {
 	app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
-	offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
+	editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
 		return nil, false, err
 	}
-	for i := range offers.Offers {
-		if strconv.FormatInt(offers.Offers[i].SubID, 10) == s.Get("sub") {
-			return &offers.Offers[i], stale, nil
+	for i := range editions {
+		if editions[i].ID == s.Get("sub") {
+			return &editions[i], stale, nil
 		}
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "edition gone"}
+	return nil, false, notFound("edition gone")
 }
 
-func (f *StoreGifts) gameLabel(s *Session) string {
+func (f *Gifts) gameLabel(s *Session) string {
 	if n := s.Get("appname"); n != "" {
 		return n
 	}
 	return "App " + s.Get("app")
 }
 
-func (f *StoreGifts) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *Gifts) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	ed, stale, err := f.edition(ctx, s)
 	if err != nil {
 		return nil, false, err
 	}
 	for _, r := range ed.Regions {
 		if r.Region == s.Get("region") {
-			return &state.Quote{
+			return &Quote{
 				Line: "gifts", Item: s.Get("sub"), Category: s.Get("app"),
 				ItemName: f.gameLabel(s) + " — " + ed.Name + " (" + r.Region + ")",
 				Fields:   map[string]string{"region": r.Region, "invite_url": s.Get("invite"), "app_name": s.Get("appname")},
-				For:      s.Get("invite"), Quantity: 1, UpstreamUSD: r.PriceUSD.Decimal,
+				For:      s.Get("invite"), Quantity: 1, UpstreamUSD: r.PriceUSD,
 			}, stale, nil
 		}
 	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "region gone"}
+	return nil, false, notFound("region gone")
 }
 
 // Show renders the current step.
-func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Gifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
@@ -218,31 +214,31 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		items := make([]listItem, 0, len(ed.Regions))
 		funds := f.funds(ctx)
 		for _, r := range ed.Regions {
-			items = append(items, pricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD.Decimal), r.Region, funds.covers(r.PriceUSD.Decimal)))
+			items = append(items, pricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD), r.Region, funds.covers(r.PriceUSD)))
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
 		text, rows := f.listPage(env, s, text, items)
 		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
 	case sgEditions:
 		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
-		offers, stale, err := f.Catalog.StoreGiftOffers(ctx, app)
+		editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		items := make([]listItem, 0, len(offers.Offers))
+		items := make([]listItem, 0, len(editions))
 		funds := f.funds(ctx)
-		for _, ed := range offers.Offers {
+		for _, ed := range editions {
 			if len(ed.Regions) == 0 {
 				continue
 			}
-			lowest := ed.Regions[0].PriceUSD.Decimal
+			lowest := ed.Regions[0].PriceUSD
 			for _, r := range ed.Regions[1:] {
 				if r.PriceUSD.LessThan(lowest) {
-					lowest = r.PriceUSD.Decimal
+					lowest = r.PriceUSD
 				}
 			}
 			label := ed.Name + " — " + env.T("gifts.from", "price", f.Pricing.Price(env.Lang, "gifts", lowest))
-			items = append(items, listItem{Label: label, ID: strconv.FormatInt(ed.SubID, 10), Paused: !funds.covers(lowest)})
+			items = append(items, listItem{Label: label, ID: ed.ID, Paused: !funds.covers(lowest)})
 		}
 		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
 		text, rows := f.listPage(env, s, text, items)
@@ -257,7 +253,7 @@ func (f *StoreGifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		var items []listItem
 		for _, g := range games {
 			if q == "" || strings.Contains(strings.ToLower(g.Name), q) {
-				items = append(items, listItem{Label: g.Name, ID: strconv.FormatInt(g.AppID, 10)})
+				items = append(items, listItem{Label: g.Name, ID: g.ID})
 			}
 		}
 		text := env.T("gifts.games")

@@ -4,12 +4,9 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strconv"
 	"strings"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Keys is the game-key line: search and region/platform filters -> a game's
@@ -27,21 +24,13 @@ const (
 	gkAny      = "*"
 )
 
+func (f *Keys) units() *units {
+	return &units{line: "keys", cat: "game", item: "key", qty: gkQty, quick: []int{1, 2, 3, 5, 10, 20}, load: f.Catalog.GameKeyOffers}
+}
+
 // Start opens the game list, or one game for a deep link (key-<id>).
 func (f *Keys) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
-	s.Step = gkGames
-	if arg == "" {
-		return f.show(ctx, env, f, s)
-	}
-	if _, _, err := f.Catalog.GameKeyOffers(ctx, arg); err != nil {
-		if reseller.IsNotFound(err) {
-			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
-		}
-		return &Reply{Screen: failScreen(env, err)}, nil
-	}
-	s.Set("game", arg)
-	s.Goto(gkOffers)
-	return f.show(ctx, env, f, s)
+	return f.openCategory(ctx, env, f, s, arg, gkGames, "game", gkOffers, f.Catalog.GameKeyOffers)
 }
 
 // Handle takes choices, search text, filters and quantity.
@@ -49,39 +38,21 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 	if r, ok, err := f.confirm(ctx, env, f, s, ev, gkQty); ok {
 		return r, err
 	}
+	if r, ok, err := f.units().handleQty(ctx, env, f.Shop, f, s, ev); ok {
+		return r, err
+	}
 	if ev.Kind != EvButton {
 		switch s.Step {
 		case gkGames, gkSearch:
-			q := strings.TrimSpace(ev.Text)
-			if q == "" || len(q) > maxQuery {
-				return f.again(ctx, env, f, s, env.T("search.bad"))
-			}
-			if r, err := f.limited(ctx, env); r != nil || err != nil {
-				return r, err // a new search text may cost an upstream call
-			}
-			s.Set("q", q)
-			s.Set("page", "")
-			s.Step = gkGames
-			return f.show(ctx, env, f, s)
-		case gkQty:
-			n, ok := parseQuantity(ev.Text)
-			if !ok {
-				return f.again(ctx, env, f, s, env.T("qty.bad_number"))
-			}
-			return f.setQuantity(ctx, env, s, n)
+			return f.search(ctx, env, f, s, ev.Text, gkSearch, gkGames)
 		}
 		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
+	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, gkSearch); ok {
+		return r, err
+	}
 	b := ev.Button
 	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPage:
-		s.Set("page", b.Arg)
-	case actNoop:
-		return &Reply{NoScreen: true}, nil
-	case actSearch:
-		s.Goto(gkSearch)
 	case "clr": // clear search and filters
 		s.Set("q", "")
 		s.Set("region", "")
@@ -93,9 +64,6 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 	case "fp":
 		s.Goto(gkPlatform)
 		s.Set("page", "")
-	case actQty:
-		n, _ := strconv.Atoi(b.Arg)
-		return f.setQuantity(ctx, env, s, n)
 	case actPick:
 		id, ok := picked(s, b.Arg)
 		if !ok {
@@ -113,62 +81,16 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 			s.Set("game", id)
 			s.Goto(gkOffers)
 		case gkOffers:
-			o, _, err := f.offer(ctx, s.Get("game"), id)
-			if err != nil {
-				break
+			if r, ok := f.units().pick(ctx, env, f.Shop, s, id); !ok && r != nil {
+				return r, nil
 			}
-			if o.Stock < max(o.MinQuantity, 1) {
-				return &Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, nil
-			}
-			if !f.funds(ctx).covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1)))) {
-				return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
-			}
-			s.Set("key", id)
-			s.Goto(gkQty)
 		}
 	}
 	return f.show(ctx, env, f, s)
 }
 
-func (f *Keys) setQuantity(ctx context.Context, env *Env, s *Session, n int) (*Reply, error) {
-	o, _, err := f.offer(ctx, s.Get("game"), s.Get("key"))
-	if err != nil {
-		return &Reply{Screen: failScreen(env, err), Save: true}, nil
-	}
-	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
-		return f.again(ctx, env, f, s, reason)
-	}
-	s.Set("qty", strconv.Itoa(n))
-	return f.quote(ctx, env, f, s)
-}
-
-func (f *Keys) offer(ctx context.Context, game, key string) (*reseller.GameKeyOffer, bool, error) {
-	offers, stale, err := f.Catalog.GameKeyOffers(ctx, game)
-	if err != nil {
-		return nil, false, err
-	}
-	for i := range offers.Keys {
-		if offers.Keys[i].KeyID == key {
-			return &offers.Keys[i], stale, nil
-		}
-	}
-	return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "key not offered"}
-}
-
-func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
-	o, stale, err := f.offer(ctx, s.Get("game"), s.Get("key"))
-	if err != nil {
-		return nil, false, err
-	}
-	n, _ := strconv.Atoi(s.Get("qty"))
-	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
-		s.Step = gkQty
-		return nil, false, &badInput{reason}
-	}
-	return &state.Quote{
-		Line: "keys", Item: o.KeyID, Category: s.Get("game"), ItemName: o.Name, Quantity: n,
-		UpstreamUSD: o.PriceUSD.Mul(decimalInt(n)),
-	}, stale, nil
+func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+	return f.units().price(ctx, env, s)
 }
 
 // restriction describes where a region-restricted key activates.
@@ -177,10 +99,10 @@ func (f *Keys) restriction(ctx context.Context, env *Env, game, region string) s
 	if err != nil || len(rr.Available)+len(rr.Unavailable) == 0 {
 		return env.T("keys.restricted_unknown", "region", locales.Escape(region))
 	}
-	names := func(cs []reseller.Country) string {
+	names := func(cs []string) string {
 		var out []string
 		for _, c := range cs {
-			out = append(out, locales.Escape(c.Name))
+			out = append(out, locales.Escape(c))
 		}
 		return strings.Join(out, ", ")
 	}
@@ -239,37 +161,18 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		}
 		var b strings.Builder
 		b.WriteString(env.T("keys.offers", "name", locales.Escape(clipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
-		if offers.RegionRestriction {
+		if offers.Restricted {
 			b.WriteString("\n\n")
-			b.WriteString(f.restriction(ctx, env, offers.GameID, offers.Region))
+			b.WriteString(f.restriction(ctx, env, offers.CategoryID, offers.Region))
 		}
 		b.WriteString("\n")
-		var items []listItem
-		funds := f.funds(ctx)
-		for _, o := range offers.Keys {
-			items = append(items, offerItem(env, f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal), o.Name, o.KeyID,
-				o.Stock < max(o.MinQuantity, 1), !funds.covers(o.PriceUSD.Mul(decimalInt(max(o.MinQuantity, 1))))))
-		}
+		items := f.units().items(env, f.Shop, f.funds(ctx), offers)
 		if len(items) == 0 {
 			b.WriteString("\n" + env.T("catalog.empty"))
 		}
-		text, rows := f.listPage(env, s, b.String(), items)
-		rows = append(rows, navRow(env))
-		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
+		return f.listScreen(env, s, b.String(), items, stale), nil
 	case gkQty:
-		o, stale, err := f.offer(ctx, s.Get("game"), s.Get("key"))
-		if err != nil {
-			return failScreen(env, err), nil
-		}
-		lo, hi := max(o.MinQuantity, 1), f.funds(ctx).affordable(o.PriceUSD.Decimal, min(o.MaxQuantity, o.Stock, 100))
-		if hi < lo {
-			return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}, nil
-		}
-		text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
-			"price", f.Pricing.Price(env.Lang, "keys", o.PriceUSD.Decimal),
-			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
-		rows := append(quickQuantities(env, lo, hi, []int{1, 2, 3, 5, 10, 20}), navRow(env))
-		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
+		return f.units().qtyScreen(ctx, env, f.Shop, s), nil
 	default:
 		s.Step = gkGames
 		games, stale, err := f.Catalog.GameKeys(ctx, s.Get("q"), s.Get("region"), s.Get("platform"))
@@ -278,7 +181,7 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		}
 		items := make([]listItem, 0, len(games))
 		for _, g := range games {
-			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.GameID})
+			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.ID})
 		}
 		region, platform := cmp.Or(s.Get("region"), env.T("keys.any")), cmp.Or(s.Get("platform"), env.T("keys.any_platform"))
 		text := env.T("keys.games", "region", locales.Escape(region), "platform", locales.Escape(platform))

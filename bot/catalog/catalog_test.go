@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,7 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/catalog"
+	"shopbot/bot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -60,7 +61,7 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 		Catalog: cat,
 		Funds:   cat,
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  state.NewQuotes(r.Client, r.Prefix),
+		Quotes:  catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)},
 		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
 	}
 	shop.Register(e)
@@ -180,5 +181,45 @@ func TestLowUpstreamBalancePausesItemsAndIsReadOncePerPeriod(t *testing.T) {
 				t.Fatalf("an item the balance cannot cover can still be picked: %+v", b)
 			}
 		}
+	}
+}
+
+// The quote store keeps a flows quote as the shop's record and gives it
+// back whole; an unknown id is flows.ErrNoQuote.
+func TestQuotesKeepFlowsQuotes(t *testing.T) {
+	r := statetest.New(t)
+	qs := catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)}
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	q := &flows.Quote{Line: "giftcards", Item: "c", Fields: map[string]string{"a": "b"}, Quantity: 2,
+		UpstreamUSD: decimal.RequireFromString("20.70"), ShopUSD: decimal.RequireFromString("22.78"), Stars: 1754,
+		ChatID: 7, UserID: 7, Created: now, Expires: now.Add(15 * time.Minute)}
+	if err := qs.Save(t.Context(), q); err != nil || q.ID == "" {
+		t.Fatalf("save: %v, id %q", err, q.ID)
+	}
+	got, err := qs.Load(t.Context(), q.ID)
+	if err != nil || got.Fields["a"] != "b" || !got.ShopUSD.Equal(q.ShopUSD) || got.Stars != 1754 || !got.Expires.Equal(q.Expires) {
+		t.Fatalf("load: %+v, %v", got, err)
+	}
+	if _, err := qs.Load(t.Context(), "nope"); !errors.Is(err, flows.ErrNoQuote) {
+		t.Fatalf("unknown quote: %v", err)
+	}
+}
+
+// Upstream answers reach the flows as their kinds of error.
+func TestUpstreamErrorsAreFlowsErrors(t *testing.T) {
+	sim := resellersim.New(resellersim.Config{Seed: 1})
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	client, err := reseller.New(srv.URL+"/api/v1", "test-key", reseller.WithMaxAttempts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.New(client, nil, time.Minute) // uncached
+	if _, _, err := cat.GiftCardOffers(t.Context(), "no-such-category"); !errors.Is(err, flows.ErrNotFound) {
+		t.Fatalf("unknown category: %v", err)
+	}
+	offers, _, err := cat.GiftCardOffers(t.Context(), resellersim.DemoGiftCategory)
+	if err != nil || len(offers.Offers) == 0 || !offers.Offers[0].PriceUSD.IsPositive() {
+		t.Fatalf("offers %+v, %v", offers, err)
 	}
 }

@@ -2,6 +2,8 @@ package flows
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,13 +11,11 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
-// StoreTopup is the store wallet top-up line: the store login (checked
+// Topup is the store wallet top-up line: the store login (checked
 // with the upstream before anything is priced), the currency, the amount.
-type StoreTopup struct{ *Shop }
+type Topup struct{ *Shop }
 
 // Store top-up steps.
 const (
@@ -31,19 +31,19 @@ var loginRe = regexp.MustCompile(`^[^\s]{2,64}$`)
 var amountRe = regexp.MustCompile(`^[0-9]{1,9}([.,][0-9]{1,2})?$`)
 
 // quickAmounts are the amount buttons per currency.
-var quickAmounts = map[reseller.Currency][]int64{
-	reseller.USD: {5, 10, 20, 50}, reseller.RUB: {500, 1000, 2000, 5000},
-	reseller.UAH: {200, 500, 1000, 2000}, reseller.KZT: {2500, 5000, 10000, 25000},
+var quickAmounts = map[string][]int64{
+	USD: {5, 10, 20, 50}, "RUB": {500, 1000, 2000, 5000},
+	"UAH": {200, 500, 1000, 2000}, "KZT": {2500, 5000, 10000, 25000},
 }
 
 // Start asks for the store login.
-func (f *StoreTopup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
+func (f *Topup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
 	s.Step = stLogin
 	return f.show(ctx, env, f, s)
 }
 
 // Handle takes the login, the currency and the amount.
-func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
+func (f *Topup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	if r, ok, err := f.confirm(ctx, env, f, s, ev, stAmount); ok {
 		return r, err
 	}
@@ -66,7 +66,7 @@ func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 			if err != nil {
 				return &Reply{Screen: failScreen(env, err), Save: true}, nil
 			}
-			if _, ok := rates.Rates[reseller.Currency(b.Arg)]; ok || b.Arg == string(reseller.USD) {
+			if _, ok := rates.Rates[b.Arg]; ok || b.Arg == USD {
 				s.Set("cur", b.Arg)
 				s.Goto(stAmount)
 			}
@@ -81,7 +81,7 @@ func (f *StoreTopup) Handle(ctx context.Context, env *Env, s *Session, ev Event)
 
 // setLogin checks the login with the upstream (rate limited) and refuses
 // one that cannot be refilled.
-func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
+func (f *Topup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
 	switch {
 	case hasInvisible(login):
 		return f.again(ctx, env, f, s, env.T("fields.invisible"))
@@ -91,13 +91,13 @@ func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login s
 	if r, err := f.limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
-	check, err := f.Catalog.CheckStoreLogin(ctx, login)
+	canRefill, err := f.Catalog.CheckStoreLogin(ctx, login)
 	switch {
-	case err != nil && (reseller.IsInvalidRequest(err) || reseller.IsNotFound(err)):
+	case err != nil && (errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound)):
 		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
 	case err != nil:
 		return f.again(ctx, env, f, s, env.T("topup.check_failed"))
-	case !check.CanRefill:
+	case !canRefill:
 		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
 	}
 	s.Set("login", login)
@@ -106,11 +106,15 @@ func (f *StoreTopup) setLogin(ctx context.Context, env *Env, s *Session, login s
 }
 
 // minimum is the smallest amount in the chosen currency.
-func (f *StoreTopup) minimum(rates *reseller.StoreRates, cur string) (decimal.Decimal, error) {
-	return reseller.MinTopupIn(rates, reseller.Currency(cur))
+func (f *Topup) minimum(rates *StoreRates, cur string) (decimal.Decimal, error) {
+	lo, ok := rates.Min[cur]
+	if !ok {
+		return decimal.Decimal{}, fmt.Errorf("no minimum top-up in %q", cur)
+	}
+	return lo, nil
 }
 
-func (f *StoreTopup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
+func (f *Topup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
 	rates, _, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
 		return &Reply{Screen: failScreen(env, err), Save: true}, nil
@@ -132,17 +136,17 @@ func (f *StoreTopup) setAmount(ctx context.Context, env *Env, s *Session, text s
 	return f.quote(ctx, env, f, s)
 }
 
-func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*state.Quote, bool, error) {
+func (f *Topup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
 	rates, stale, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	cur := s.Get("cur")
 	rate := decimal.NewFromInt(1)
-	if cur != string(reseller.USD) {
-		r, ok := rates.Rates[reseller.Currency(cur)]
+	if cur != USD {
+		r, ok := rates.Rates[cur]
 		if !ok || !r.IsPositive() {
-			return nil, false, &reseller.Error{Status: 404, Type: reseller.ErrorTypeNotFound, Message: "currency gone"}
+			return nil, false, notFound("currency gone")
 		}
 		rate = r
 	}
@@ -155,7 +159,7 @@ func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*state.Qu
 		return nil, false, &badInput{env.T("topup.bad_amount")}
 	}
 	shown := locales.Decimal(env.Lang, amount, 2) + "\u00a0" + cur
-	return &state.Quote{
+	return &Quote{
 		Line: "topup", Item: cur, ItemName: env.T("topup.item", "amount", shown),
 		Fields:   map[string]string{"store_login": s.Get("login"), "currency": cur, "amount": s.Get("amount")},
 		For:      s.Get("login"),
@@ -164,7 +168,7 @@ func (f *StoreTopup) price(ctx context.Context, env *Env, s *Session) (*state.Qu
 }
 
 // Show renders the current step.
-func (f *StoreTopup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Topup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
@@ -173,10 +177,10 @@ func (f *StoreTopup) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 		if err != nil {
 			return failScreen(env, err), nil
 		}
-		curs := []string{string(reseller.USD)}
+		curs := []string{USD}
 		for c := range rates.Rates {
-			if c != reseller.USD {
-				curs = append(curs, string(c))
+			if c != USD {
+				curs = append(curs, c)
 			}
 		}
 		slices.Sort(curs[1:])
@@ -197,7 +201,7 @@ func (f *StoreTopup) Show(ctx context.Context, env *Env, s *Session) (*Screen, e
 			return failScreen(env, err), nil
 		}
 		var row []Button
-		for _, n := range quickAmounts[reseller.Currency(cur)] {
+		for _, n := range quickAmounts[cur] {
 			if decimal.NewFromInt(n).GreaterThanOrEqual(lo) {
 				row = append(row, Button{Text: locales.Number(env.Lang, n) + " " + cur, Action: actQty, Arg: decimal.NewFromInt(n).String()})
 			}

@@ -1,0 +1,54 @@
+package flows
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"shopbot/locales"
+)
+
+func testPricing() Pricing {
+	return Pricing{
+		Markup:       Markup{Percent: decimal.NewFromInt(10)},
+		Lines:        map[string]Markup{"premium": {Percent: decimal.NewFromInt(5), Fixed: decimal.RequireFromString("0.50")}},
+		StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true,
+	}
+}
+
+func TestPricing(t *testing.T) {
+	p := testPricing()
+	for _, c := range []struct {
+		line, up, usd string
+		stars         int64
+	}{
+		{"stars", "1", "1.10", 85},           // 1.10/0.013 = 84.6
+		{"stars", "0.0001", "0.01", 1},       // rounded up to a cent
+		{"giftcards", "10.35", "11.39", 877}, // 11.385 -> 11.39
+		{"premium", "0", "0.50", 39},         // fixed fee only
+		{"stars", "1.3", "1.43", 110},        // exact: 1.43/0.013 = 110
+	} {
+		usd := p.ShopUSD(c.line, decimal.RequireFromString(c.up))
+		if !usd.Equal(decimal.RequireFromString(c.usd)) || p.Stars(usd) != c.stars {
+			t.Errorf("%s %s: got %s USD %d Stars, want %s %d", c.line, c.up, usd, p.Stars(usd), c.usd, c.stars)
+		}
+	}
+	p.ShowUSD = true
+	if got := p.Format(locales.En, decimal.RequireFromString("1.43")); !strings.Contains(got, "110") || !strings.Contains(got, "1.43") {
+		t.Errorf("format = %q", got)
+	}
+}
+
+func TestParseUsername(t *testing.T) {
+	for in, want := range map[string]string{
+		"@durov": "durov", "durov": "durov", "t.me/durov": "durov", "https://t.me/durov": "durov", " T.ME/Durov_Bot/ ": "Durov_Bot",
+		"telegram.me/durov": "durov", "@abcd": "", "1durov": "", "durov_": "", "du__rov": "", "": "", "@": "",
+		"t.me/joinchat/xyz": "", "https://example.com/durov": "", "dur ov": "", strings.Repeat("a", 33): "",
+	} {
+		got, ok := ParseUsername(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("ParseUsername(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
