@@ -152,6 +152,59 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 	}
 }
 
+// An in-game top-up's create that did create but answered 502, then Redis
+// rolled back to before its intent, and a look-alike top-up paid after the
+// rollback. The journal still holds the lost attempt: the first order gets
+// it back and adopts its own create; the second sees that create as the
+// first order's (its open attempt explains it), not as a reason for
+// review, and is placed once. Before the intents were journaled, the
+// second went to review and the first was bought twice.
+func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *testing.T) {
+	s := newShop(t)
+	dir := t.TempDir()
+	withJournal := func(fp func(string, int64) error) *bot.Bot {
+		j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = j.Close() })
+		return s.newBot(func(opt *bot.Options) {
+			cfg := s.cfg
+			cfg.Failpoint = fp
+			opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j
+		})
+	}
+	warm := s.run(withJournal(nil)) // one journal for every replica, from the start
+	s.waitWatermark()
+	warm()
+	o := s.paid(topUp("5123456789"), state.PayStars)
+	rollback := s.rdb.Snapshot(t)
+	s.sim.ScriptCreates(resellersim.CreatedThenFail(http.StatusBadGateway))
+	stop := s.run(withJournal(nil))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if cur, err := s.orders.Get(context.Background(), o.ID); err == nil && !cur.UncertainAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the create never came back uncertain")
+		}
+	}
+	stop() // kill -9
+	rollback()
+	other := s.paid(topUp("5987654321"), state.PayStars)
+	s.run(withJournal(nil))
+	got, gotOther := s.waitDelivered(o.ID), s.waitDelivered(other.ID)
+	if n := s.sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
+		t.Fatalf("%d creates for two orders (upstream %d and %d)", n, got.UpstreamNumber, gotOther.UpstreamNumber)
+	}
+	for _, up := range s.sim.Orders() {
+		if int64(up.Number) == got.UpstreamNumber && up.Fields["player_id"] != "5123456789" ||
+			int64(up.Number) == gotOther.UpstreamNumber && up.Fields["player_id"] != "5987654321" {
+			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
+		}
+	}
+}
+
 // A 429 with Retry-After 25 s, then a create that did create but answered
 // 502: the 429 comes back at once (nothing created; the worker retries
 // later), and the grace counts from the 502, so the create is found and

@@ -39,9 +39,16 @@ const (
 	// JournalPaid records a paid order as it was created (the sweep
 	// rebuilds it when Redis lost it together with its quote).
 	JournalPaid = "paid"
-	// JournalCreated records that an order's create made upstream order
-	// Number (the order's record of it may be lost).
+	// JournalCreated records that an order's attempt made (or adopted)
+	// upstream order Number (the order's record of it may be lost).
 	JournalCreated = "created"
+	// JournalIntent records an attempt about to POST a create: its
+	// placement kind and watermark. Until a created or none entry of the
+	// attempt follows, a create of it may exist upstream.
+	JournalIntent = "intent"
+	// JournalNone records that an attempt provably created nothing (or was
+	// given up after its grace).
+	JournalNone = "none"
 )
 
 // JournalEntry is one line of the journal.
@@ -55,10 +62,16 @@ type JournalEntry struct {
 	// any codes or keys.
 	Number   int64           `json:"number,omitempty"`
 	Upstream json.RawMessage `json:"upstream,omitempty"`
+	// Attempt, Slot and Watermark describe a placement attempt (intent,
+	// created, none).
+	Attempt   string `json:"attempt,omitempty"`
+	Slot      string `json:"slot,omitempty"`
+	Watermark int64  `json:"watermark,omitempty"`
 }
 
 // Journal is the host-local record of paid orders and upstream creates.
 type Journal struct {
+	id   string // the directory's identity ("mem-..." for memory only)
 	dir  string
 	keep time.Duration
 	now  func() time.Time
@@ -78,11 +91,19 @@ func OpenJournal(dir string, keep time.Duration, now func() time.Time) (*Journal
 	}
 	j := &Journal{dir: dir, keep: keep, now: now, offsets: map[string]int64{}}
 	if dir == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		j.id = "mem-" + hex.EncodeToString(b[:])
 		return j, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	id, err := journalID(dir)
+	if err != nil {
+		return nil, err
+	}
+	j.id = id
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := j.rotateLocked(); err != nil {
@@ -115,6 +136,55 @@ func (j *Journal) rotateLocked() error {
 	j.f, j.name = f, name
 	j.prune()
 	return nil
+}
+
+// journalID returns the identity of the journal in dir, made at its first
+// use: processes that share the directory share it.
+func journalID(dir string) (string, error) {
+	path := filepath.Join(dir, "journal.id")
+	if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return string(bytes.TrimSpace(b)), nil
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	tmp := path + "." + id
+	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	// Link, not rename: a process that made its own at the same moment
+	// loses and reads the winner's.
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	_ = os.Remove(tmp)
+	b2, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	return string(bytes.TrimSpace(b2)), nil
+}
+
+// ID returns the journal's identity: the same for every process that
+// shares its directory; a memory journal's is its own ("mem-...").
+func (j *Journal) ID() string {
+	if j == nil {
+		return ""
+	}
+	return j.id
+}
+
+// Shared reports whether the journal is on disk (other processes of the
+// host can read it).
+func (j *Journal) Shared() bool { return j != nil && j.dir != "" }
+
+// Keep returns how long entries are read back.
+func (j *Journal) Keep() time.Duration {
+	if j == nil {
+		return 0
+	}
+	return j.keep
 }
 
 // Dir returns the journal's directory ("" when in memory only).

@@ -238,3 +238,40 @@ func (s *Orders) Accounted(ctx context.Context, number int64) (bool, error) {
 	}
 	return d.Val() || o.Val(), nil
 }
+
+// The journals in use (state.Journal), under prefix + "{orders}:":
+//
+//	journals   HASH journal id -> unix ms it was last seen in use
+//
+// The placement protocol trusts the journal to hold every attempt only
+// while one journal served every replica over the journal's keep.
+
+// NoteJournal records that journal id is in use now.
+func (s *Orders) NoteJournal(ctx context.Context, id string, now time.Time) error {
+	if err := s.rdb.HSet(ctx, s.p+"journals", id, now.UnixMilli()).Err(); err != nil {
+		return fmt.Errorf("note journal: %w", err)
+	}
+	return nil
+}
+
+// JournalsSince returns the ids of the journals in use since t (and
+// forgets those not seen for a day).
+func (s *Orders) JournalsSince(ctx context.Context, t time.Time) ([]string, error) {
+	all, err := s.rdb.HGetAll(ctx, s.p+"journals").Result()
+	if err != nil {
+		return nil, fmt.Errorf("read journals: %w", err)
+	}
+	var ids []string
+	for id, v := range all {
+		ms, _ := strconv.ParseInt(v, 10, 64)
+		at := time.UnixMilli(ms)
+		switch {
+		case !at.Before(t):
+			ids = append(ids, id)
+		case at.Before(t.Add(-24 * time.Hour)):
+			s.rdb.HDel(ctx, s.p+"journals", id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}

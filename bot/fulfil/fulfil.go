@@ -113,6 +113,11 @@ type Fulfiller struct {
 	chats   Chats
 	durable Durable
 	journal *state.Journal
+	jc      struct {
+		sync.Mutex
+		at time.Time
+		ok bool
+	}
 	done    struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store

@@ -158,6 +158,14 @@ type found struct {
 // newest number seen is recorded for orders paid later.
 func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest, above int64) (*found, error) {
 	res := &found{}
+	// A complete journal tells whose an unclaimed order may be (see
+	// journal.go); gift cards and other fungible kinds need not know.
+	var att *attempts
+	if !r.fungible() && f.journalComplete(ctx) {
+		a := f.readAttempts()
+		att = &a
+	}
+	covered := att != nil && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
 	for u, err := range f.up.AllOrders(ctx, &reseller.OrdersOptions{Limit: 100, Type: r.Type}) {
 		if err != nil {
 			return nil, err
@@ -187,6 +195,17 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest
 				return nil, err
 			} else if done {
 				continue
+			}
+			if att != nil {
+				others, mine := att.others(r.kind(), o.ChargeID, u.Number), att.mine(o.ChargeID, u.Number)
+				switch {
+				case len(others) > 0 && !mine:
+					continue // another order's open attempt made it
+				case len(others) == 0 && !mine && covered:
+					continue // this order never sent a create that could have made it
+				case len(others) > 0 && mine:
+					m = possible // either may have made it: nobody can tell
+				}
 			}
 		}
 		if m == match {
@@ -382,6 +401,12 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		f.log.Warn("placing intent not durable; not sending", "order", o.ID, "err", err)
 		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
 	}
+	if err := f.journalIntent(o, req); err != nil {
+		// Without its intent on record the attempt could not be told
+		// from others after a Redis loss: do not send it.
+		f.log.Error("journal the placing intent; not sending", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
+	}
 	if err := f.fail(FailpointIntent, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
@@ -491,6 +516,7 @@ func (f *Fulfiller) unsent(ctx context.Context, o *state.Order, attempt string) 
 	if err != nil {
 		return err
 	}
+	f.journalOutcome(o, attempt, nil)
 	f.releaseSlot(ctx, n)
 	return nil
 }
@@ -565,6 +591,9 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 	if err != nil {
 		return false, time.Time{}, err
 	}
+	if how != "created" { // a create's outcome is in the journal already (remember)
+		f.journalOutcome(o, attempt, up)
+	}
 	if err := f.sync(ctx, o.ID); err != nil {
 		// Stored but perhaps not durable: a lost number is found again by
 		// the next create's listing or the orphan scan.
@@ -601,6 +630,11 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 		return false, f.now().Add(f.cfg.RetryMin), nil
 	}
 	if !ok {
+		if f.journalComplete(ctx) {
+			// The journal tells the two attempts' creates apart (look):
+			// wait for the slot.
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
 		// Another order's create of this kind is uncertain too (this
 		// order's slot was lost): their orders cannot be told apart.
 		return f.review(ctx, o, "another uncertain create of the same kind is in flight")
@@ -645,6 +679,7 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
 	}
 	f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+	f.journalOutcome(o, o.AttemptID, nil)
 	return f.place(ctx, o)
 }
 
@@ -689,6 +724,7 @@ func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerR
 		return false, time.Time{}, err
 	}
 	f.releaseSlot(ctx, n)
+	f.journalOutcome(o, attempt, nil)
 	f.log.Info("order failed; refunding", "order", o.ID, "why", why)
 	lang := f.Lang(n)
 	_ = f.notifyStatus(ctx, n, state.OrderRefunding, locales.T(lang, "order.failed", "id", n.ID,

@@ -25,7 +25,7 @@ import (
 // create's Redis writes. The caller bumps the canary right after those: if
 // Redis loses them, it loses the bump too, and the next check notices.
 func (f *Fulfiller) remember(o *state.Order, up *reseller.Order) {
-	e := state.JournalEntry{Kind: state.JournalCreated, Charge: o.ChargeID, Number: up.Number, Upstream: withoutGoods(up.Raw)}
+	e := state.JournalEntry{Kind: state.JournalCreated, Charge: o.ChargeID, Attempt: o.AttemptID, Number: up.Number, Upstream: withoutGoods(up.Raw)}
 	if err := f.journal.Append(e); err != nil {
 		f.log.Error("journal an upstream create", "order", o.ID, "upstream", up.Number, "err", err)
 	}
@@ -59,6 +59,7 @@ func (f *Fulfiller) watchRollback(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	until := f.now().Add(repairFor)
+	f.noteJournal(ctx)
 	f.recover(ctx)
 	for {
 		select {
@@ -66,6 +67,7 @@ func (f *Fulfiller) watchRollback(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		f.noteJournal(ctx)
 		if f.checkCanary(ctx) {
 			until = f.now().Add(repairFor)
 		} else if f.now().Before(until) {
@@ -131,11 +133,13 @@ func (f *Fulfiller) journaledCreate(o *state.Order) (state.JournalEntry, bool) {
 // lost it: reconciling with the journal comes before any create. again
 // says the order moved on (run its job again).
 func (f *Fulfiller) putBackJournaled(ctx context.Context, o *state.Order) (again bool, err error) {
-	e, ok := f.journaledCreate(o)
-	if !ok {
-		return false, nil
+	if e, ok := f.journaledCreate(o); ok {
+		return f.putBack(ctx, o, e)
 	}
-	return f.putBack(ctx, o, e)
+	if e, ok := f.readAttempts().lost(o); ok {
+		return f.restoreAttempt(ctx, o, e)
+	}
+	return false, nil
 }
 
 // putBack gives order o the upstream order its journaled create e made,

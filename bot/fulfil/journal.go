@@ -1,0 +1,164 @@
+package fulfil
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// The journal (state.Journal) holds every placement attempt of the host:
+// an intent before each POST and, after it, what the attempt made (created)
+// or that it made nothing (none). When one journal served every replica
+// over its whole keep ("complete"), it is the list of every create that may
+// exist upstream, which Redis, rolled back or failed over, may not be:
+//
+//   - an order whose attempt Redis lost gets the attempt back (its create
+//     may exist, and only that attempt can claim it);
+//   - an unclaimed upstream order that another order's open attempt can
+//     explain is not this order's, unless this order has an open attempt
+//     too (then nobody can tell, and nobody adopts it);
+//   - an order that never had an attempt made nothing upstream.
+//
+// With a journal that is not complete (replicas on several hosts, or kept
+// in memory) the protocol proves from Redis and the upstream alone.
+
+// attempts is a reading of the journal's placement attempts.
+type attempts struct {
+	open []state.JournalEntry // intents with no outcome yet, oldest first
+}
+
+// readAttempts reads the journal's open intents.
+func (f *Fulfiller) readAttempts() attempts {
+	list, err := f.journal.Recent("")
+	if err != nil {
+		f.log.Warn("read the journal", "err", err)
+	}
+	done := map[string]bool{}
+	for _, e := range list {
+		if e.Kind == state.JournalCreated || e.Kind == state.JournalNone {
+			done[e.Attempt] = true
+		}
+	}
+	var a attempts
+	for _, e := range list {
+		if e.Kind == state.JournalIntent && !done[e.Attempt] {
+			a.open = append(a.open, e)
+		}
+	}
+	return a
+}
+
+// others returns the open attempts of kind by other charges than charge
+// whose create could have taken number n.
+func (a attempts) others(kind, charge string, n int64) []state.JournalEntry {
+	var out []state.JournalEntry
+	for _, e := range a.open {
+		if e.Slot == kind && e.Charge != charge && e.Watermark < n {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// mine reports whether charge has an open attempt whose create could have
+// taken number n.
+func (a attempts) mine(charge string, n int64) bool {
+	return slices.ContainsFunc(a.open, func(e state.JournalEntry) bool { return e.Charge == charge && e.Watermark < n })
+}
+
+// lost returns the newest open attempt of the order's charge that the
+// order no longer holds (Redis lost it).
+func (a attempts) lost(o *state.Order) (state.JournalEntry, bool) {
+	for i := len(a.open) - 1; i >= 0; i-- {
+		if e := a.open[i]; e.Charge == o.ChargeID && e.Attempt != o.AttemptID {
+			return e, true
+		}
+	}
+	return state.JournalEntry{}, false
+}
+
+// journalComplete reports whether one journal, this one, served every
+// replica over the journal's keep, so that it holds every attempt made in
+// that time. It is read at most once a second.
+func (f *Fulfiller) journalComplete(ctx context.Context) bool {
+	if !f.journal.Shared() {
+		return false
+	}
+	f.jc.Lock()
+	defer f.jc.Unlock()
+	if now := f.now(); now.Sub(f.jc.at) > time.Second {
+		ids, err := f.orders.JournalsSince(ctx, now.Add(-f.journal.Keep()))
+		f.jc.ok = err == nil && len(ids) == 1 && ids[0] == f.journal.ID()
+		f.jc.at = now
+	}
+	return f.jc.ok
+}
+
+// noteJournal records in Redis that this process uses its journal.
+func (f *Fulfiller) noteJournal(ctx context.Context) {
+	if err := f.orders.NoteJournal(ctx, f.journal.ID(), f.now()); err != nil {
+		f.log.Warn("note the journal in use", "err", err)
+	}
+}
+
+// journalIntent records the attempt before its POST.
+func (f *Fulfiller) journalIntent(o *state.Order, req *upstreamRequest) error {
+	return f.journal.Append(state.JournalEntry{Kind: state.JournalIntent, Charge: o.ChargeID, Attempt: o.AttemptID, Slot: req.kind(), Watermark: o.AttemptWatermark})
+}
+
+// journalOutcome records what attempt made: up (nil: nothing).
+func (f *Fulfiller) journalOutcome(o *state.Order, attempt string, up *reseller.Order) {
+	if attempt == "" {
+		return
+	}
+	e := state.JournalEntry{Kind: state.JournalNone, Charge: o.ChargeID, Attempt: attempt}
+	if up != nil {
+		e.Kind, e.Number, e.Upstream = state.JournalCreated, up.Number, withoutGoods(up.Raw)
+	}
+	if err := f.journal.Append(e); err != nil {
+		f.log.Error("journal an attempt's outcome", "order", o.ID, "err", err)
+	}
+}
+
+// restoreAttempt gives the order back the attempt Redis lost (its intent is
+// in the journal with no outcome): the order is placing that attempt
+// again, uncertain since now, so its create is looked for before any new
+// one. It reports whether it did.
+func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.JournalEntry) (bool, error) {
+	if o.AttemptID != "" || o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
+		return false, nil
+	}
+	q, err := QuoteOf(o)
+	if err != nil {
+		return false, nil
+	}
+	req, err := buildRequest(q)
+	if err != nil || req.kind() != e.Slot {
+		return false, nil
+	}
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return false, err
+	}
+	kind := ""
+	if !req.fungible() {
+		kind = e.Slot
+	}
+	_, err = f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != "" {
+			return errAttemptMoved
+		}
+		n.AttemptID, n.AttemptWatermark, n.Request, n.Signature = e.Attempt, e.Watermark, raw, req.signature()
+		n.Slot, n.UncertainAt, n.UncertainAnswered = kind, f.now().UTC(), false
+		return nil
+	}, "attempt "+e.Attempt+" back from the journal")
+	if err != nil {
+		return false, err
+	}
+	f.log.Info("placing attempt Redis lost is back from the journal", "order", o.ID, "attempt", e.Attempt)
+	return true, nil
+}
