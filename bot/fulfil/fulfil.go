@@ -118,7 +118,7 @@ type Fulfiller struct {
 		at time.Time
 		ok bool
 	}
-	done    struct {
+	done struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
