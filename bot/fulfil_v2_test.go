@@ -205,6 +205,50 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 	}
 }
 
+// With one journal for every replica, a create the server answered with a
+// 5xx frees the kind at once: the next look-alike top-up is created while
+// the first waits out its grace (before, the whole kind waited), and the
+// journal keeps the two apart; each buyer gets their own, bought once.
+func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
+	s := newShop(t)
+	j, err := state.OpenJournal(t.TempDir(), fulfil.JournalKeep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	s.sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
+	s.run(s.newBot(func(opt *bot.Options) {
+		cfg := s.cfg
+		cfg.AnsweredGrace = 3 * time.Second // far longer than a create
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j
+	}))
+	s.waitWatermark()
+	first := s.paid(topUp("5100000001"), state.PayStars)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if cur, err := s.orders.Get(context.Background(), first.ID); err == nil && !cur.UncertainAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first create never came back uncertain")
+		}
+	}
+	second := s.paid(topUp("5100000002"), state.PayStars)
+	gotSecond := s.waitDelivered(second.ID)
+	if cur, _ := s.orders.Get(context.Background(), first.ID); cur.Status != state.OrderPlacing {
+		t.Fatalf("the first order is %s: the second should have been served within the first's grace", cur.Status)
+	}
+	gotFirst := s.waitDelivered(first.ID)
+	if n := s.sim.CreateCount(); n != 3 || gotFirst.UpstreamNumber == gotSecond.UpstreamNumber {
+		t.Fatalf("%d create requests (want the 502, then one each), upstream %d and %d", n, gotFirst.UpstreamNumber, gotSecond.UpstreamNumber)
+	}
+	for _, up := range s.sim.Orders() {
+		if int64(up.Number) == gotFirst.UpstreamNumber && up.Fields["player_id"] != "5100000001" ||
+			int64(up.Number) == gotSecond.UpstreamNumber && up.Fields["player_id"] != "5100000002" {
+			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
+		}
+	}
+}
+
 // A 429 with Retry-After 25 s, then a create that did create but answered
 // 502: the 429 comes back at once (nothing created; the worker retries
 // later), and the grace counts from the 502, so the create is found and

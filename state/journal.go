@@ -49,6 +49,10 @@ const (
 	// JournalNone records that an attempt provably created nothing (or was
 	// given up after its grace).
 	JournalNone = "none"
+	// JournalUncertain records that an attempt's create came back without a
+	// known outcome; Answered says the server answered (a 5xx: it had
+	// finished with the request).
+	JournalUncertain = "uncertain"
 )
 
 // JournalEntry is one line of the journal.
@@ -67,6 +71,10 @@ type JournalEntry struct {
 	Attempt   string `json:"attempt,omitempty"`
 	Slot      string `json:"slot,omitempty"`
 	Watermark int64  `json:"watermark,omitempty"`
+	Answered  bool   `json:"answered,omitempty"`
+	// Bounded says Number bounds an answered uncertain attempt's create
+	// (the newest order number of its type right after the answer).
+	Bounded bool `json:"bounded,omitempty"`
 }
 
 // Journal is the host-local record of paid orders and upstream creates.

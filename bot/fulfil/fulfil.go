@@ -165,6 +165,7 @@ func (f *Fulfiller) fail(step string, id int64) error {
 // Run claims due order jobs until ctx ends. It first makes sure every
 // unfinished order has a job, so nothing paid waits for a lost schedule.
 func (f *Fulfiller) Run(ctx context.Context) {
+	f.noteJournal(ctx) // before any placement reads whether the journal is complete
 	if err := f.resume(ctx); err != nil && ctx.Err() == nil {
 		f.log.Error("resume unfinished orders", "err", err)
 	}

@@ -28,7 +28,17 @@ import (
 
 // attempts is a reading of the journal's placement attempts.
 type attempts struct {
-	open []state.JournalEntry // intents with no outcome yet, oldest first
+	open     []state.JournalEntry // intents with no outcome yet, oldest first
+	answered map[string]bool      // attempts whose uncertain create the server answered
+	// bound is, for an answered attempt, the newest number of its type
+	// right after the answer: its create, if any, is not above it.
+	bound map[string]int64
+}
+
+// could reports whether attempt e's create could have taken number n.
+func (a attempts) could(e state.JournalEntry, n int64) bool {
+	b, bounded := a.bound[e.Attempt]
+	return e.Watermark < n && (!bounded || n <= b)
 }
 
 // readAttempts reads the journal's open intents.
@@ -43,13 +53,33 @@ func (f *Fulfiller) readAttempts() attempts {
 			done[e.Attempt] = true
 		}
 	}
-	var a attempts
+	a := attempts{answered: map[string]bool{}, bound: map[string]int64{}}
 	for _, e := range list {
-		if e.Kind == state.JournalIntent && !done[e.Attempt] {
+		switch {
+		case e.Kind == state.JournalIntent && !done[e.Attempt]:
 			a.open = append(a.open, e)
+		case e.Kind == state.JournalUncertain && e.Answered:
+			a.answered[e.Attempt] = true
+			if e.Bounded {
+				a.bound[e.Attempt] = e.Number
+			}
 		}
 	}
 	return a
+}
+
+// blockers returns the open attempts of kind by other charges whose create
+// may be in flight or may still appear upstream: every open one but those
+// the server answered. A create of the kind waits for them, as it would
+// for the placement slot (which a Redis that lost writes may have freed).
+func (a attempts) blockers(kind, charge string) []state.JournalEntry {
+	var out []state.JournalEntry
+	for _, e := range a.open {
+		if e.Slot == kind && e.Charge != charge && !a.answered[e.Attempt] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // others returns the open attempts of kind by other charges than charge
@@ -57,7 +87,7 @@ func (f *Fulfiller) readAttempts() attempts {
 func (a attempts) others(kind, charge string, n int64) []state.JournalEntry {
 	var out []state.JournalEntry
 	for _, e := range a.open {
-		if e.Slot == kind && e.Charge != charge && e.Watermark < n {
+		if e.Slot == kind && e.Charge != charge && a.could(e, n) {
 			out = append(out, e)
 		}
 	}
@@ -67,7 +97,7 @@ func (a attempts) others(kind, charge string, n int64) []state.JournalEntry {
 // mine reports whether charge has an open attempt whose create could have
 // taken number n.
 func (a attempts) mine(charge string, n int64) bool {
-	return slices.ContainsFunc(a.open, func(e state.JournalEntry) bool { return e.Charge == charge && e.Watermark < n })
+	return slices.ContainsFunc(a.open, func(e state.JournalEntry) bool { return e.Charge == charge && a.could(e, n) })
 }
 
 // lost returns the newest open attempt of the order's charge that the
@@ -108,6 +138,26 @@ func (f *Fulfiller) noteJournal(ctx context.Context) {
 // journalIntent records the attempt before its POST.
 func (f *Fulfiller) journalIntent(o *state.Order, req *upstreamRequest) error {
 	return f.journal.Append(state.JournalEntry{Kind: state.JournalIntent, Charge: o.ChargeID, Attempt: o.AttemptID, Slot: req.kind(), Watermark: o.AttemptWatermark})
+}
+
+// journalUncertain records that the attempt's outcome is unknown. When the
+// server answered, the newest order number of the type now bounds what the
+// create may have taken; bounded is false when it could not be read.
+func (f *Fulfiller) journalUncertain(ctx context.Context, o *state.Order, t reseller.OrderType, answered bool) (bounded bool) {
+	e := state.JournalEntry{Kind: state.JournalUncertain, Charge: o.ChargeID, Attempt: o.AttemptID, Answered: answered}
+	if answered {
+		if l, err := f.up.Orders(ctx, &reseller.OrdersOptions{Limit: 1, Type: t}); err == nil {
+			e.Bounded = true
+			if len(l.Data) > 0 {
+				e.Number = l.Data[0].Number
+			}
+		}
+	}
+	if err := f.journal.Append(e); err != nil {
+		f.log.Error("journal an uncertain create", "order", o.ID, "err", err)
+		return false
+	}
+	return e.Bounded
 }
 
 // journalOutcome records what attempt made: up (nil: nothing).

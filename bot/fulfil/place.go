@@ -148,9 +148,12 @@ func responseKey(t reseller.OrderType, k string) string {
 
 // found is what a listing above a watermark turned up.
 type found struct {
-	newest   int64            // the newest order number of the type (0: none)
-	matches  []reseller.Order // unclaimed, every echoed field equal; oldest first
-	possible []reseller.Order // unclaimed, nothing differs, something missing
+	// waitOthers says another order's attempt that may have made one of
+	// possible is still in flight or within its grace: wait for it.
+	waitOthers bool
+	newest     int64            // the newest order number of the type (0: none)
+	matches    []reseller.Order // unclaimed, every echoed field equal; oldest first
+	possible   []reseller.Order // unclaimed, nothing differs, something missing
 }
 
 // look lists the upstream orders of the request's type newest first down
@@ -204,7 +207,10 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest
 				case len(others) == 0 && !mine && covered:
 					continue // this order never sent a create that could have made it
 				case len(others) > 0 && mine:
-					m = possible // either may have made it: nobody can tell
+					m = possible // either may have made it: nobody can tell yet
+					if f.unsettled(others) {
+						res.waitOthers = true
+					}
 				}
 			}
 		}
@@ -344,6 +350,11 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if !ok {
 		return false, f.now().Add(f.cfg.PollMin), nil // another create of this kind first
 	}
+	if f.journalMode(ctx, o, req) && len(f.readAttempts().blockers(req.kind(), o.ChargeID)) > 0 {
+		// A create of the kind whose slot Redis lost is still open.
+		f.releaseSlotIfIdle(ctx, o, kind)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
 	// Held all along since the attempt's watermark: whatever is unclaimed of
 	// the kind above it is this order's. Otherwise look above the order's
 	// own watermark for a create Redis may have lost.
@@ -379,8 +390,21 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		return f.review(ctx, o, "unclaimed upstream orders of the same kind exist ("+numbers(all)+
 			"); one may be this order's, which cannot be proven")
 	}
+	return f.send(ctx, o, req, raw, kind, seen, above, provable)
+}
+
+// journalMode reports whether the order's non-fungible create is placed
+// on the journal's proof alone (journal.go): the journal is complete and
+// covers the order's whole life. Fungible kinds need no proof.
+func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *upstreamRequest) bool {
+	return !req.fungible() && f.journalComplete(ctx) && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
+}
+
+// send writes the intent of a new attempt (placing, the request, the
+// attempt's watermark, in the journal too) and POSTs the create.
+func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamRequest, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
 	attempt, prev := newAttemptID(), o.AttemptID
-	o, err = f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+	o, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != prev {
 			return errAttemptMoved // another worker started an attempt meanwhile
 		}
@@ -443,7 +467,19 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		f.log.Warn("order create outcome unknown; reconciling", "order", o.ID, "attempt", attempt, "err", err)
 		var answer *reseller.Error
 		answered := errors.As(err, &answer) && answer.Status >= 500
-		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "create outcome unknown", answered)
+		bounded := f.journalUncertain(ctx, o, req.Type, answered)
+		if err := f.uncertain(ctx, o, "create outcome unknown", answered); err != nil {
+			return false, f.now().Add(f.cfg.PollMin), err
+		}
+		if bounded && f.journalMode(ctx, o, req) {
+			// The server finished with the request: whatever it created
+			// is in its list now, at or below the bound just read (and so
+			// below the watermark of every later create of the kind), and
+			// the journal tells it from theirs (reconcileByJournal). The
+			// kind need not wait for the grace.
+			f.releaseSlot(ctx, o)
+		}
+		return false, f.now().Add(f.cfg.PollMin), nil
 	case errors.As(err, &rl), reseller.IsUnauthorized(err), reseller.IsForbidden(err):
 		// Provably not executed: the next try is a plain new attempt.
 		wait := f.cfg.RetryMin
@@ -625,6 +661,9 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 	if err := json.Unmarshal(o.Request, &req); err != nil {
 		return f.review(ctx, o, "stored request unreadable")
 	}
+	if f.journalMode(ctx, o, &req) {
+		return f.reconcileByJournal(ctx, o, &req)
+	}
 	kind, already, ok, err := f.claimSlot(ctx, o, &req)
 	if err != nil {
 		return false, f.now().Add(f.cfg.RetryMin), nil
@@ -683,6 +722,57 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 	return f.place(ctx, o)
 }
 
+// reconcileByJournal settles an attempt whose outcome is unknown with the
+// journal's proof (journal.go): an unclaimed order of the kind above the
+// attempt's watermark that no other open attempt can explain is this
+// attempt's; one that another attempt may have made too waits until both
+// are past their grace, and then goes to review; with nothing found after
+// the grace, the order is placed again.
+func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *upstreamRequest) (bool, time.Time, error) {
+	seen, err := f.look(ctx, o, req, o.AttemptWatermark)
+	if err != nil {
+		f.log.Warn("reconcile order", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
+	switch {
+	case len(seen.matches) > 0 && len(seen.possible) == 0:
+		// Several would be creates of this order's own attempts (the
+		// oldest is kept; the orphan scan reports the rest).
+		return f.adoptFound(ctx, o, req, "", seen, "reconciled")
+	case len(seen.possible) > 0:
+		all := append(seen.matches, seen.possible...)
+		if seen.waitOthers || f.settling(ctx, all) {
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
+		f.dispute(ctx, all)
+		return f.review(ctx, o, "upstream orders that this order's or another order's uncertain create may have made: "+numbers(all))
+	}
+	if o.UncertainAt.IsZero() {
+		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "attempt found without an answer", false)
+	}
+	grace := f.cfg.Grace
+	if o.UncertainAnswered {
+		grace = f.cfg.AnsweredGrace
+	}
+	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
+		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
+	}
+	f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+	f.journalOutcome(o, o.AttemptID, nil)
+	return f.place(ctx, o)
+}
+
+// unsettled reports whether any of the attempts may still make or show an
+// upstream order: younger than the client's timeout and the grace.
+func (f *Fulfiller) unsettled(list []state.JournalEntry) bool {
+	for _, e := range list {
+		if f.now().Sub(e.At) < f.cfg.Grace+20*time.Second {
+			return true
+		}
+	}
+	return false
+}
+
 // review parks the order for an admin and frees its slot. It refuses an
 // order whose attempt moved on meanwhile.
 func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (bool, time.Time, error) {
@@ -698,6 +788,7 @@ func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 		return false, time.Time{}, err
 	}
 	f.releaseSlot(ctx, n)
+	f.journalOutcome(o, attempt, nil) // in an admin's hands: no longer open
 	f.log.Error("order needs review", "order", o.ID, "why", why)
 	lang := f.Lang(o)
 	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(ItemName(lang, o))))
