@@ -57,10 +57,9 @@ type reports struct {
 // registerReports adds /balance, /transactions, /stats and /credit.
 func (b *Bot) registerReports(e *flows.Engine) {
 	r := &reports{
-		b: b, orders: b.newOrders(), wallets: b.wallets(),
+		b: b, orders: b.orders, wallets: b.wallets,
 		audit: state.NewCreditAudit(b.rdb, b.opts.Prefix),
 	}
-	r.orders.Now, r.wallets.Now = b.opts.Now, b.opts.Now
 	e.HandleCommand("balance", adminOnly(r.balance))
 	e.HandleCommand("stats", adminOnly(r.stats))
 	e.HandleCommand("transactions", adminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
@@ -373,9 +372,9 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		b.WriteString("\n" + env.T("rep.tx.empty"))
 	}
 	for _, t := range list.Data {
-		amount := signedMoney(env.Lang, t.AmountUSD.Decimal)
+		amount := locales.SignedMoney(env.Lang, t.AmountUSD.Decimal)
 		if t.Direction == reseller.TxDebit {
-			amount = signedMoney(env.Lang, t.AmountUSD.Decimal.Neg())
+			amount = locales.SignedMoney(env.Lang, t.AmountUSD.Decimal.Neg())
 		}
 		key := "rep.tx.row"
 		if t.Note != "" {
@@ -620,7 +619,7 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 
 // walletEnabled reports whether buyers can pay with the wallet
 // (PAYMENT_METHODS includes wallet).
-func (r *reports) walletEnabled() bool { return r.b.pay != nil && r.b.pay.opts.Wallet }
+func (r *reports) walletEnabled() bool { return r.b.Checkout != nil && r.b.Checkout.WalletEnabled() }
 
 // creditFlow is the confirmation of /credit and its result. Session data:
 // "user", "amount", "ref" (drawn when the confirmation is shown); after

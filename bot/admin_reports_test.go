@@ -15,6 +15,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/checkout"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -27,7 +28,7 @@ func usd(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 // botMessages are the bot's messages in a chat, oldest first.
 func (h *harness) botMessages(chatID int64) []botapitest.Message {
 	var out []botapitest.Message
-	for _, m := range h.fake.MessagesIn(chatID) {
+	for _, m := range h.Fake.MessagesIn(chatID) {
 		if m.From != nil && m.From.IsBot {
 			out = append(out, m)
 		}
@@ -38,17 +39,17 @@ func (h *harness) botMessages(chatID int64) []botapitest.Message {
 // command sends /cmd arg from chatID and waits for the bot's new message
 // there, then until the bot is idle; it returns that message.
 func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
-	h.t.Helper()
+	h.T.Helper()
 	n := len(h.botMessages(chatID))
-	h.fake.SendCommand(chatID, cmd, arg)
+	h.Fake.SendCommand(chatID, cmd, arg)
 	deadline := time.Now().Add(10 * time.Second)
 	for len(h.botMessages(chatID)) <= n {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
+			h.T.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	h.idle(b)
+	h.Idle(b)
 	msgs := h.botMessages(chatID)
 	return msgs[len(msgs)-1]
 }
@@ -56,21 +57,21 @@ func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.
 // press taps the button labelled label on message m in chatID and waits
 // until the bot has handled it; it returns the message as it is then.
 func (h *harness) press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
-	h.t.Helper()
-	q, err := h.fake.PressButton(chatID, m.MessageID, label)
+	h.T.Helper()
+	q, err := h.Fake.PressButton(chatID, m.MessageID, label)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
-	h.waitAnswer(q)
-	h.idle(b)
-	got, _ := h.fake.Message(chatID, m.MessageID)
+	h.WaitAnswer(q)
+	h.Idle(b)
+	got, _ := h.Fake.Message(chatID, m.MessageID)
 	return got
 }
 
 func (h *harness) noViolations() {
-	h.t.Helper()
-	if v := h.fake.Violations(); len(v) > 0 {
-		h.t.Fatalf("Bot API schema violations: %v", v)
+	h.T.Helper()
+	if v := h.Fake.Violations(); len(v) > 0 {
+		h.T.Fatalf("Bot API schema violations: %v", v)
 	}
 }
 
@@ -89,7 +90,7 @@ func simClient(t *testing.T, sim *resellersim.Sim, key string) *reseller.Client 
 // reportsBot is a bot with the admin and, when client is not nil, the
 // upstream; messages are paced on a fake clock so the tests run fast.
 func (h *harness) reportsBot(client *reseller.Client, mod func(*bot.Options)) *bot.Bot {
-	b := h.newBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *bot.Options) {
 		o.Admins, o.Reseller = []int64{admin}, client
 		if mod != nil {
 			mod(o)
@@ -109,8 +110,8 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 		}
 	})
 	b := h.reportsBot(simClient(t, sim, "test-key"), nil)
-	h.fake.SetStarBalance(100)
-	h.run(b)
+	h.Fake.SetStarBalance(100)
+	h.Run(b)
 	unknown := locales.T(locales.En, "err.unknown_command")
 	cmds := [][2]string{{"balance", ""}, {"transactions", ""}, {"stats", ""}, {"credit", fmt.Sprint(chat, " 10")}, {"credit", ""}}
 	for _, c := range cmds {
@@ -118,7 +119,7 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 			t.Fatalf("a buyer's /%s %s got %q", c[0], c[1], m.RawText)
 		}
 	}
-	for _, c := range h.fake.Calls() {
+	for _, c := range h.Fake.Calls() {
 		if c.Method == "getMyStarBalance" {
 			t.Fatalf("a buyer's command read the Star balance")
 		}
@@ -132,11 +133,11 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 	if n := upstreamCalls.Load(); n != 0 {
 		t.Fatalf("a buyer's command made %d upstream calls", n)
 	}
-	w := state.NewWallets(h.rdb.Client, h.rdb.Prefix)
+	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	if bal, _ := w.Balance(context.Background(), chat); !bal.IsZero() {
 		t.Fatalf("a buyer's /credit moved money: %s", bal)
 	}
-	if rec, _ := state.NewCreditAudit(h.rdb.Client, h.rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
+	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
 		t.Fatalf("a buyer's /credit was audited: %+v", rec)
 	}
 	_, doc, _ := b.Queue.Conversation(context.Background(), chat)
@@ -153,7 +154,7 @@ func TestBalanceReport(t *testing.T) {
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	b := s.worker(nil)
 	fakePace(b.API)
-	s.run(b)
+	s.Run(b)
 	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
 	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
 	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
@@ -161,8 +162,8 @@ func TestBalanceReport(t *testing.T) {
 	if !s.sim.Balance().Equal(usd("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(usd("31.05")) {
 		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
 	}
-	if s.fake.StarBalance() != 962 {
-		t.Fatalf("star balance %d", s.fake.StarBalance())
+	if s.Fake.StarBalance() != 962 {
+		t.Fatalf("star balance %d", s.Fake.StarBalance())
 	}
 	m := s.command(b, admin, "balance", "")
 	for _, want := range []string{
@@ -206,9 +207,9 @@ func TestBalanceWhenTheUpstreamFails(t *testing.T) {
 			h := newHarness(t)
 			sim := resellersim.New(resellersim.Config{Seed: 1})
 			b := h.reportsBot(simClient(t, sim, c.key), nil)
-			h.fake.SetStarBalance(1500)
-			c.setup(sim, h.fake)
-			h.run(b)
+			h.Fake.SetStarBalance(1500)
+			c.setup(sim, h.Fake)
+			h.Run(b)
 			m := h.command(b, admin, "balance", "")
 			if !strings.Contains(m.RawText, c.want) || !strings.Contains(m.RawText, locales.T(locales.En, "rep.bal.pending_none")) {
 				t.Fatalf("/balance = %s", m.RawText)
@@ -248,13 +249,13 @@ func txSim(t *testing.T) *resellersim.Sim {
 func TestTransactionsPagingAndFilters(t *testing.T) {
 	h := newHarness(t)
 	b := h.reportsBot(simClient(t, txSim(t), "test-key"), nil)
-	h.run(b)
+	h.Run(b)
 	page1 := h.command(b, admin, "transactions", "")
 	if !strings.Contains(page1.RawText, "page 1") || !strings.Contains(page1.RawText, "<b>#28</b>") || !strings.Contains(page1.RawText, "<b>#19</b>") || strings.Contains(page1.RawText, "<b>#18</b>") {
 		t.Fatalf("page 1 = %s", page1.RawText)
 	}
 	golden(t, "reports/tx_page1", renderMessage(page1))
-	edits := len(h.fake.CallsFor("editMessageText"))
+	edits := len(h.Fake.CallsFor("editMessageText"))
 	page2 := h.press(b, admin, page1, locales.T(locales.En, "rep.btn.older"))
 	if !strings.Contains(page2.RawText, "page 2") || !strings.Contains(page2.RawText, "<b>#18</b>") || !strings.Contains(page2.RawText, "<b>#9</b>") || strings.Contains(page2.RawText, "<b>#19</b>") {
 		t.Fatalf("page 2 = %s", page2.RawText)
@@ -285,7 +286,7 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 		t.Fatalf("credit deposits = %s", deposits.RawText)
 	}
 	golden(t, "reports/tx_credit_deposits", renderMessage(deposits))
-	if n := len(h.fake.CallsFor("editMessageText")) - edits; n != 6 {
+	if n := len(h.Fake.CallsFor("editMessageText")) - edits; n != 6 {
 		t.Fatalf("navigation made %d edits, want 6 (every step edits the message in place)", n)
 	}
 	if n := len(h.botMessages(admin)); n != 1 {
@@ -300,7 +301,7 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 func statsOrders(t *testing.T, h *harness) time.Time {
 	t.Helper()
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
-	orders := state.NewOrders(h.rdb.Client, h.rdb.Prefix)
+	orders := state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)
 	ctx := context.Background()
 	type row struct {
 		line, method string
@@ -363,7 +364,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
 	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
-	h.run(b)
+	h.Run(b)
 	m := h.command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
 	for _, want := range []string{
@@ -405,8 +406,8 @@ func TestStatsInRussian(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
 	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
-	h.fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
-	h.run(b)
+	h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
+	h.Run(b)
 	m := h.command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
 	for _, want := range []string{
@@ -428,7 +429,7 @@ func TestStatsInRussian(t *testing.T) {
 func TestCreditRejectsBadArguments(t *testing.T) {
 	h := newHarness(t)
 	b := h.reportsBot(nil, nil)
-	h.run(b)
+	h.Run(b)
 	var all strings.Builder
 	for _, arg := range []string{"", "123", "abc 10", "0 10", "-5 10", "123 0", "123 -1", "123 10.555", "123 10001", "123 1e3", "123 ten", "123 10 20"} {
 		m := h.command(b, admin, "credit", arg)
@@ -439,10 +440,10 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 		fmt.Fprintf(&all, "/credit %s\n%s---\n", arg, renderMessage(m))
 	}
 	golden(t, "reports/credit_bad_arguments", all.String())
-	if rec, _ := state.NewCreditAudit(h.rdb.Client, h.rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
+	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
 		t.Fatalf("bad arguments credited: %+v", rec)
 	}
-	if n := len(h.fake.CallsFor("editMessageText")); n != 0 {
+	if n := len(h.Fake.CallsFor("editMessageText")); n != 0 {
 		t.Fatalf("bad arguments showed a confirmation")
 	}
 	h.noViolations()
@@ -454,15 +455,16 @@ const buyer = int64(7007)
 // bot, chose Russian, and has $2.00 in the wallet.
 func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *state.Wallets) {
 	h := newHarness(t)
-	b := h.reportsBot(nil, nil)
-	if wallet {
-		b.UsePayments(bot.NewPayments(bot.PaymentOptions{Stars: true, Wallet: true}))
-	}
-	h.run(b)
+	b := h.reportsBot(nil, func(o *bot.Options) {
+		if wallet {
+			o.Checkout = &checkout.Options{Stars: true, Wallet: true}
+		}
+	})
+	h.Run(b)
 	h.command(b, buyer, "start", "")
 	lang := h.command(b, buyer, "language", "")
 	h.press(b, buyer, lang, locales.LanguageName(locales.Ru))
-	w := state.NewWallets(h.rdb.Client, h.rdb.Prefix)
+	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	if _, _, err := w.Credit(context.Background(), buyer, usd("2"), "credit:earlier", "earlier", "admin:1"); err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +483,7 @@ func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
 	if len(led) != 2 || !led[0].Amount.Equal(usd("15.50")) || led[0].Actor != fmt.Sprint("admin:", admin) {
 		t.Fatalf("ledger %+v", led)
 	}
-	rec, _ := state.NewCreditAudit(h.rdb.Client, h.rdb.Prefix).Recent(ctx, 10)
+	rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(ctx, 10)
 	if len(rec) != 1 || rec[0].Admin != admin || rec[0].User != buyer || !rec[0].Amount.Equal(usd("15.50")) || rec[0].Ref != led[0].Ref {
 		t.Fatalf("audit %+v, ledger ref %s", rec, led[0].Ref)
 	}
@@ -502,15 +504,15 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	golden(t, "reports/credit_confirm", renderMessage(confirm))
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	// Both taps arrive while the bot is busy elsewhere: handled back to back.
-	q1 := h.fake.Press(admin, confirm.MessageID, data)
-	q2 := h.fake.Press(admin, confirm.MessageID, data)
-	a1, a2 := h.waitAnswer(q1), h.waitAnswer(q2)
-	h.idle(b)
+	q1 := h.Fake.Press(admin, confirm.MessageID, data)
+	q2 := h.Fake.Press(admin, confirm.MessageID, data)
+	a1, a2 := h.WaitAnswer(q1), h.WaitAnswer(q2)
+	h.Idle(b)
 	if a1.Text != locales.T(locales.En, "rep.credit.done_answer") || a2.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("taps answered %q and %q", a1.Text, a2.Text)
 	}
 	checkCreditedOnce(t, h, w)
-	done, _ := h.fake.Message(admin, confirm.MessageID)
+	done, _ := h.Fake.Message(admin, confirm.MessageID)
 	golden(t, "reports/credit_done", renderMessage(done))
 	var told botapitest.Message
 	for _, m := range h.botMessages(buyer) {
@@ -526,13 +528,13 @@ func TestCreditDuplicateUpdateCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
 	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	press := botapitest.Update{UpdateID: 1 << 30, CallbackQuery: &botapitest.CallbackQuery{
-		ID: "dup-press", From: h.fake.User(admin), Message: &confirm, ChatInstance: "1",
+		ID: "dup-press", From: h.Fake.User(admin), Message: &confirm, ChatInstance: "1",
 		Data: button(t, confirm, locales.T(locales.En, "rep.btn.confirm")),
 	}}
-	h.fake.PushUpdate(press)
-	h.fake.PushUpdate(press) // Telegram delivers the same update again
+	h.Fake.PushUpdate(press)
+	h.Fake.PushUpdate(press) // Telegram delivers the same update again
 	h.waitText(admin, "Credited")
-	h.idle(b)
+	h.Idle(b)
 	checkCreditedOnce(t, h, w)
 }
 
@@ -548,17 +550,17 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	h.press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
-	conv := state.NewQueue(h.rdb.Client, h.rdb.Prefix).ConvKey(admin)
-	if err := h.rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
+	conv := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
+	if err := h.Rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
 		t.Fatal(err)
 	}
-	q := h.fake.Press(admin, confirm.MessageID, data)
-	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "rep.credit.done_answer") {
+	q := h.Fake.Press(admin, confirm.MessageID, data)
+	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "rep.credit.done_answer") {
 		t.Fatalf("the replayed confirmation answered %q", a.Text)
 	}
-	h.idle(b)
+	h.Idle(b)
 	checkCreditedOnce(t, h, w)
-	again, _ := h.fake.Message(admin, confirm.MessageID)
+	again, _ := h.Fake.Message(admin, confirm.MessageID)
 	if !strings.Contains(again.RawText, "already made") || !strings.Contains(again.RawText, "$17.50") {
 		t.Fatalf("replay shows %q", again.RawText)
 	}
@@ -570,7 +572,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 // bot does not make the credit fail.
 func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	h, b, w := creditShop(t, false)
-	h.fake.BlockChat(buyer)
+	h.Fake.BlockChat(buyer)
 	// The bot learns of the block from the my_chat_member update it polls.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if blocked, _ := b.Users.Blocked(context.Background(), buyer); blocked {
@@ -603,10 +605,10 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	}
 	// The buyer comes back, but Telegram refuses the message (403): the
 	// credit still stands.
-	h.fake.UnblockChat(buyer)
+	h.Fake.UnblockChat(buyer)
 	h.command(b, buyer, "start", "")
 	third := h.command(b, admin, "credit", fmt.Sprint(buyer, " 0.50"))
-	h.fake.FailNext("sendMessage", 1, 403, "Forbidden: bot was blocked by the user", 0)
+	h.Fake.FailNext("sendMessage", 1, 403, "Forbidden: bot was blocked by the user", 0)
 	if done := h.press(b, admin, third, locales.T(locales.En, "rep.btn.confirm")); !strings.Contains(done.RawText, "blocked the bot, so they were not told") {
 		t.Fatalf("result %q", done.RawText)
 	}
@@ -622,10 +624,10 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("18.00")) { // 2 + 15.50 + 0.50
 		t.Fatalf("balance %s after a cancelled credit", bal)
 	}
-	if rec, _ := state.NewCreditAudit(h.rdb.Client, h.rdb.Prefix).Recent(context.Background(), 10); len(rec) != 3 {
+	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 3 {
 		t.Fatalf("audit has %d records, want 3", len(rec))
 	}
-	for _, c := range h.fake.CallsFor("sendMessage") {
+	for _, c := range h.Fake.CallsFor("sendMessage") {
 		if c.Int("chat_id") == 424242 {
 			t.Fatal("a message went to a user who never started the bot")
 		}
@@ -638,7 +640,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 func TestReportsWithoutAnUpstream(t *testing.T) {
 	h := newHarness(t)
 	b := h.reportsBot(nil, nil)
-	h.run(b)
+	h.Run(b)
 	want := locales.T(locales.En, "rep.up.not_configured")
 	if m := h.command(b, admin, "transactions", ""); !strings.Contains(m.RawText, want) || len(m.ReplyMarkup.InlineKeyboard) != 2 {
 		t.Fatalf("/transactions = %s", renderMessage(m))

@@ -28,7 +28,7 @@ func simReseller(t *testing.T, key string) (*reseller.Client, *resellersim.Sim) 
 
 func (h *harness) alertsTo(chatID int64, part string) int {
 	n := 0
-	for _, m := range h.fake.MessagesIn(chatID) {
+	for _, m := range h.Fake.MessagesIn(chatID) {
 		if strings.Contains(m.RawText, part) {
 			n++
 		}
@@ -40,7 +40,7 @@ func (h *harness) alertsTo(chatID int64, part string) int {
 // balance alerts again only after it recovered and dropped again.
 func TestAlertDeduplication(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
+	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
 	client, sim := simReseller(t, "k")
 	b.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	ctx := context.Background()
@@ -53,8 +53,8 @@ func TestAlertDeduplication(t *testing.T) {
 	if n := h.alertsTo(admin, low); n != 1 || h.alertsTo(admin+1, low) != 1 {
 		t.Fatalf("low balance alerted %d times", n)
 	}
-	if !strings.Contains(h.fake.MessagesIn(admin)[0].RawText, "$12.50") {
-		t.Fatalf("alert text: %q", h.fake.MessagesIn(admin)[0].RawText)
+	if !strings.Contains(h.Fake.MessagesIn(admin)[0].RawText, "$12.50") {
+		t.Fatalf("alert text: %q", h.Fake.MessagesIn(admin)[0].RawText)
 	}
 	sim.SetBalance(decimal.RequireFromString("500"))
 	b.CheckUpstream(ctx)
@@ -76,7 +76,7 @@ func TestAlertDeduplication(t *testing.T) {
 		t.Fatalf("blocked account alerted %d times", n)
 	}
 	// Two processes polling the same condition still alert once.
-	other := h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+	other := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 	other.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	other.CheckUpstream(ctx)
 	if n := h.alertsTo(admin, "blocked"); n != 1 {
@@ -86,13 +86,13 @@ func TestAlertDeduplication(t *testing.T) {
 
 func TestAlertWhenUpstreamKeyRejected(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 	client, _ := simReseller(t, "wrong-key")
 	b.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	b.CheckUpstream(context.Background())
 	b.CheckUpstream(context.Background())
 	want := locales.T(locales.En, "alert.key_rejected")
-	if m := h.fake.MessagesIn(admin); len(m) != 1 || m[0].RawText != want {
+	if m := h.Fake.MessagesIn(admin); len(m) != 1 || m[0].RawText != want {
 		t.Fatalf("admin got %+v", m)
 	}
 }

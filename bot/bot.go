@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -64,6 +65,9 @@ type Options struct {
 	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
 	// default terms. TermsURL links the full terms (TERMS_URL).
 	TermsText, TermsURL string
+	// Checkout configures payments; nil: payments are off (a pre-checkout
+	// query is refused).
+	Checkout *checkout.Options
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -86,8 +90,12 @@ type Bot struct {
 	durable *state.Durability // shared by every money write
 	chat    *orderChat
 	watch   *upstreamWatch
-	pay     *Payments // nil: payments disabled
-	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
+	// Checkout takes the payments (nil: payments are off); the product
+	// lines hand it confirmed quotes (flows.Shop.Checkout).
+	Checkout *checkout.Checkout
+	orders   *state.Orders  // the shop's one order store
+	wallets  *state.Wallets // the shop's one wallet store
+	hooks    []func(ctx context.Context, b *Bot, u *models.Update) bool
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 }
@@ -160,23 +168,38 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
 	b.bc = newBroadcaster(b)
 	b.bc.register(engine)
-	orders := b.newOrders()
-	b.metrics.addSource(storeSource{queue: b.Queue, orders: orders, reviews: state.NewChargeReviews(rdb, opts.Prefix)})
 	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
+	b.orders = b.newOrders()
+	b.wallets = state.NewWallets(rdb, opts.Prefix)
+	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
+	schedule := state.NewSchedule(rdb, opts.Prefix)
+	reviews := state.NewChargeReviews(rdb, opts.Prefix)
+	reviews.Now = opts.Now
+	b.metrics.addSource(storeSource{queue: b.Queue, orders: b.orders, reviews: reviews})
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.Queue.Stored = b.stored
+	if opts.Checkout != nil {
+		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
+			Telegram: b, Alerts: b.Alerts(), Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews,
+			Log: opts.Logger, Now: opts.Now,
+		})
+		b.Checkout.Register(engine)
+	}
+	var onLoss func()
+	if b.Checkout != nil {
+		onLoss = b.Checkout.SweepSoon
+	}
 	b.ful = fulfil.New(fulfil.Deps{
-		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
+		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
-		Durable: b.durable,
-		OnLoss: func() {
-			if b.pay != nil {
-				b.pay.SweepSoon()
-			}
-		},
+		Durable: b.durable, OnLoss: onLoss,
 	}, opts.Fulfil)
+	if b.Checkout != nil {
+		b.Checkout.SetOrphans(b.ful)
+	}
 	b.registerOrders(engine)
 	b.registerReports(engine)
 	b.chat = newOrderChat(b)
@@ -243,9 +266,9 @@ func (b *Bot) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.chat.run(intakeCtx) }()
 	}
-	if b.pay != nil {
+	if b.Checkout != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); b.pay.sweepLoop(intakeCtx) }()
+		go func() { defer wg.Done(); b.Checkout.Run(intakeCtx) }()
 	}
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
@@ -327,6 +350,22 @@ func (b *Bot) retryCommands(ctx context.Context) {
 
 // buyerCommands are shown in Telegram's command menu, in this order.
 var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
+
+// buyerCommandList is the buyers' command menu: /wallet joins it when the
+// wallet is enabled.
+func (b *Bot) buyerCommandList() []string {
+	if b.Checkout == nil || !b.Checkout.WalletEnabled() {
+		return buyerCommands
+	}
+	var out []string
+	for _, c := range buyerCommands {
+		if c == "language" {
+			out = append(out, "wallet")
+		}
+		out = append(out, c)
+	}
+	return out
+}
 
 // adminCommands are added to the buyers' list in each admin's own chat
 // (where /orders lists the whole shop's orders).

@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,167 +17,59 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
-	"shopbot/state/statetest"
 )
 
-const chat = int64(5001)
+const chat = bottest.Chat
 
-type harness struct {
-	t    *testing.T
-	fake *botapitest.Server
-	rdb  *statetest.Redis
-}
+// harness is the shop's test harness, with the helpers of this package's
+// tests as its methods.
+type harness struct{ *bottest.Harness }
 
-func newHarness(t *testing.T) *harness {
-	return &harness{t: t, fake: botapitest.NewT(t), rdb: statetest.New(t)}
-}
+func newHarness(t *testing.T) *harness { return &harness{bottest.New(t)} }
 
-// newBot builds a bot on the harness's fake server and Redis.
-func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot {
-	h.t.Helper()
-	opts := bot.Options{
-		Token: h.fake.Token(), APIURL: h.fake.URL(), Prefix: h.rdb.Prefix,
-		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	if mod != nil {
-		mod(&opts)
-	}
-	b, err := bot.New(opts, h.rdb.Client, flows.NewEngine(nil, locales.En))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return b
-}
-
-// run starts b and returns a stop function that cancels it and checks that
-// Run returned nil.
-func (h *harness) run(b *bot.Bot) (stop func() time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	var once sync.Once
-	stop = func() time.Duration {
-		var took time.Duration
-		once.Do(func() {
-			start := time.Now()
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					h.t.Errorf("Run returned %v", err)
-				}
-			case <-time.After(15 * time.Second):
-				h.t.Error("Run did not return within 15s of cancel")
-			}
-			took = time.Since(start)
-		})
-		return took
-	}
-	h.t.Cleanup(func() { stop() })
-	return stop
-}
-
-func (h *harness) wait(method string, n int) []botapitest.Call {
-	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	calls, err := h.fake.WaitFor(ctx, method, n)
-	if err != nil {
-		h.t.Fatalf("waiting for %d %s: %v (have %d)", n, method, err, len(h.fake.CallsFor(method)))
-	}
-	return calls
-}
-
-// idle waits until no chat has updates queued or in progress.
-func (h *harness) idle(b *bot.Bot) {
-	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if n, err := b.Queue.Pending(context.Background()); err == nil && n == 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.t.Fatal("the queue never drained")
-}
-
-func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
-	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if a, ok := h.fake.CallbackAnswer(id); ok {
-			return a
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.t.Fatalf("callback query %s never answered", id)
-	return botapitest.CallbackAnswer{}
-}
-
-func (h *harness) menu() botapitest.Message {
-	h.t.Helper()
-	m, ok := h.fake.LastMessage(chat)
-	if !ok {
-		h.t.Fatal("no bot message in the chat")
-	}
-	return m
-}
-
-func button(t *testing.T, m botapitest.Message, label string) string {
-	t.Helper()
-	for _, b := range m.ReplyMarkup.Buttons() {
-		if b.Text == label {
-			return b.CallbackData
-		}
-	}
-	t.Fatalf("no button %q on message %d", label, m.MessageID)
-	return ""
-}
+var button = bottest.Button
 
 func TestStartShowsMainMenuAndRegistersCommands(t *testing.T) {
 	h := newHarness(t)
-	h.run(h.newBot(nil))
-	h.fake.SendCommand(chat, "start", "")
-	sent := h.wait("sendMessage", 1)
+	h.Run(h.NewBot(nil))
+	h.Fake.SendCommand(chat, "start", "")
+	sent := h.Wait("sendMessage", 1)
 	if !strings.Contains(sent[0].String("text"), "Welcome") {
 		t.Fatalf("menu text = %q", sent[0].String("text"))
 	}
-	m := h.menu()
+	m := h.Menu()
 	if n := len(m.ReplyMarkup.Buttons()); n < len(flows.Lines)+2 {
 		t.Fatalf("main menu has %d buttons", n)
 	}
-	if cmds := h.fake.CallsFor("setMyCommands"); len(cmds) != 4 {
+	if cmds := h.Fake.CallsFor("setMyCommands"); len(cmds) != 4 {
 		t.Fatalf("setMyCommands called %d times, want default + 3 languages", len(cmds))
 	}
 }
 
 func TestDoubleTapMakesOneTransition(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
-	stop := h.run(b)
-	h.fake.SendCommand(chat, "start", "")
-	h.wait("sendMessage", 1)
-	m := h.menu()
+	b := h.NewBot(nil)
+	stop := h.Run(b)
+	h.Fake.SendCommand(chat, "start", "")
+	h.Wait("sendMessage", 1)
+	m := h.Menu()
 	data := button(t, m, locales.T(locales.En, "btn.language"))
 	stop() // both taps arrive while the bot is down: they are handled back to back
-	q1 := h.fake.Press(chat, m.MessageID, data)
-	q2 := h.fake.Press(chat, m.MessageID, data)
-	h.run(h.newBot(nil))
-	a1, a2 := h.waitAnswer(q1), h.waitAnswer(q2)
+	q1 := h.Fake.Press(chat, m.MessageID, data)
+	q2 := h.Fake.Press(chat, m.MessageID, data)
+	h.Run(h.NewBot(nil))
+	a1, a2 := h.WaitAnswer(q1), h.WaitAnswer(q2)
 	if a1.Text == a2.Text {
 		t.Fatalf("both taps answered alike (%q): two transitions?", a1.Text)
 	}
 	if a2.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("second tap answered %q, want the outdated notice", a2.Text)
 	}
-	h.idle(b)
+	h.Idle(b)
 	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
 	// /start saved revision 1, the first tap revision 2; the second tap saved nothing.
 	if rev != 2 || !strings.Contains(string(doc), `"step":"language"`) {
@@ -188,60 +79,60 @@ func TestDoubleTapMakesOneTransition(t *testing.T) {
 
 func TestStaleButtonChangesNothing(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
-	h.run(b)
-	h.fake.SendCommand(chat, "start", "")
-	h.wait("sendMessage", 1)
-	old := h.menu()
-	h.fake.SendCommand(chat, "start", "") // a new menu: the old one's buttons are stale now
-	h.wait("sendMessage", 2)
-	h.idle(b)
+	b := h.NewBot(nil)
+	h.Run(b)
+	h.Fake.SendCommand(chat, "start", "")
+	h.Wait("sendMessage", 1)
+	old := h.Menu()
+	h.Fake.SendCommand(chat, "start", "") // a new menu: the old one's buttons are stale now
+	h.Wait("sendMessage", 2)
+	h.Idle(b)
 	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
-	q := h.fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.help")))
-	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+	q := h.Fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.help")))
+	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("stale press answered %q", a.Text)
 	}
-	h.wait("editMessageReplyMarkup", 1) // the stale keyboard is taken off
+	h.Wait("editMessageReplyMarkup", 1) // the stale keyboard is taken off
 	rev2, doc2, _ := b.Queue.Conversation(context.Background(), chat)
 	if rev2 != rev || string(doc2) != string(doc) {
 		t.Fatalf("stale press changed the conversation: %d %s -> %d %s", rev, doc, rev2, doc2)
 	}
-	if m, _ := h.fake.Message(chat, old.MessageID); len(m.ReplyMarkup.Buttons()) != 0 {
+	if m, _ := h.Fake.Message(chat, old.MessageID); len(m.ReplyMarkup.Buttons()) != 0 {
 		t.Fatal("stale keyboard still there")
 	}
 	// A button that is not ours at all is answered too.
-	q = h.fake.Press(chat, old.MessageID, "garbage")
-	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+	q = h.Fake.Press(chat, old.MessageID, "garbage")
+	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("foreign button answered %q", a.Text)
 	}
 }
 
 func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
-	h.run(b)
-	u := h.fake.SendCommand(chat, "help", "")
+	h.Run(b)
+	u := h.Fake.SendCommand(chat, "help", "")
 	for range 3 { // Telegram redelivers when it missed our 200
-		if code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s3cret", u); err != nil || code != 200 {
+		if code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s3cret", u); err != nil || code != 200 {
 			t.Fatalf("webhook = %d, %v", code, err)
 		}
 	}
-	h.wait("sendMessage", 1)
+	h.Wait("sendMessage", 1)
 	time.Sleep(100 * time.Millisecond)
-	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("update handled %d times", n)
 	}
 }
 
 func TestWebhookWithBadSecretGets401(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	for _, secret := range []string{"", "wrong"} {
-		code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", secret, h.fake.SendCommand(chat, "start", ""))
+		code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", secret, h.Fake.SendCommand(chat, "start", ""))
 		if err != nil || code != http.StatusUnauthorized {
 			t.Fatalf("secret %q: status %d, %v", secret, code, err)
 		}
@@ -254,28 +145,28 @@ func TestWebhookWithBadSecretGets401(t *testing.T) {
 func TestCrashBetweenAcceptAndHandle(t *testing.T) {
 	h := newHarness(t)
 	// The first process accepts the update (webhook 200) and dies before any worker runs.
-	first := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+	first := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 	srv := httptest.NewServer(first.Handler())
-	code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.fake.SendCommand(chat, "start", ""))
+	code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.Fake.SendCommand(chat, "start", ""))
 	srv.Close()
 	if err != nil || code != 200 {
 		t.Fatalf("accept: %d %v", code, err)
 	}
-	if len(h.fake.CallsFor("sendMessage")) != 0 {
+	if len(h.Fake.CallsFor("sendMessage")) != 0 {
 		t.Fatal("handled before the restart")
 	}
 	// A new process on the same Redis handles it.
-	h.run(h.newBot(nil))
-	if got := h.wait("sendMessage", 1)[0].Int("chat_id"); got != chat {
+	h.Run(h.NewBot(nil))
+	if got := h.Wait("sendMessage", 1)[0].Int("chat_id"); got != chat {
 		t.Fatalf("sent to %d", got)
 	}
 }
 
 func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
 	h := newHarness(t)
-	u := h.fake.SendCommand(chat, "help", "")
+	u := h.Fake.SendCommand(chat, "help", "")
 	raw, _ := json.Marshal(u)
-	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
+	q := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix)
 	q.Lease = 300 * time.Millisecond // the dead worker's lease
 	if _, err := q.Accept(context.Background(), []state.Update{{ID: u.UpdateID, Chat: chat, Body: raw}}, time.Now()); err != nil {
 		t.Fatal(err)
@@ -283,31 +174,31 @@ func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
 	if c, err := q.Claim(context.Background(), time.Now()); c == nil || err != nil { // a worker that then dies
 		t.Fatalf("claim: %v %v", c, err)
 	}
-	b := h.newBot(nil)
-	h.run(b) // it also fetches the same update from getUpdates: a duplicate, dropped
-	h.wait("sendMessage", 1)
-	h.idle(b)
-	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+	b := h.NewBot(nil)
+	h.Run(b) // it also fetches the same update from getUpdates: a duplicate, dropped
+	h.Wait("sendMessage", 1)
+	h.Idle(b)
+	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("handled %d times", n)
 	}
 }
 
 func TestHandlerPanicIsRecovered(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	b := h.NewBot(nil)
 	b.SetTestHook(func(u *models.Update) {
 		if u.Message != nil && u.Message.Text == "/boom" {
 			panic("boom")
 		}
 	})
-	h.run(b)
-	h.fake.SendText(chat, "/boom")
-	sent := h.wait("sendMessage", 1)
+	h.Run(b)
+	h.Fake.SendText(chat, "/boom")
+	sent := h.Wait("sendMessage", 1)
 	if sent[0].String("text") != locales.T(locales.En, "err.internal") {
 		t.Fatalf("after a panic the buyer got %q", sent[0].String("text"))
 	}
-	h.fake.SendCommand(chat, "start", "")
-	if !strings.Contains(h.wait("sendMessage", 2)[1].String("text"), "Welcome") {
+	h.Fake.SendCommand(chat, "start", "")
+	if !strings.Contains(h.Wait("sendMessage", 2)[1].String("text"), "Welcome") {
 		t.Fatal("the bot did not live on after a panic")
 	}
 }
@@ -331,22 +222,22 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 	}
 	var urls []string
 	for range 2 {
-		b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+		b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 		b.SetTestHook(hook)
 		srv := httptest.NewServer(b.Handler())
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL+"/hook")
-		h.run(b)
+		h.Run(b)
 	}
 	const perChat = 20
 	for i := range perChat * 3 {
 		c := int64(i%3 + 1)
-		u := h.fake.SendCommand(c, "help", "")
-		if code, err := h.fake.DeliverWebhook(context.Background(), urls[i%2], "s", u); err != nil || code != 200 {
+		u := h.Fake.SendCommand(c, "help", "")
+		if code, err := h.Fake.DeliverWebhook(context.Background(), urls[i%2], "s", u); err != nil || code != 200 {
 			t.Fatalf("deliver: %d %v", code, err)
 		}
 	}
-	h.wait("sendMessage", perChat*3)
+	h.Wait("sendMessage", perChat*3)
 	if overlap.Load() {
 		t.Fatal("one chat was handled by two workers at once")
 	}
@@ -361,20 +252,20 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	b := h.NewBot(nil)
 	started := make(chan struct{}, 1)
 	b.SetTestHook(func(u *models.Update) {
 		started <- struct{}{}
 		time.Sleep(500 * time.Millisecond)
 	})
-	stop := h.run(b)
-	h.fake.SendCommand(chat, "help", "")
+	stop := h.Run(b)
+	h.Fake.SendCommand(chat, "help", "")
 	<-started
 	took := stop()
 	if took > 10*time.Second {
 		t.Fatalf("shutdown took %v", took)
 	}
-	if len(h.fake.CallsFor("sendMessage")) != 1 {
+	if len(h.Fake.CallsFor("sendMessage")) != 1 {
 		t.Fatal("the in-flight update was not finished before exit")
 	}
 	if n, _ := b.Queue.Pending(context.Background()); n != 0 {
@@ -384,12 +275,12 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 
 func TestBotAPI429WaitsAndRetries(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	b := h.NewBot(nil)
 	clock := fakePace(b.API)
-	h.run(b)
-	h.fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
-	h.fake.SendCommand(chat, "help", "")
-	calls := h.wait("sendMessage", 2)
+	h.Run(b)
+	h.Fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
+	h.Fake.SendCommand(chat, "help", "")
+	calls := h.Wait("sendMessage", 2)
 	if slept := clock.Slept(); calls[0].ErrorCode != 429 || !calls[1].OK() || len(slept) != 1 || slept[0] != 3*time.Second {
 		t.Fatalf("calls %d/%d slept %v", calls[0].ErrorCode, calls[1].ErrorCode, slept)
 	}
@@ -397,11 +288,11 @@ func TestBotAPI429WaitsAndRetries(t *testing.T) {
 
 func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
-	h.run(b)
-	h.fake.BlockChat(chat)
-	h.fake.SendCommand(chat, "help", "")
-	h.wait("sendMessage", 1)
+	b := h.NewBot(nil)
+	h.Run(b)
+	h.Fake.BlockChat(chat)
+	h.Fake.SendCommand(chat, "help", "")
+	h.Wait("sendMessage", 1)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
@@ -413,13 +304,13 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("a 403 was retried: %d calls", n)
 	}
 	// Coming back with /start clears the mark.
-	h.fake.UnblockChat(chat)
-	h.fake.SendCommand(chat, "start", "")
-	h.wait("sendMessage", 2)
+	h.Fake.UnblockChat(chat)
+	h.Fake.SendCommand(chat, "start", "")
+	h.Wait("sendMessage", 2)
 	if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
 		t.Fatal("still marked blocked after /start")
 	}
@@ -427,7 +318,7 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 
 func TestHealthzAndMetrics(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	b := h.NewBot(nil)
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/healthz")
@@ -435,10 +326,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	stop := h.run(b)
-	h.fake.SendCommand(chat, "start", "")
-	h.wait("sendMessage", 1)
-	h.idle(b)
+	stop := h.Run(b)
+	h.Fake.SendCommand(chat, "start", "")
+	h.Wait("sendMessage", 1)
+	h.Idle(b)
 	if resp, err := http.Get(srv.URL + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("/metrics on the webhook's listener: %v %v", resp, err)
 	}
@@ -455,11 +346,11 @@ func TestHealthzAndMetrics(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if h.rdb.Mini == nil {
+	if h.Rdb.Mini == nil {
 		return // stopping a shared real Redis is not ours to do
 	}
 	stop()
-	h.rdb.Mini.Close()
+	h.Rdb.Mini.Close()
 	resp, err = http.Get(srv.URL + "/healthz")
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("healthz with Redis down: %v %v", resp, err)
@@ -469,20 +360,20 @@ func TestHealthzAndMetrics(t *testing.T) {
 
 func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
-	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
+	b := h.NewBot(nil)
+	q := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix)
 	// Chat 1 has a version-1 document; chat 2 one of a version this code does not know.
-	h.rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
-	h.rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
-	h.run(b)
-	h.fake.SendCommand(1, "help", "")
-	h.fake.SendCommand(2, "help", "")
-	h.wait("sendMessage", 3)
-	h.idle(b)
-	if m := h.fake.MessagesIn(1); len(m) != 1 || m[0].RawText != helpText(locales.Uk) {
+	h.Rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
+	h.Rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
+	h.Run(b)
+	h.Fake.SendCommand(1, "help", "")
+	h.Fake.SendCommand(2, "help", "")
+	h.Wait("sendMessage", 3)
+	h.Idle(b)
+	if m := h.Fake.MessagesIn(1); len(m) != 1 || m[0].RawText != helpText(locales.Uk) {
 		t.Fatalf("migrated chat got %+v", m)
 	}
-	m := h.fake.MessagesIn(2)
+	m := h.Fake.MessagesIn(2)
 	if len(m) != 2 || m[0].RawText != locales.T(locales.Ru, "err.session_reset") || m[1].RawText != helpText(locales.Ru) {
 		t.Fatalf("reset chat got %d messages: %+v", len(m), m)
 	}
@@ -498,54 +389,30 @@ func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 // it gets no "please send text" answer.
 func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
-	h.run(b)
-	h.fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
+	b := h.NewBot(nil)
+	h.Run(b)
+	h.Fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
 		MessageID: 900, Date: time.Now().Unix(), Chat: botapitest.Chat{ID: chat, Type: "private", FirstName: "B"},
 		From:            &botapitest.User{ID: chat, FirstName: "B"},
 		RefundedPayment: &botapitest.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
 	}})
-	h.fake.SendCommand(chat, "help", "")
-	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
+	h.Fake.SendCommand(chat, "help", "")
+	if got := h.Wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
 		t.Fatalf("sent %+v", got)
 	}
-	h.idle(b)
-	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
+	h.Idle(b)
+	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("%d messages; the service message was answered", n)
 	}
 }
 
-// fakePace puts the API on a fake clock that moves only when it sleeps:
-// every pace and flood wait stays in force, and a test never waits for it.
-func fakePace(a *bot.API) *fakeClock {
-	c := &fakeClock{now: time.Now()}
-	a.Now, a.Sleep = c.Now, c.Sleep
-	return c
-}
+var fakePace = bottest.FakePace
 
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept []time.Duration
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.slept = append(c.slept, d)
-	return ctx.Err()
-}
-
-// Slept returns the sleeps so far.
-func (c *fakeClock) Slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.slept...)
-}
+type fakeClock = bottest.PaceClock
 
 // helpText is /help as a buyer sees it when payments take Stars only.
 func helpText(lang locales.Lang) string {
 	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"))
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -17,9 +17,9 @@ const admin = int64(9000)
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
 	h := newHarness(t)
-	h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
-	h.fake.SendCommand(chat, "broadcast", "")
-	if got := h.wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
+	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Fake.SendCommand(chat, "broadcast", "")
+	if got := h.Wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
 		t.Fatalf("a buyer's /broadcast answered %q", got)
 	}
 }
@@ -33,8 +33,8 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	}
 	h := newHarness(t)
 	withAdmin := func(o *bot.Options) { o.Admins = []int64{admin} }
-	first := h.newBot(withAdmin)
-	stopFirst := h.run(first)
+	first := h.NewBot(withAdmin)
+	stopFirst := h.Run(first)
 	ctx := context.Background()
 	const buyers = 500
 	blocked := map[int64]bool{}
@@ -44,22 +44,22 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 		}
 		if id%25 == 0 {
 			blocked[id] = true
-			h.fake.BlockChat(id)
+			h.Fake.BlockChat(id)
 		}
 	}
-	h.fake.FailNext("sendMessage", 2, 429, "Too Many Requests: retry after 1", 1)
+	h.Fake.FailNext("sendMessage", 2, 429, "Too Many Requests: retry after 1", 1)
 
-	h.fake.SendCommand(admin, "broadcast", "")
+	h.Fake.SendCommand(admin, "broadcast", "")
 	h.waitText(admin, locales.T(locales.En, "bc.compose"))
-	h.fake.SendText(admin, "Big sale <today>")
+	h.Fake.SendText(admin, "Big sale <today>")
 	preview := h.waitText(admin, "Preview")
 	if !strings.Contains(preview.RawText, "Big sale &lt;today&gt;") || !strings.Contains(preview.RawText, "500 buyers") {
 		t.Fatalf("preview = %q", preview.RawText)
 	}
-	if _, err := h.fake.PressButton(admin, preview.MessageID, locales.T(locales.En, "btn.bc_send")); err != nil {
+	if _, err := h.Fake.PressButton(admin, preview.MessageID, locales.T(locales.En, "btn.bc_send")); err != nil {
 		t.Fatal(err)
 	}
-	jobs := state.NewBroadcasts(h.rdb.Client, h.rdb.Prefix)
+	jobs := state.NewBroadcasts(h.Rdb.Client, h.Rdb.Prefix)
 	job := func() *state.BroadcastJob {
 		for range 200 {
 			if j, err := jobs.Get(ctx, "1"); err == nil {
@@ -78,7 +78,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stopFirst() // the process dies mid-broadcast; another one carries it on
-	h.run(h.newBot(withAdmin))
+	h.Run(h.NewBot(withAdmin))
 	deadline = time.Now().Add(60 * time.Second)
 	for job().Status != state.BroadcastDone {
 		if time.Now().After(deadline) {
@@ -91,7 +91,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 		t.Fatalf("report %+v", j)
 	}
 	var times []time.Time
-	for _, c := range h.fake.CallsFor("sendMessage") {
+	for _, c := range h.Fake.CallsFor("sendMessage") {
 		id := c.Int("chat_id")
 		if id == admin || c.String("text") != "Big sale &lt;today&gt;" {
 			continue
@@ -102,7 +102,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	}
 	for id := int64(1); id <= buyers; id++ {
 		got := 0
-		for _, m := range h.fake.MessagesIn(id) {
+		for _, m := range h.Fake.MessagesIn(id) {
 			if m.RawText == "Big sale &lt;today&gt;" {
 				got++
 			}
@@ -123,7 +123,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	}
 	h.waitText(admin, "finished") // the report follows the job's last state
 	reports := 0
-	for _, m := range h.fake.MessagesIn(admin) {
+	for _, m := range h.Fake.MessagesIn(admin) {
 		if strings.Contains(m.RawText, "finished") {
 			reports++
 		}
@@ -134,25 +134,25 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 }
 
 func (h *harness) waitText(chatID int64, part string) botapitest.Message {
-	h.t.Helper()
+	h.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, m := range h.fake.MessagesIn(chatID) {
+		for _, m := range h.Fake.MessagesIn(chatID) {
 			if strings.Contains(m.RawText, part) {
 				return m
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	h.t.Fatalf("chat %d never showed %q", chatID, part)
+	h.T.Fatalf("chat %d never showed %q", chatID, part)
 	return botapitest.Message{}
 }
 
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 	h := newHarness(t)
-	h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
-	h.fake.SendCommand(chat, "help", "")
-	h.wait("sendMessage", 1)
+	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Fake.SendCommand(chat, "help", "")
+	h.Wait("sendMessage", 1)
 	has := func(cmds []botapitest.BotCommand, name string) bool {
 		for _, c := range cmds {
 			if c.Command == name {
@@ -162,13 +162,13 @@ func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 		return false
 	}
 	for _, lang := range []string{"", "ru"} {
-		adminCmds := h.fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: lang})
-		buyerCmds := h.fake.MyCommands(botapitest.CommandScope{Type: "default", LanguageCode: lang})
+		adminCmds := h.Fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: lang})
+		buyerCmds := h.Fake.MyCommands(botapitest.CommandScope{Type: "default", LanguageCode: lang})
 		if !has(adminCmds, "broadcast") || !has(adminCmds, "start") || has(buyerCmds, "broadcast") || !has(buyerCmds, "start") {
 			t.Fatalf("lang %q: admin %v, buyers %v", lang, adminCmds, buyerCmds)
 		}
 	}
-	ru := h.fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: "ru"})
+	ru := h.Fake.MyCommands(botapitest.CommandScope{Type: "chat", ChatID: admin, LanguageCode: "ru"})
 	for _, c := range ru {
 		if c.Command == "broadcast" && c.Description != locales.T(locales.Ru, "cmd.broadcast") {
 			t.Fatalf("admin command not in Russian: %+v", c)
@@ -182,24 +182,24 @@ func TestBroadcastScreensGolden(t *testing.T) {
 	for _, lang := range []string{"en", "ru"} {
 		t.Run(lang, func(t *testing.T) {
 			h := newHarness(t)
-			b := h.newBot(func(o *bot.Options) { o.Admins = []int64{admin} })
-			h.run(b)
-			h.fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
+			b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+			h.Run(b)
+			h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
 			ctx := context.Background()
 			for id := int64(1); id <= 3; id++ {
 				if err := b.Users.Started(ctx, id, time.Unix(1700000000+id, 0)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			h.fake.BlockChat(2)
+			h.Fake.BlockChat(2)
 			l := locales.Lang(lang)
 			var out strings.Builder
-			h.fake.SendCommand(admin, "broadcast", "")
+			h.Fake.SendCommand(admin, "broadcast", "")
 			out.WriteString(renderMessage(h.waitText(admin, locales.T(l, "bc.compose"))) + "\n")
-			h.fake.SendText(admin, "Sale <b>today</b>")
+			h.Fake.SendText(admin, "Sale <b>today</b>")
 			preview := h.waitText(admin, "Sale &lt;b&gt;today")
 			out.WriteString(renderMessage(preview) + "\n")
-			if _, err := h.fake.PressButton(admin, preview.MessageID, locales.T(l, "btn.bc_send")); err != nil {
+			if _, err := h.Fake.PressButton(admin, preview.MessageID, locales.T(l, "btn.bc_send")); err != nil {
 				t.Fatal(err)
 			}
 			report := h.waitText(admin, "✅")

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 
-	"github.com/go-telegram/bot/models"
-
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -29,8 +27,7 @@ const (
 	actOrderView  = "ord"    // arg: order id
 )
 
-// registerOrders adds /orders ("My orders") and the /start hook that hands
-// over deliveries a buyer missed while the bot was blocked.
+// registerOrders adds /orders ("My orders").
 func (b *Bot) registerOrders(e *flows.Engine) {
 	list := func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		page := 0
@@ -54,16 +51,6 @@ func (b *Bot) registerOrders(e *flows.Engine) {
 	e.HandleButton(actOrderView, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
 		return b.orderView(ctx, env, ev.User.ID, id)
-	})
-	b.Hook(func(ctx context.Context, b *Bot, u *models.Update) bool {
-		m := u.Message
-		if m == nil || m.From == nil || m.Chat.Type != models.ChatTypePrivate {
-			return false
-		}
-		if cmd, _, ok := parseCommand(m.Text); ok && cmd == "start" {
-			b.ful.Redeliver(ctx, m.From.ID)
-		}
-		return false // the menu still shows
 	})
 }
 

@@ -16,24 +16,24 @@ const (
 )
 
 func (h *harness) supportBot() *bot.Bot {
-	return h.newBot(func(o *bot.Options) { o.Admins = []int64{supportAdmin} })
+	return h.NewBot(func(o *bot.Options) { o.Admins = []int64{supportAdmin} })
 }
 
 // say sends text from chatID and waits until the bot has handled it.
 func (h *harness) sayIn(b *bot.Bot, chatID int64, text string) {
-	h.t.Helper()
+	h.T.Helper()
 	n := len(h.botMessages(chatID))
-	h.fake.SendText(chatID, text)
+	h.Fake.SendText(chatID, text)
 	h.waitBotMessages(chatID, n+1)
-	h.idle(b)
+	h.Idle(b)
 }
 
 func (h *harness) waitBotMessages(chatID int64, n int) {
-	h.t.Helper()
+	h.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(h.botMessages(chatID)) < n {
 		if time.Now().After(deadline) {
-			h.t.Fatalf("chat %d: %d bot messages, want %d", chatID, len(h.botMessages(chatID)), n)
+			h.T.Fatalf("chat %d: %d bot messages, want %d", chatID, len(h.botMessages(chatID)), n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -46,11 +46,11 @@ func (h *harness) waitBotMessages(chatID int64, n int) {
 // and the buyer closes the ticket.
 func TestSupportTicketRoundTripAcrossRestart(t *testing.T) {
 	h := newHarness(t)
-	h.fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", Username: "olya", LanguageCode: "ru"})
+	h.Fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", Username: "olya", LanguageCode: "ru"})
 	ru := func(key string, kv ...any) string { return locales.T(locales.Ru, key, kv...) }
 
 	b := h.supportBot()
-	stop := h.run(b)
+	stop := h.Run(b)
 	m := h.command(b, supportBuyer, "paysupport", "")
 	if m.RawText != ru("support.write") {
 		t.Fatalf("/paysupport screen = %q", m.RawText)
@@ -58,7 +58,7 @@ func TestSupportTicketRoundTripAcrossRestart(t *testing.T) {
 	stop() // the ticket's state must survive a restart
 
 	b = h.supportBot()
-	stop = h.run(b)
+	stop = h.Run(b)
 	h.sayIn(b, supportBuyer, "Не пришёл код, заказ №12")
 	h.waitText(supportBuyer, ru("support.sent"))
 	relayed := h.waitText(supportAdmin, "Не пришёл код, заказ №12")
@@ -71,7 +71,7 @@ func TestSupportTicketRoundTripAcrossRestart(t *testing.T) {
 	stop() // the admin's reply state survives too
 
 	b = h.supportBot()
-	h.run(b)
+	h.Run(b)
 	h.sayIn(b, supportAdmin, "Код отправлен повторно, проверьте /orders")
 	got := h.waitText(supportBuyer, "Код отправлен повторно")
 	if !strings.Contains(got.RawText, ru("support.from_staff", "text", "")) {
@@ -97,16 +97,16 @@ func TestSupportTicketRoundTripAcrossRestart(t *testing.T) {
 func TestSupportFromHelpButtonAndPhoto(t *testing.T) {
 	h := newHarness(t)
 	b := h.supportBot()
-	h.run(b)
+	h.Run(b)
 	help := h.command(b, supportBuyer, "help", "")
 	h.press(b, supportBuyer, help, en("btn.support_write"))
 	h.waitText(supportBuyer, en("support.write"))
-	n := len(h.fake.CallsFor("sendPhoto"))
-	h.fake.SendPhoto(supportBuyer, "screenshot of the error")
-	h.wait("sendPhoto", n+1)
+	n := len(h.Fake.CallsFor("sendPhoto"))
+	h.Fake.SendPhoto(supportBuyer, "screenshot of the error")
+	h.Wait("sendPhoto", n+1)
 	h.waitText(supportBuyer, en("support.sent"))
 	h.waitText(supportAdmin, "Support request")
-	h.idle(b)
+	h.Idle(b)
 	tickets := h.command(b, supportAdmin, "tickets", "")
 	h.press(b, supportAdmin, tickets, en("btn.close_ticket"))
 	h.waitText(supportBuyer, en("support.closed_by_staff"))
@@ -118,11 +118,11 @@ func TestSupportFromHelpButtonAndPhoto(t *testing.T) {
 func TestTermsAndSupportCommandsAreListed(t *testing.T) {
 	h := newHarness(t)
 	b := h.supportBot()
-	h.run(b)
+	h.Run(b)
 	if m := h.command(b, supportBuyer, "terms", ""); m.RawText != en("terms.text") {
 		t.Fatalf("/terms = %q", m.RawText)
 	}
-	calls := h.fake.CallsFor("setMyCommands")
+	calls := h.Fake.CallsFor("setMyCommands")
 	if len(calls) == 0 {
 		t.Fatal("no setMyCommands")
 	}
@@ -145,8 +145,8 @@ func TestTermsAndSupportCommandsAreListed(t *testing.T) {
 // button to TERMS_URL.
 func TestTermsFromConfig(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.TermsText, o.TermsURL = "Codes <are> final.", "https://shop.example/terms" })
-	h.run(b)
+	b := h.NewBot(func(o *bot.Options) { o.TermsText, o.TermsURL = "Codes <are> final.", "https://shop.example/terms" })
+	h.Run(b)
 	m := h.command(b, supportBuyer, "terms", "")
 	if want := en("terms.title") + "\n\nCodes &lt;are&gt; final."; m.RawText != want {
 		t.Fatalf("/terms = %q, want %q", m.RawText, want)
@@ -161,12 +161,12 @@ func TestTermsFromConfig(t *testing.T) {
 // told the message was not sent (not "sent"), and stays in support.
 func TestSupportWithoutAdminsSaysNotSent(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil) // no ADMIN_IDS
-	h.run(b)
+	b := h.NewBot(nil) // no ADMIN_IDS
+	h.Run(b)
 	h.command(b, supportBuyer, "support", "")
 	h.sayIn(b, supportBuyer, "hello?")
 	h.waitText(supportBuyer, "not sent")
-	for _, m := range h.fake.MessagesIn(supportBuyer) {
+	for _, m := range h.Fake.MessagesIn(supportBuyer) {
 		if m.RawText == en("support.sent") {
 			t.Fatal("told the buyer the message was sent")
 		}
@@ -179,14 +179,14 @@ func TestSupportWithoutAdminsSaysNotSent(t *testing.T) {
 func TestSupportAdminRepliesWithAPhoto(t *testing.T) {
 	h := newHarness(t)
 	b := h.supportBot()
-	h.run(b)
+	h.Run(b)
 	h.command(b, supportBuyer, "support", "")
 	h.sayIn(b, supportBuyer, "which code?")
 	relayed := h.waitText(supportAdmin, "which code?")
 	h.press(b, supportAdmin, relayed, en("btn.support_reply"))
-	n := len(h.fake.CallsFor("sendPhoto"))
-	h.fake.SendPhoto(supportAdmin, "this <one>")
-	calls := h.wait("sendPhoto", n+1)
+	n := len(h.Fake.CallsFor("sendPhoto"))
+	h.Fake.SendPhoto(supportAdmin, "this <one>")
+	calls := h.Wait("sendPhoto", n+1)
 	c := calls[len(calls)-1]
 	if c.Int("chat_id") != supportBuyer || c.String("parse_mode") != "HTML" ||
 		c.String("caption") != en("support.from_staff", "text", "this &lt;one&gt;") {
@@ -201,17 +201,17 @@ func TestSupportAdminRepliesWithAPhoto(t *testing.T) {
 // to any other message is left to the flows.
 func TestSupportAdminAnswersByReplyingToTheRelayedMessage(t *testing.T) {
 	h := newHarness(t)
-	h.fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", LanguageCode: "uk"})
+	h.Fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", LanguageCode: "uk"})
 	b := h.supportBot()
-	stop := h.run(b)
+	stop := h.Run(b)
 	h.command(b, supportBuyer, "paysupport", "")
 	h.sayIn(b, supportBuyer, "Де мій код?")
 	relayed := h.waitText(supportAdmin, "Де мій код?")
 	stop()
 
 	b = h.supportBot()
-	h.run(b)
-	h.fake.SendReply(supportAdmin, relayed.MessageID, "Код уже в /orders")
+	h.Run(b)
+	h.Fake.SendReply(supportAdmin, relayed.MessageID, "Код уже в /orders")
 	got := h.waitText(supportBuyer, "Код уже в /orders")
 	if !strings.HasPrefix(got.RawText, locales.T(locales.Uk, "support.from_staff", "text", "")) {
 		t.Fatalf("reply to the buyer = %q", got.RawText)
@@ -220,11 +220,11 @@ func TestSupportAdminAnswersByReplyingToTheRelayedMessage(t *testing.T) {
 
 	// A reply to the admin's own menu is an ordinary message.
 	menu := h.command(b, supportAdmin, "start", "")
-	n := len(h.fake.MessagesIn(supportBuyer))
-	h.fake.SendReply(supportAdmin, menu.MessageID, "not for the buyer")
+	n := len(h.Fake.MessagesIn(supportBuyer))
+	h.Fake.SendReply(supportAdmin, menu.MessageID, "not for the buyer")
 	h.waitText(supportAdmin, en("menu.text_hint"))
-	h.idle(b)
-	if len(h.fake.MessagesIn(supportBuyer)) != n {
+	h.Idle(b)
+	if len(h.Fake.MessagesIn(supportBuyer)) != n {
 		t.Fatal("a reply to another message reached the buyer")
 	}
 	h.noViolations()

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/bot/checkout"
 	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/reseller"
@@ -143,8 +144,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
-	var pay *bot.Payments
 	var upstream *reseller.Client // places and tracks paid orders
+	var pay *checkout.Options
 	if cfg.ResellerURL != "" {
 		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey,
 			reseller.WithObserver(metrics.ObserveUpstream), reseller.WithMediaHosts(cfg.MediaHosts...))
@@ -152,10 +153,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
 		upstream = client
-		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
-		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
-		shop.Checkout = pay
-		shop.Register(engine)
+		pay = &checkout.Options{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client}
 	}
 	b, err := bot.New(bot.Options{
 		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
@@ -164,12 +162,15 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
 		SupportURL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL,
+		Checkout: pay,
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
 	}
-	if pay != nil {
-		b.UsePayments(pay)
+	if upstream != nil {
+		shop := newLines(cfg, upstream, conn.Client, state.DefaultPrefix)
+		shop.Checkout = b.Checkout
+		shop.Register(engine)
 	}
 	if upstream != nil {
 		b.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)

@@ -1,4 +1,4 @@
-package bot_test
+package checkout_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -19,11 +21,11 @@ import (
 // by charge id.
 func (s *payShop) reviewAlerts() map[string]int {
 	out := map[string]int{}
-	for _, m := range s.fake.MessagesIn(payAdmin) {
+	for _, m := range s.Fake.MessagesIn(payAdmin) {
 		if !strings.Contains(m.Text, "needs review") {
 			continue
 		}
-		for _, tx := range s.fake.StarTransactions() {
+		for _, tx := range s.Fake.StarTransactions() {
 			if strings.Contains(m.Text, tx.ID) {
 				out[tx.ID]++
 			}
@@ -34,27 +36,27 @@ func (s *payShop) reviewAlerts() map[string]int {
 
 // reviews is the review list of Star charges, read from the store.
 func (s *payShop) reviews() *state.ChargeReviews {
-	return state.NewChargeReviews(s.rdb.Client, s.rdb.Prefix)
+	return state.NewChargeReviews(s.Rdb.Client, s.Rdb.Prefix)
 }
 
 // startedSweep waits until the sweep the bot runs at start has read the
 // Star transactions, so a test's charges are found by its own sweeps.
 func (s *payShop) startedSweep() {
-	s.t.Helper()
-	s.wait("getStarTransactions", 1)
+	s.T.Helper()
+	s.Wait("getStarTransactions", 1)
 	s.sweep()
 }
 
 func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 	s := newPayShop(t, true, false)
-	fakePace(s.b.API) // 60 alerts to one admin: paced on a fake clock
+	bottest.FakePace(s.b.API) // 60 alerts to one admin: paced on a fake clock
 	// 30 days of delivered purchases, whose orders lived in a store that
 	// is gone: this Redis is brand new.
 	now := time.Now()
 	var charges []string
 	for i := range 60 {
 		at := now.Add(-30*24*time.Hour + time.Hour + time.Duration(i)*12*time.Hour)
-		charges = append(charges, s.fake.AddStarPayment(chat, fmt.Sprintf("q:old%02d", i), int64(100+i), at, ""))
+		charges = append(charges, s.Fake.AddStarPayment(chat, fmt.Sprintf("q:old%02d", i), int64(100+i), at, ""))
 	}
 	if n := s.sweep(); n != 0 {
 		t.Fatalf("sweep repaired %d", n)
@@ -62,7 +64,7 @@ func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 	if n := s.sweep(); n != 0 {
 		t.Fatalf("second sweep repaired %d", n)
 	}
-	if calls := s.fake.CallsFor("refundStarPayment"); len(calls) != 0 {
+	if calls := s.Fake.CallsFor("refundStarPayment"); len(calls) != 0 {
 		t.Fatalf("%d refunds on a fresh store", len(calls))
 	}
 	ctx := context.Background()
@@ -71,7 +73,7 @@ func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 	}
 	alerts := s.reviewAlerts()
 	for i, id := range charges {
-		if s.fake.Refunded(id) {
+		if s.Fake.Refunded(id) {
 			t.Fatalf("charge %s refunded", id)
 		}
 		rv, err := s.reviews().Get(ctx, id)
@@ -94,14 +96,14 @@ func TestSweepTwiceListsAChargeOnce(t *testing.T) {
 	ctx := context.Background()
 	// One charge older than the store, and one newer whose quote this
 	// store never saw (so nothing proves it bought nothing).
-	old := s.fake.AddStarPayment(chat, "q:before", 150, time.Now().Add(-48*time.Hour), "")
-	unknown := s.fake.PushSuccessfulPayment(chat, "q:neverinvoiced", 120, "")
+	old := s.Fake.AddStarPayment(chat, "q:before", 150, time.Now().Add(-48*time.Hour), "")
+	unknown := s.Fake.PushSuccessfulPayment(chat, "q:neverinvoiced", 120, "")
 	for range 3 {
 		if n := s.sweep(); n != 0 {
 			t.Fatalf("sweep repaired %d", n)
 		}
 	}
-	s.idle(s.b)
+	s.Idle(s.b)
 	if n, _ := s.reviews().Len(ctx); n != 2 {
 		t.Fatalf("%d listed, want 2", n)
 	}
@@ -109,7 +111,7 @@ func TestSweepTwiceListsAChargeOnce(t *testing.T) {
 		if rv, err := s.reviews().Get(ctx, id); err != nil || rv.Reason != why {
 			t.Fatalf("review of %s: %+v %v", id, rv, err)
 		}
-		if s.fake.Refunded(id) {
+		if s.Fake.Refunded(id) {
 			t.Fatalf("charge %s refunded", id)
 		}
 	}
@@ -126,13 +128,13 @@ func TestSweepRunsStarsPartWhenWalletPartFails(t *testing.T) {
 	s.checkout(q)
 	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
 	// The wallet part cannot read its list.
-	if err := s.rdb.Client.Set(ctx, s.rdb.Prefix+"pay:wallet-pending", "not a zset", 0).Err(); err != nil {
+	if err := s.Rdb.Client.Set(ctx, s.Rdb.Prefix+"pay:wallet-pending", "not a zset", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var n int
 	var err error
 	for range 200 {
-		if n, err = s.pay.Sweep(ctx); !errors.Is(err, bot.ErrSweepBusy) {
+		if n, err = s.pay.Sweep(ctx); !errors.Is(err, checkout.ErrSweepBusy) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -152,29 +154,29 @@ func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
 	s := newPayShop(t, true, false)
 	s.startedSweep()
 	ctx := context.Background()
-	lock := s.rdb.Prefix + "pay:sweep-lock"
+	lock := s.Rdb.Prefix + "pay:sweep-lock"
 	// While this sweep reads the transactions its lock runs out and another
 	// process takes it.
-	s.fake.Stub("getStarTransactions", func(botapitest.Call) (any, error) {
-		s.rdb.Client.Set(ctx, lock, "another-sweeper", time.Minute)
+	s.Fake.Stub("getStarTransactions", func(botapitest.Call) (any, error) {
+		s.Rdb.Client.Set(ctx, lock, "another-sweeper", time.Minute)
 		return map[string]any{"transactions": []any{}}, nil
 	})
 	if _, err := s.pay.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.rdb.Client.Get(ctx, lock).Result(); err != nil || v != "another-sweeper" {
+	if v, err := s.Rdb.Client.Get(ctx, lock).Result(); err != nil || v != "another-sweeper" {
 		t.Fatalf("the other sweeper's lock is %q (%v)", v, err)
 	}
-	if _, err := s.pay.Sweep(ctx); !errors.Is(err, bot.ErrSweepBusy) {
+	if _, err := s.pay.Sweep(ctx); !errors.Is(err, checkout.ErrSweepBusy) {
 		t.Fatalf("a sweep while another holds the lock: %v", err)
 	}
 	// The holder releases its own lock.
-	s.fake.Stub("getStarTransactions", nil)
-	s.rdb.Client.Del(ctx, lock)
+	s.Fake.Stub("getStarTransactions", nil)
+	s.Rdb.Client.Del(ctx, lock)
 	if _, err := s.pay.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.rdb.Client.Exists(ctx, lock).Val(); n != 0 {
+	if n := s.Rdb.Client.Exists(ctx, lock).Val(); n != 0 {
 		t.Fatal("the lock outlived its sweep")
 	}
 }
@@ -190,15 +192,15 @@ func newPayShopUpstream(t *testing.T, orphanEvery time.Duration) *payShop {
 
 // waitOrphanMark waits until the orphan scan has set its mark.
 func (s *payShop) waitOrphanMark() {
-	s.t.Helper()
-	orders := state.NewOrders(s.rdb.Client, s.rdb.Prefix)
+	s.T.Helper()
+	orders := state.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if m, err := orders.OrphanMark(context.Background()); err == nil && m > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatal("the orphan scan never set its mark")
+			s.T.Fatal("the orphan scan never set its mark")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -212,16 +214,16 @@ func TestChargeWhoseQuoteACrashTookIsRefundedWhenNothingWasBought(t *testing.T) 
 	s := newPayShopUpstream(t, 50*time.Millisecond)
 	s.startedSweep()
 	s.waitOrphanMark()
-	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.fake.Refunded(charge) {
+	for !s.Fake.Refunded(charge) {
 		if time.Now().After(deadline) {
 			t.Fatal("the charge was never refunded")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	s.sweep()
-	if n := len(s.fake.CallsFor("refundStarPayment")); n != 1 {
+	if n := len(s.Fake.CallsFor("refundStarPayment")); n != 1 {
 		t.Fatalf("%d refunds", n)
 	}
 	if n, _ := s.reviews().Len(context.Background()); n != 0 {
@@ -240,7 +242,7 @@ func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *t
 		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1}); err != nil {
 		t.Fatal(err)
 	}
-	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
 	ctx := context.Background()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -256,7 +258,7 @@ func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *t
 		s.sweep()
 		time.Sleep(20 * time.Millisecond)
 	}
-	if s.fake.Refunded(charge) {
+	if s.Fake.Refunded(charge) {
 		t.Fatal("a charge whose order may exist upstream was refunded")
 	}
 }
@@ -273,13 +275,13 @@ func TestChargeWhoseQuoteACrashTookIgnoresOrphansOlderThanIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	orders := state.NewOrders(s.rdb.Client, s.rdb.Prefix)
+	orders := state.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
 	if _, err := orders.UnclaimedSince(ctx, int64(up.Number), time.Now().Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	charge := s.fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
+	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.fake.Refunded(charge) {
+	for !s.Fake.Refunded(charge) {
 		if time.Now().After(deadline) {
 			t.Fatal("an orphan older than the charge held its refund back")
 		}

@@ -1,10 +1,11 @@
-package bot_test
+package checkout_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
+	"shopbot/bot/checkout"
 	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -24,12 +27,18 @@ import (
 
 const payAdmin = int64(9001)
 
+const chat = bottest.Chat
+
+var button = bottest.Button
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
 // payShop is a running bot with the product lines and payments over the
 // upstream simulator.
 type payShop struct {
-	*harness
+	*bottest.Harness
 	b      *bot.Bot
-	pay    *bot.Payments
+	pay    *checkout.Checkout
 	sim    *resellersim.Sim
 	client *reseller.Client
 }
@@ -45,9 +54,9 @@ var upstreamHere = new(reseller.Client)
 
 // newPayShopWith is newPayShop with the bot's and the payments' options
 // adjusted by mod and pmod (either may be nil).
-func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*bot.PaymentOptions)) *payShop {
+func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*checkout.Options)) *payShop {
 	t.Helper()
-	h := newHarness(t)
+	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	srv := httptest.NewServer(sim)
 	t.Cleanup(srv.Close)
@@ -55,7 +64,11 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := h.newBot(func(o *bot.Options) {
+	popts := checkout.Options{Stars: stars, Wallet: wallet, Upstream: client}
+	if pmod != nil {
+		pmod(&popts)
+	}
+	b := h.NewBot(func(o *bot.Options) {
 		o.Admins = []int64{payAdmin}
 		if mod != nil {
 			mod(o)
@@ -63,33 +76,29 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 		if o.Reseller == upstreamHere {
 			o.Reseller = client
 		}
+		o.Checkout = &popts
 	})
-	popts := bot.PaymentOptions{Stars: stars, Wallet: wallet, Upstream: client}
-	if pmod != nil {
-		pmod(&popts)
-	}
-	pay := bot.NewPayments(popts)
+	pay := b.Checkout
 	shop := &flows.Shop{
-		Catalog:  catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
+		Catalog:  catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
-		Quotes:   state.NewQuotes(h.rdb.Client, h.rdb.Prefix),
-		Limiter:  state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
+		Quotes:   state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix),
+		Limiter:  state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 		Checkout: pay,
 	}
 	shop.Register(b.Engine)
-	b.UsePayments(pay)
-	h.run(b)
-	h.wait("getUpdates", 1) // set up: polling starts after the commands are registered
-	return &payShop{harness: h, b: b, pay: pay, sim: sim, client: client}
+	h.Run(b)
+	h.Wait("getUpdates", 1) // set up: polling starts after the commands are registered
+	return &payShop{Harness: h, b: b, pay: pay, sim: sim, client: client}
 }
 
 // quote stores a live quote of the buyer for n Apple 10 USD cards at the
 // simulator's current price.
 func (s *payShop) quote(n int) *state.Quote {
-	s.t.Helper()
+	s.T.Helper()
 	offers, err := s.client.GiftCardOffers(context.Background(), resellersim.DemoGiftCategory)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	var price decimal.Decimal
 	for _, o := range offers.Offers {
@@ -106,7 +115,7 @@ func (s *payShop) quote(n int) *state.Quote {
 	q.ShopUSD = p.ShopUSD(q.Line, q.UpstreamUSD)
 	q.Stars = p.Stars(q.ShopUSD)
 	if err := s.pay.Quotes.Save(context.Background(), q); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return q
 }
@@ -117,39 +126,39 @@ func (s *payShop) env() *flows.Env {
 
 // checkout hands q to payments the way the confirmation step does.
 func (s *payShop) checkout(q *state.Quote) *flows.Reply {
-	s.t.Helper()
+	s.T.Helper()
 	r, err := s.pay.Pay(context.Background(), s.env(), &flows.Session{}, q)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return r
 }
 
 // invoice returns the last invoice message in the chat.
 func (s *payShop) invoice() botapitest.Message {
-	s.t.Helper()
-	ms := s.fake.MessagesIn(chat)
+	s.T.Helper()
+	ms := s.Fake.MessagesIn(chat)
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].Invoice != nil {
 			return ms[i]
 		}
 	}
-	s.t.Fatal("no invoice in the chat")
+	s.T.Fatal("no invoice in the chat")
 	return botapitest.Message{}
 }
 
 func (s *payShop) payInvoice(opts botapitest.PayOptions) botapitest.PayResult {
-	s.t.Helper()
-	res, err := s.fake.Pay(context.Background(), chat, s.invoice().MessageID, opts)
+	s.T.Helper()
+	res, err := s.Fake.Pay(context.Background(), chat, s.invoice().MessageID, opts)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return res
 }
 
 // order waits for the quote's order.
 func (s *payShop) order(quoteID string) *state.Order {
-	s.t.Helper()
+	s.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		o, err := s.pay.Orders.ByQuote(context.Background(), quoteID)
@@ -157,37 +166,37 @@ func (s *payShop) order(quoteID string) *state.Order {
 			return o
 		}
 		if !errors.Is(err, state.ErrOrderNotFound) {
-			s.t.Fatal(err)
+			s.T.Fatal(err)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.t.Fatalf("no order for quote %s", quoteID)
+	s.T.Fatalf("no order for quote %s", quoteID)
 	return nil
 }
 
 func (s *payShop) noOrder(quoteID string) {
-	s.t.Helper()
-	s.idle(s.b)
+	s.T.Helper()
+	s.Idle(s.b)
 	if o, err := s.pay.Orders.ByQuote(context.Background(), quoteID); err == nil {
-		s.t.Fatalf("quote %s has order %d", quoteID, o.ID)
+		s.T.Fatalf("quote %s has order %d", quoteID, o.ID)
 	}
 }
 
 // scheduled waits for the order's fulfilment job: payments store the order,
 // then schedule it, so a reader may see the order a moment before its job.
 func (s *payShop) scheduled(o *state.Order) {
-	s.t.Helper()
+	s.T.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, ok, err := s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID))
 		if err != nil {
-			s.t.Fatalf("read the job of order %d: %v", o.ID, err)
+			s.T.Fatalf("read the job of order %d: %v", o.ID, err)
 		}
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("order %d is not scheduled for fulfilment", o.ID)
+			s.T.Fatalf("order %d is not scheduled for fulfilment", o.ID)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -196,7 +205,7 @@ func (s *payShop) scheduled(o *state.Order) {
 // texts returns the texts of the bot's messages in chat c containing sub.
 func (s *payShop) texts(c int64, sub string) []string {
 	var out []string
-	for _, m := range s.fake.MessagesIn(c) {
+	for _, m := range s.Fake.MessagesIn(c) {
 		if strings.Contains(m.Text, sub) {
 			out = append(out, m.Text)
 		}
@@ -206,35 +215,33 @@ func (s *payShop) texts(c int64, sub string) []string {
 
 // sweep runs the Stars sweep, waiting out the run the bot makes at start.
 func (s *payShop) sweep() int {
-	s.t.Helper()
+	s.T.Helper()
 	for range 200 {
 		n, err := s.pay.Sweep(context.Background())
-		if errors.Is(err, bot.ErrSweepBusy) {
+		if errors.Is(err, checkout.ErrSweepBusy) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
 		if err != nil {
-			s.t.Fatal(err)
+			s.T.Fatal(err)
 		}
 		return n
 	}
-	s.t.Fatal("the sweep stayed busy")
+	s.T.Fatal("the sweep stayed busy")
 	return 0
 }
 
-func itoa(n int64) string { return decimal.NewFromInt(n).String() }
-
 func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
 	s := newPayShop(t, true, false)
-	s.fake.SendCommand(chat, "giftcards", "")
-	s.wait("sendMessage", 1)
-	s.idle(s.b)
-	s.tap(s.b, "Apple")
-	s.tap(s.b, "US")
-	s.tap(s.b, "Apple Gift Card 10 USD")
-	s.say(s.b, "2")
-	s.tap(s.b, locales.T(locales.En, "btn.pay"))
-	inv := s.wait("sendInvoice", 1)[0]
+	s.Fake.SendCommand(chat, "giftcards", "")
+	s.Wait("sendMessage", 1)
+	s.Idle(s.b)
+	s.Tap(s.b, "Apple")
+	s.Tap(s.b, "US")
+	s.Tap(s.b, "Apple Gift Card 10 USD")
+	s.Say(s.b, "2")
+	s.Tap(s.b, locales.T(locales.En, "btn.pay"))
+	inv := s.Wait("sendInvoice", 1)[0]
 	if inv.String("currency") != "XTR" || inv.String("provider_token") != "" || !strings.HasPrefix(inv.String("payload"), "q:") {
 		t.Fatalf("invoice currency %q token %q payload %q", inv.String("currency"), inv.String("provider_token"), inv.String("payload"))
 	}
@@ -258,7 +265,7 @@ func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
 		t.Fatalf("order item %s: %v", o.Item, err)
 	}
 	s.scheduled(o)
-	s.idle(s.b)
+	s.Idle(s.b)
 	if got := s.texts(chat, "Payment received"); len(got) != 1 || !strings.Contains(got[0], "#"+itoa(o.ID)) {
 		t.Fatalf("buyer was told %q", got)
 	}
@@ -266,18 +273,18 @@ func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
 
 func TestDoubleTapOnPaySendsOneInvoice(t *testing.T) {
 	s := newPayShop(t, true, false)
-	s.fake.SendCommand(chat, "stars", "")
-	s.wait("sendMessage", 1)
-	s.idle(s.b)
-	s.say(s.b, "@durov")
-	s.tap(s.b, "500")
-	m := s.menu()
+	s.Fake.SendCommand(chat, "stars", "")
+	s.Wait("sendMessage", 1)
+	s.Idle(s.b)
+	s.Say(s.b, "@durov")
+	s.Tap(s.b, "500")
+	m := s.Menu()
 	data := button(t, m, locales.T(locales.En, "btn.pay"))
-	q1 := s.fake.Press(chat, m.MessageID, data)
-	q2 := s.fake.Press(chat, m.MessageID, data)
-	a1, a2 := s.waitAnswer(q1), s.waitAnswer(q2)
-	s.idle(s.b)
-	if n := len(s.fake.CallsFor("sendInvoice")); n != 1 {
+	q1 := s.Fake.Press(chat, m.MessageID, data)
+	q2 := s.Fake.Press(chat, m.MessageID, data)
+	a1, a2 := s.WaitAnswer(q1), s.WaitAnswer(q2)
+	s.Idle(s.b)
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 1 {
 		t.Fatalf("%d invoices for one quote", n)
 	}
 	if a1.Text != locales.T(locales.En, "pay.invoice_sent") || a2.Text != locales.T(locales.En, "pay.invoice_again") {
@@ -303,7 +310,7 @@ func TestDuplicateSuccessfulPaymentMakesOneOrder(t *testing.T) {
 		t.Fatalf("pushed %d updates", len(res.UpdateIDs))
 	}
 	o := s.order(q.ID)
-	s.idle(s.b)
+	s.Idle(s.b)
 	if got, err := s.pay.Orders.ByCharge(context.Background(), res.ChargeID); err != nil || got.ID != o.ID {
 		t.Fatalf("by charge: %v %v", got, err)
 	}
@@ -313,7 +320,7 @@ func TestDuplicateSuccessfulPaymentMakesOneOrder(t *testing.T) {
 	if got := s.texts(chat, "Payment received"); len(got) != 1 {
 		t.Fatalf("buyer told %d times", len(got))
 	}
-	if s.fake.Refunded(res.ChargeID) {
+	if s.Fake.Refunded(res.ChargeID) {
 		t.Fatal("the only charge was refunded")
 	}
 }
@@ -324,18 +331,18 @@ func TestSecondChargeForPaidQuoteIsRefunded(t *testing.T) {
 	s.checkout(q)
 	first := s.payInvoice(botapitest.PayOptions{})
 	o := s.order(q.ID)
-	second := s.fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, "")
+	second := s.Fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, "")
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.fake.Refunded(second) {
+	for !s.Fake.Refunded(second) {
 		if time.Now().After(deadline) {
 			t.Fatal("second charge not refunded")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The same second charge arrives again: refunded once, told once.
-	s.fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, second)
-	s.idle(s.b)
-	if s.fake.Refunded(first.ChargeID) {
+	s.Fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, second)
+	s.Idle(s.b)
+	if s.Fake.Refunded(first.ChargeID) {
 		t.Fatal("the first charge was refunded")
 	}
 	if got, _ := s.pay.Orders.ByQuote(context.Background(), q.ID); got.ID != o.ID || got.ChargeID != first.ChargeID {
@@ -401,7 +408,7 @@ func TestWalletPayDebitsAndCreatesOrder(t *testing.T) {
 		t.Fatalf("reply %+v", r)
 	}
 	o := s.order(q.ID)
-	if o.PayMethod != state.PayWallet || o.ChargeID != bot.WalletRef(q.ID) || o.Stars != 0 || !o.ShopUSD.Equal(q.ShopUSD) {
+	if o.PayMethod != state.PayWallet || o.ChargeID != checkout.WalletRef(q.ID) || o.Stars != 0 || !o.ShopUSD.Equal(q.ShopUSD) {
 		t.Fatalf("order %+v", o)
 	}
 	s.scheduled(o)
@@ -418,8 +425,8 @@ func TestWalletPayDebitsAndCreatesOrder(t *testing.T) {
 		t.Fatalf("balance %s after a second tap, want %s", bal, want)
 	}
 	// /wallet shows the balance and the payment.
-	s.fake.SendCommand(chat, "wallet", "")
-	m := s.wait("sendMessage", 1)[0].String("text")
+	s.Fake.SendCommand(chat, "wallet", "")
+	m := s.Wait("sendMessage", 1)[0].String("text")
 	if !strings.Contains(m, "Your wallet") || !strings.Contains(m, locales.T(locales.En, "wallet.kind_pay_order", "id", o.ID)) || !strings.Contains(m, locales.T(locales.En, "wallet.kind_credit")) {
 		t.Fatalf("/wallet = %q", m)
 	}
@@ -449,7 +456,7 @@ func TestBothMethodsOfferAChoice(t *testing.T) {
 	if r.Screen == nil || len(r.Screen.Rows) < 2 || r.Screen.Rows[0][0].Arg != q.ID || r.Screen.Rows[1][0].Arg != q.ID {
 		t.Fatalf("choice screen %+v", r.Screen)
 	}
-	if len(s.fake.CallsFor("sendInvoice")) != 0 {
+	if len(s.Fake.CallsFor("sendInvoice")) != 0 {
 		t.Fatal("an invoice before the buyer chose")
 	}
 }
@@ -482,13 +489,13 @@ func TestSweepRefundsLostPaymentWhoseQuoteIsGone(t *testing.T) {
 	q := s.quote(1)
 	s.checkout(q)
 	res := s.payInvoice(botapitest.PayOptions{LoseUpdate: true})
-	if err := s.rdb.Client.Del(ctx, s.rdb.Prefix+"quote:"+q.ID).Err(); err != nil {
+	if err := s.Rdb.Client.Del(ctx, s.Rdb.Prefix+"quote:"+q.ID).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.sweep(); n != 1 {
 		t.Fatalf("sweep repaired %d", n)
 	}
-	if !s.fake.Refunded(res.ChargeID) {
+	if !s.Fake.Refunded(res.ChargeID) {
 		t.Fatal("not refunded")
 	}
 	s.noOrder(q.ID)
@@ -515,7 +522,7 @@ func TestRepriceEveryLine(t *testing.T) {
 		{state.Quote{Line: "topup", Item: "USD", Fields: map[string]string{"currency": "USD", "amount": "12.50"}, Quantity: 1}, ""},
 	} {
 		t.Run(tc.q.Line, func(t *testing.T) {
-			first, err := bot.Reprice(ctx, s.client, &tc.q)
+			first, err := checkout.Reprice(ctx, s.client, &tc.q)
 			if err != nil || !first.UpstreamUSD.IsPositive() {
 				t.Fatalf("reprice: %+v %v", first, err)
 			}
@@ -528,46 +535,46 @@ func TestRepriceEveryLine(t *testing.T) {
 			if !s.sim.SetPrice(tc.item, decimal.RequireFromString("0.77")) {
 				t.Fatalf("no item %s in the simulator", tc.item)
 			}
-			again, err := bot.Reprice(ctx, s.client, &tc.q)
+			again, err := checkout.Reprice(ctx, s.client, &tc.q)
 			want := decimal.RequireFromString("0.77").Mul(decimal.NewFromInt(int64(tc.q.Quantity)))
 			if err != nil || !again.UpstreamUSD.Equal(want) {
 				t.Fatalf("after a price change: %+v %v, want %s", again, err, want)
 			}
 		})
 	}
-	if _, err := bot.Reprice(ctx, s.client, &state.Quote{Line: "giftcards", Item: "nope", Category: resellersim.DemoGiftCategory, Quantity: 1}); !reseller.IsNotFound(err) {
+	if _, err := checkout.Reprice(ctx, s.client, &state.Quote{Line: "giftcards", Item: "nope", Category: resellersim.DemoGiftCategory, Quantity: 1}); !reseller.IsNotFound(err) {
 		t.Fatalf("a gone card: %v", err)
 	}
 }
 
 func TestBothMethodsChoiceLeadsToAnInvoiceOrTheWallet(t *testing.T) {
 	s := newPayShop(t, true, true)
-	if cmds := s.fake.MyCommands(botapitest.CommandScope{Type: "default"}); !hasCommand(cmds, "wallet") {
+	if cmds := s.Fake.MyCommands(botapitest.CommandScope{Type: "default"}); !hasCommand(cmds, "wallet") {
 		t.Fatalf("/wallet not in the command menu: %+v", cmds)
 	}
-	s.fake.SendCommand(chat, "stars", "")
-	s.wait("sendMessage", 1)
-	s.idle(s.b)
-	s.say(s.b, "@durov")
-	s.tap(s.b, "500")
-	s.tap(s.b, locales.T(locales.En, "btn.pay"))
-	m := s.menu()
+	s.Fake.SendCommand(chat, "stars", "")
+	s.Wait("sendMessage", 1)
+	s.Idle(s.b)
+	s.Say(s.b, "@durov")
+	s.Tap(s.b, "500")
+	s.Tap(s.b, locales.T(locales.En, "btn.pay"))
+	m := s.Menu()
 	if !strings.Contains(m.Text, "How would you like to pay?") {
 		t.Fatalf("choice screen = %q", m.Text)
 	}
 	// The wallet is empty: a polite refusal, nothing charged.
 	wallet := locales.T(locales.En, "btn.pay_wallet", "balance", locales.Money(locales.En, decimal.Zero))
-	if a := s.waitAnswer(s.fake.Press(chat, m.MessageID, button(t, m, wallet))); !strings.Contains(a.Text, "Not enough money") {
+	if a := s.WaitAnswer(s.Fake.Press(chat, m.MessageID, button(t, m, wallet))); !strings.Contains(a.Text, "Not enough money") {
 		t.Fatalf("empty wallet answered %q", a.Text)
 	}
-	s.idle(s.b)
+	s.Idle(s.b)
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if strings.HasPrefix(b.Text, "⭐") {
-			s.waitAnswer(s.fake.Press(chat, m.MessageID, b.CallbackData))
+			s.WaitAnswer(s.Fake.Press(chat, m.MessageID, b.CallbackData))
 		}
 	}
-	s.idle(s.b)
-	if n := len(s.fake.CallsFor("sendInvoice")); n != 1 {
+	s.Idle(s.b)
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 1 {
 		t.Fatalf("%d invoices", n)
 	}
 	res := s.payInvoice(botapitest.PayOptions{})
@@ -594,8 +601,8 @@ func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
 	}
 	q := s.quote(1)
 	// What a process that died right after the debit leaves behind.
-	s.rdb.Client.ZAdd(ctx, s.rdb.Prefix+"pay:wallet-pending", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).UnixMilli()), Member: itoa(chat) + ":" + q.ID})
-	if _, err := s.pay.Wallets.Debit(ctx, chat, q.ShopUSD, bot.WalletRef(q.ID), "order"); err != nil {
+	s.Rdb.Client.ZAdd(ctx, s.Rdb.Prefix+"pay:wallet-pending", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).UnixMilli()), Member: itoa(chat) + ":" + q.ID})
+	if _, err := s.pay.Wallets.Debit(ctx, chat, q.ShopUSD, checkout.WalletRef(q.ID), "order"); err != nil {
 		t.Fatal(err)
 	}
 	s.noOrder(q.ID)
@@ -611,7 +618,7 @@ func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
 	if bal, _ := s.pay.Wallets.Balance(ctx, chat); !bal.Equal(want) {
 		t.Fatalf("balance %s, want %s", bal, want)
 	}
-	s.idle(s.b)
+	s.Idle(s.b)
 	if len(s.texts(chat, "Paid from your wallet")) != 1 {
 		t.Fatal("buyer not told once")
 	}

@@ -1,4 +1,4 @@
-package bot
+package checkout
 
 import (
 	"context"
@@ -10,25 +10,23 @@ import (
 	"strings"
 	"time"
 
-	tgbot "github.com/go-telegram/bot"
-	"github.com/go-telegram/bot/models"
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/locales"
 	"shopbot/state"
 )
 
-// sweepLoop records the store's epoch, runs the sweep at start and then
+// Run records the store's epoch, runs the sweep at start and then
 // every SweepEvery until ctx ends. Sweep logs what goes wrong itself.
-func (p *Payments) sweepLoop(ctx context.Context) {
+func (p *Checkout) Run(ctx context.Context) {
 	if _, err := p.storeEpoch(ctx); err != nil && ctx.Err() == nil {
-		p.b.log.Warn("record the store epoch", "err", err)
+		p.log.Warn("record the store epoch", "err", err)
 	}
 	t := time.NewTicker(p.opts.SweepEvery)
 	defer t.Stop()
 	for {
 		if n, _ := p.Sweep(ctx); n > 0 {
-			p.b.log.Info("payment sweep repaired payments", "count", n)
+			p.log.Info("payment sweep repaired payments", "count", n)
 		}
 		select {
 		case <-ctx.Done():
@@ -40,7 +38,7 @@ func (p *Payments) sweepLoop(ctx context.Context) {
 }
 
 // SweepSoon makes the sweep loop run now (it is not waited for).
-func (p *Payments) SweepSoon() {
+func (p *Checkout) SweepSoon() {
 	select {
 	case p.kick <- struct{}{}:
 	default:
@@ -49,8 +47,8 @@ func (p *Payments) SweepSoon() {
 
 // storeEpoch returns when the store was created, recording now when this
 // is the first time (see state.StoreEpoch).
-func (p *Payments) storeEpoch(ctx context.Context) (time.Time, error) {
-	return state.StoreEpoch(ctx, p.rdb, p.b.opts.Prefix, p.b.opts.Now())
+func (p *Checkout) storeEpoch(ctx context.Context) (time.Time, error) {
+	return state.StoreEpoch(ctx, p.rdb, p.prefix, p.now())
 }
 
 // ErrSweepBusy means another process (or the periodic run) is sweeping.
@@ -96,12 +94,12 @@ func newLockToken() string {
 // and refunds; charges listed for review are not counted). Only one
 // process sweeps at a time: the others get ErrSweepBusy. The lock is
 // renewed and released only by its holder.
-func (p *Payments) Sweep(ctx context.Context) (int, error) {
+func (p *Checkout) Sweep(ctx context.Context) (int, error) {
 	lock, token := p.p+"sweep-lock", newLockToken()
 	ok, err := p.rdb.SetNX(ctx, lock, token, sweepLockTTL).Result()
 	if err != nil {
 		if ctx.Err() == nil {
-			p.b.log.Warn("payment sweep: take the lock", "err", err)
+			p.log.Warn("payment sweep: take the lock", "err", err)
 		}
 		return 0, fmt.Errorf("take the payment sweep lock: %w", err)
 	}
@@ -110,58 +108,52 @@ func (p *Payments) Sweep(ctx context.Context) (int, error) {
 	}
 	defer func() {
 		if err := sweepUnlockScript.Run(context.WithoutCancel(ctx), p.rdb, []string{lock}, token).Err(); err != nil {
-			p.b.log.Warn("payment sweep: release the lock", "err", err)
+			p.log.Warn("payment sweep: release the lock", "err", err)
 		}
 	}()
 	n, werr := p.sweepWallet(ctx)
 	if werr != nil && ctx.Err() == nil {
-		p.b.log.Warn("payment sweep: wallet payments", "err", werr)
+		p.log.Warn("payment sweep: wallet payments", "err", werr)
 	}
 	if !p.opts.Stars {
 		return n, werr
 	}
 	m, serr := p.sweepStars(ctx, func() {
 		if err := sweepExtendScript.Run(ctx, p.rdb, []string{lock}, token, sweepLockTTL.Milliseconds()).Err(); err != nil && ctx.Err() == nil {
-			p.b.log.Warn("payment sweep: renew the lock", "err", err)
+			p.log.Warn("payment sweep: renew the lock", "err", err)
 		}
 	})
 	if serr != nil && ctx.Err() == nil {
-		p.b.log.Warn("payment sweep: Star payments", "err", serr)
+		p.log.Warn("payment sweep: Star payments", "err", serr)
 	}
 	return n + m, errors.Join(werr, serr)
 }
 
 // sweepStars is the Stars part of Sweep; renew is called after each page.
-func (p *Payments) sweepStars(ctx context.Context, renew func()) (int, error) {
+func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 	epoch, err := p.storeEpoch(ctx)
 	if err != nil {
 		return 0, err
 	}
-	cutoff := p.b.opts.Now().Add(-p.opts.SweepWindow).Unix()
+	cutoff := p.now().Add(-p.opts.SweepWindow).Unix()
 	refunded := map[string]bool{}
 	n := 0
 	var firstErr error
 	for offset := 0; offset < 1000*sweepPage; offset += sweepPage {
-		var page *models.StarTransactions
-		err := p.b.API.Do(ctx, "getStarTransactions", 0, func(ctx context.Context) error {
-			var err error
-			page, err = p.b.API.TG.GetStarTransactions(ctx, &tgbot.GetStarTransactionsParams{Offset: offset, Limit: sweepPage})
-			return err
-		})
+		page, err := p.tg.StarTransactions(ctx, offset, sweepPage)
 		if err != nil {
 			return n, errors.Join(firstErr, err)
 		}
 		renew()
-		for _, tx := range page.Transactions {
-			if tx.Receiver != nil && tx.Receiver.User != nil {
+		for _, tx := range page {
+			if tx.Refund {
 				refunded[tx.ID] = true // a refund carries its charge's id
 				continue
 			}
-			if int64(tx.Date) < cutoff {
+			if tx.Date < cutoff {
 				return n, firstErr
 			}
-			src := tx.Source
-			if src == nil || src.User == nil || !strings.HasPrefix(src.User.InvoicePayload, payloadPrefix) || refunded[tx.ID] {
+			if tx.Buyer == nil || !strings.HasPrefix(tx.Buyer.Payload, payloadPrefix) || refunded[tx.ID] {
 				continue
 			}
 			repaired, err := p.sweepCharge(ctx, tx, epoch)
@@ -169,7 +161,7 @@ func (p *Payments) sweepStars(ctx context.Context, renew func()) (int, error) {
 				if ctx.Err() != nil {
 					return n, err
 				}
-				p.b.log.Warn("sweep: settle payment", "charge", tx.ID, "err", err)
+				p.log.Warn("sweep: settle payment", "charge", tx.ID, "err", err)
 				if firstErr == nil {
 					firstErr = err
 				}
@@ -179,7 +171,7 @@ func (p *Payments) sweepStars(ctx context.Context, renew func()) (int, error) {
 				n++
 			}
 		}
-		if len(page.Transactions) < sweepPage {
+		if len(page) < sweepPage {
 			break
 		}
 	}
@@ -194,7 +186,7 @@ func (p *Payments) sweepStars(ctx context.Context, renew func()) (int, error) {
 // not before the store's epoch, or the store holds the invoice it paid
 // (recorded after the epoch). Anything older may have been delivered from
 // a store that is gone: it is listed for admin review, never refunded.
-func (p *Payments) sweepCharge(ctx context.Context, tx models.StarTransaction, epoch time.Time) (bool, error) {
+func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch time.Time) (bool, error) {
 	if o, err := p.Orders.ByCharge(ctx, tx.ID); err == nil {
 		return false, p.ensureScheduled(ctx, o)
 	} else if !errors.Is(err, state.ErrOrderNotFound) {
@@ -210,9 +202,8 @@ func (p *Payments) sweepCharge(ctx context.Context, tx models.StarTransaction, e
 	} else if !errors.Is(err, state.ErrNoChargeReview) {
 		return false, err
 	}
-	src := tx.Source.User
-	u := src.User
-	c := starCharge{ID: tx.ID, UserID: u.ID, ChatID: u.ID, Payload: src.InvoicePayload, Amount: int64(tx.Amount), At: time.Unix(int64(tx.Date), 0)}
+	u := tx.Buyer
+	c := starCharge{ID: tx.ID, UserID: u.UserID, ChatID: u.UserID, Payload: u.Payload, Amount: tx.Amount, At: time.Unix(tx.Date, 0)}
 	after := !c.At.Before(epoch)
 	if !after {
 		qid, _ := strings.CutPrefix(c.Payload, payloadPrefix)
@@ -223,10 +214,10 @@ func (p *Payments) sweepCharge(ctx context.Context, tx models.StarTransaction, e
 		after = sent
 	}
 	if !after {
-		p.b.log.Warn("sweep: payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
+		p.log.Warn("sweep: payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
 		return false, p.review(ctx, c, state.ReviewBeforeStore)
 	}
-	p.b.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
+	p.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
 	reviewed, err := p.settle(ctx, c, u.LanguageCode, true)
 	if errors.Is(err, errSettleLater) {
 		return false, nil
@@ -236,7 +227,7 @@ func (p *Payments) sweepCharge(ctx context.Context, tx models.StarTransaction, e
 
 // review lists a Star charge for admin review (once) and alerts admins
 // (once per charge).
-func (p *Payments) review(ctx context.Context, c starCharge, reason string) error {
+func (p *Checkout) review(ctx context.Context, c starCharge, reason string) error {
 	if _, err := p.Reviews.Add(ctx, state.ChargeReview{
 		ChargeID: c.ID, UserID: c.UserID, Stars: c.Amount, Payload: c.Payload, PaidAt: c.At.UTC(), Reason: reason,
 	}); err != nil {
@@ -257,18 +248,18 @@ var reviewReasons = map[string]string{
 
 // alertReview tells admins about a listed charge unless they were told.
 // The alert key dedupes a crash between the alert and its mark.
-func (p *Payments) alertReview(ctx context.Context, rv *state.ChargeReview) error {
+func (p *Checkout) alertReview(ctx context.Context, rv *state.ChargeReview) error {
 	if done, err := p.Reviews.Alerted(ctx, rv.ChargeID); err != nil || done {
 		return err
 	}
-	lang := p.b.Engine.DefaultLang
+	lang := p.engine.DefaultLang
 	why := reviewReasons[rv.Reason]
 	if why == "" {
 		why = "alert.review_quote_gone"
 	}
 	text := locales.T(lang, "alert.charge_review", "charge", locales.Escape(rv.ChargeID), "amount", locales.Stars(lang, rv.Stars),
 		"user", strconv.FormatInt(rv.UserID, 10), "date", locales.DateTime(lang, rv.PaidAt), "why", locales.T(lang, why))
-	if _, err := p.b.Alerts().Raise(ctx, "charge-review:"+rv.ChargeID, text); err != nil {
+	if _, err := p.alerts.Raise(ctx, "charge-review:"+rv.ChargeID, text); err != nil {
 		return err
 	}
 	return p.Reviews.MarkAlerted(ctx, rv.ChargeID)
@@ -277,8 +268,8 @@ func (p *Payments) alertReview(ctx context.Context, rv *state.ChargeReview) erro
 // sweepWallet finishes wallet payments left between the debit and the
 // order for more than a minute: the order is created, or the money
 // credited back when the quote is gone or was paid otherwise.
-func (p *Payments) sweepWallet(ctx context.Context) (int, error) {
-	max := strconv.FormatInt(p.b.opts.Now().Add(-time.Minute).UnixMilli(), 10)
+func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
+	max := strconv.FormatInt(p.now().Add(-time.Minute).UnixMilli(), 10)
 	members, err := p.rdb.ZRangeByScore(ctx, p.walletPending(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: 100}).Result()
 	if err != nil {
 		return 0, err
@@ -322,9 +313,9 @@ func (p *Payments) sweepWallet(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if o.CreatedAt.After(p.b.opts.Now().Add(-time.Minute)) { // created just now: the buyer never heard
+		if o.CreatedAt.After(p.now().Add(-time.Minute)) { // created just now: the buyer never heard
 			bal, _ := p.Wallets.Balance(ctx, q.UserID)
-			_, _ = p.b.Send(ctx, q.ChatID, locales.T(lang, "pay.paid_wallet", "amount", locales.Money(lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(lang, bal)), nil)
+			_, _ = p.tg.Send(ctx, q.ChatID, locales.T(lang, "pay.paid_wallet", "amount", locales.Money(lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(lang, bal)), nil)
 		}
 		n++
 	}

@@ -1,4 +1,4 @@
-package bot_test
+package checkout_test
 
 import (
 	"context"
@@ -39,10 +39,10 @@ func clockShop(t *testing.T, clk *testClock) *payShop {
 // markSending leaves what a replica killed between marking the invoice and
 // sending it leaves behind.
 func (s *payShop) markSending(quoteID string, at time.Time) {
-	s.t.Helper()
-	err := s.rdb.Client.HSet(context.Background(), s.rdb.Prefix+"pay:q:"+quoteID, "inv", "sending", "inv_at", strconv.FormatInt(at.UnixMilli(), 10)).Err()
+	s.T.Helper()
+	err := s.Rdb.Client.HSet(context.Background(), s.Rdb.Prefix+"pay:q:"+quoteID, "inv", "sending", "inv_at", strconv.FormatInt(at.UnixMilli(), 10)).Err()
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 }
 
@@ -59,7 +59,7 @@ func TestKilledBetweenMarkingAndSendingInvoiceLetsBuyerPayAgain(t *testing.T) {
 	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sending") {
 		t.Fatalf("Pay 29 s later answered %q", r.Answer)
 	}
-	if n := len(s.fake.CallsFor("sendInvoice")); n != 0 {
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 0 {
 		t.Fatalf("%d invoices while one was being sent", n)
 	}
 	// No message id after the bound: the invoice is taken for lost.
@@ -67,7 +67,7 @@ func TestKilledBetweenMarkingAndSendingInvoiceLetsBuyerPayAgain(t *testing.T) {
 	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sent") {
 		t.Fatalf("Pay after the bound answered %q", r.Answer)
 	}
-	if n := len(s.fake.CallsFor("sendInvoice")); n != 1 {
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 1 {
 		t.Fatalf("%d invoices", n)
 	}
 	// Now it is in the chat, and it pays.
@@ -103,11 +103,11 @@ func TestTwoInvoicesOfOneQuoteMakeOneOrder(t *testing.T) {
 	}
 	// The buyer pays both: the first one's update is lost, the sweep finds it.
 	ctx := context.Background()
-	lost, err := s.fake.Pay(ctx, chat, first.MessageID, botapitest.PayOptions{LoseUpdate: true})
+	lost, err := s.Fake.Pay(ctx, chat, first.MessageID, botapitest.PayOptions{LoseUpdate: true})
 	if err != nil || lost.Declined {
 		t.Fatalf("first: %+v %v", lost, err)
 	}
-	paid, err := s.fake.Pay(ctx, chat, second.MessageID, botapitest.PayOptions{})
+	paid, err := s.Fake.Pay(ctx, chat, second.MessageID, botapitest.PayOptions{})
 	if err != nil || paid.Declined {
 		t.Fatalf("second: %+v %v", paid, err)
 	}
@@ -115,8 +115,8 @@ func TestTwoInvoicesOfOneQuoteMakeOneOrder(t *testing.T) {
 	if n := s.sweep(); n != 1 {
 		t.Fatalf("sweep repaired %d", n)
 	}
-	if !s.fake.Refunded(lost.ChargeID) || s.fake.Refunded(paid.ChargeID) {
-		t.Fatalf("refunded: lost %v, paid %v", s.fake.Refunded(lost.ChargeID), s.fake.Refunded(paid.ChargeID))
+	if !s.Fake.Refunded(lost.ChargeID) || s.Fake.Refunded(paid.ChargeID) {
+		t.Fatalf("refunded: lost %v, paid %v", s.Fake.Refunded(lost.ChargeID), s.Fake.Refunded(paid.ChargeID))
 	}
 	if n, _ := s.pay.Orders.CountByUser(ctx, chat); n != 1 || o.ChargeID != paid.ChargeID {
 		t.Fatalf("%d orders, order %+v", n, o)

@@ -1,0 +1,208 @@
+// Package bottest runs the whole shop for tests: the bot as bot.New
+// assembles it (every feature wired), over the fake Bot API server
+// (botapitest) and a throwaway Redis (statetest). Feature packages test
+// themselves end to end with it: a buyer's taps and payments go in through
+// the fake Telegram, and the test waits on the calls the shop makes.
+package bottest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state/statetest"
+)
+
+// Chat is the buyer's chat (and user id) of the tests.
+const Chat = int64(5001)
+
+// Harness is a fake Telegram and a Redis for one test.
+type Harness struct {
+	T    *testing.T
+	Fake *botapitest.Server
+	Rdb  *statetest.Redis
+}
+
+// New returns a harness whose servers close when the test ends.
+func New(t *testing.T) *Harness {
+	return &Harness{T: t, Fake: botapitest.NewT(t), Rdb: statetest.New(t)}
+}
+
+// NewBot builds a bot on the harness's fake server and Redis; mod adjusts
+// its options (nil: the defaults of the tests).
+func (h *Harness) NewBot(mod func(*bot.Options)) *bot.Bot {
+	h.T.Helper()
+	opts := bot.Options{
+		Token: h.Fake.Token(), APIURL: h.Fake.URL(), Prefix: h.Rdb.Prefix,
+		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	b, err := bot.New(opts, h.Rdb.Client, flows.NewEngine(nil, locales.En))
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	return b
+}
+
+// Run starts b and returns a stop function that cancels it and checks that
+// Run returned nil (it reports how long stopping took). The test's end
+// stops it too.
+func (h *Harness) Run(b *bot.Bot) (stop func() time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	var once sync.Once
+	stop = func() time.Duration {
+		var took time.Duration
+		once.Do(func() {
+			start := time.Now()
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					h.T.Errorf("Run returned %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				h.T.Error("Run did not return within 15s of cancel")
+			}
+			took = time.Since(start)
+		})
+		return took
+	}
+	h.T.Cleanup(func() { stop() })
+	return stop
+}
+
+// Wait waits until the shop made n calls of method and returns them.
+func (h *Harness) Wait(method string, n int) []botapitest.Call {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	calls, err := h.Fake.WaitFor(ctx, method, n)
+	if err != nil {
+		h.T.Fatalf("waiting for %d %s: %v (have %d)", n, method, err, len(h.Fake.CallsFor(method)))
+	}
+	return calls
+}
+
+// Idle waits until no chat has updates queued or in progress.
+func (h *Harness) Idle(b *bot.Bot) {
+	h.T.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, err := b.Queue.Pending(context.Background()); err == nil && n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.T.Fatal("the queue never drained")
+}
+
+// WaitAnswer waits for the answer to callback query id.
+func (h *Harness) WaitAnswer(id string) botapitest.CallbackAnswer {
+	h.T.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if a, ok := h.Fake.CallbackAnswer(id); ok {
+			return a
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.T.Fatalf("callback query %s never answered", id)
+	return botapitest.CallbackAnswer{}
+}
+
+// Menu is the bot's last message in the buyer's chat.
+func (h *Harness) Menu() botapitest.Message {
+	h.T.Helper()
+	m, ok := h.Fake.LastMessage(Chat)
+	if !ok {
+		h.T.Fatal("no bot message in the chat")
+	}
+	return m
+}
+
+// Tap presses the live menu's button whose label starts with prefix and
+// waits until the bot has handled it.
+func (h *Harness) Tap(b *bot.Bot, prefix string) {
+	h.T.Helper()
+	m := h.Menu()
+	for _, btn := range m.ReplyMarkup.Buttons() {
+		if strings.HasPrefix(btn.Text, prefix) {
+			h.WaitAnswer(h.Fake.Press(Chat, m.MessageID, btn.CallbackData))
+			h.Idle(b)
+			return
+		}
+	}
+	h.T.Fatalf("no button %q on %q", prefix, m.Text)
+}
+
+// Say sends text and waits for the screen the bot sends anew in answer.
+func (h *Harness) Say(b *bot.Bot, text string) {
+	h.T.Helper()
+	n := len(h.Fake.CallsFor("sendMessage"))
+	h.Fake.SendText(Chat, text)
+	h.Wait("sendMessage", n+1)
+	h.Idle(b)
+}
+
+// Button returns the callback data of the button labelled label on m.
+func Button(t *testing.T, m botapitest.Message, label string) string {
+	t.Helper()
+	for _, b := range m.ReplyMarkup.Buttons() {
+		if b.Text == label {
+			return b.CallbackData
+		}
+	}
+	t.Fatalf("no button %q on message %d", label, m.MessageID)
+	return ""
+}
+
+// FakePace puts the API on a fake clock that moves only when it sleeps:
+// every pace and flood wait stays in force, and a test never waits for it.
+func FakePace(a *bot.API) *PaceClock {
+	c := &PaceClock{now: time.Now()}
+	a.Now, a.Sleep = c.Now, c.Sleep
+	return c
+}
+
+// PaceClock is the fake clock of FakePace.
+type PaceClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept []time.Duration
+}
+
+// Now is the clock's time.
+func (c *PaceClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+// Sleep moves the clock by d at once.
+func (c *PaceClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.slept = append(c.slept, d)
+	return ctx.Err()
+}
+
+// Slept returns the sleeps so far.
+func (c *PaceClock) Slept() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.slept...)
+}
