@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -97,7 +98,7 @@ func (b *Bot) registerAdminOrders(e *flows.Engine) {
 	e.RegisterAdmin(aoFlow, a)
 	e.HandleCommand("order", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
-			return unknownCommand(env), nil
+			return flows.UnknownCommand(env), nil
 		}
 		return a.orderCommand(ctx, env, s, ev)
 	})
@@ -554,7 +555,7 @@ func (a adminOrders) orderRows(env *flows.Env, o *state.Order, codesShown bool) 
 	row(review && o.UpstreamNumber == 0, btn("ao.btn.replace", aoActReplace))
 	row(len(o.Codes) > 0 && !codesShown, flows.Button{Text: env.T("ao.btn.codes_show"), Action: aoActCodes, Arg: "1"})
 	row(len(o.Codes) > 0 && codesShown, btn("ao.btn.codes_hide", aoActCodes))
-	row(o.UpstreamNumber != 0 && o.Line == "services", flows.Button{Text: env.T("ao.btn.chat"), Action: actChatAdmin, Arg: strconv.FormatInt(o.ID, 10), Global: true})
+	row(o.UpstreamNumber != 0 && o.Line == "services", flows.Button{Text: env.T("ao.btn.chat"), Action: orderchat.AdminAction, Arg: strconv.FormatInt(o.ID, 10), Global: true})
 	row(true, btn("ao.btn.refresh", aoActRefresh), btn("ao.btn.list", aoActList))
 	return rows
 }

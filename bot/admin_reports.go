@@ -60,38 +60,22 @@ func (b *Bot) registerReports(e *flows.Engine) {
 		b: b, orders: b.orders, wallets: b.wallets,
 		audit: state.NewCreditAudit(b.rdb, b.opts.Prefix),
 	}
-	e.HandleCommand("balance", adminOnly(r.balance))
-	e.HandleCommand("stats", adminOnly(r.stats))
-	e.HandleCommand("transactions", adminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	e.HandleCommand("balance", flows.AdminOnly(r.balance))
+	e.HandleCommand("stats", flows.AdminOnly(r.stats))
+	e.HandleCommand("transactions", flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		s.Enter(flowTransactions, "list", ev.Now.Add(e.FlowTTL))
 		sc, err := txFlow{r}.Show(ctx, env, s)
 		return &flows.Reply{Screen: sc, Save: true}, err
 	}))
-	e.HandleCommand("credit", adminOnly(r.creditCommand(e)))
+	e.HandleCommand("credit", flows.AdminOnly(r.creditCommand(e)))
 	e.RegisterAdmin(flowTransactions, txFlow{r})
 	e.RegisterAdmin(flowCredit, creditFlow{r})
-}
-
-// unknownCommand is exactly what a buyer gets for a command the shop does
-// not have.
-func unknownCommand(env *flows.Env) *flows.Reply {
-	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}
-}
-
-// adminOnly answers anyone but an admin as if the command did not exist.
-func adminOnly(f flows.CommandFunc) flows.CommandFunc {
-	return func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if !env.User.Admin {
-			return unknownCommand(env), nil
-		}
-		return f(ctx, env, s, ev)
-	}
 }
 
 // notAdminAnymore ends an admin flow for someone no longer in ADMIN_IDS.
 func notAdminAnymore(env *flows.Env, s *flows.Session) *flows.Reply {
 	s.Clear()
-	r := unknownCommand(env)
+	r := flows.UnknownCommand(env)
 	r.Save = true
 	return r
 }

@@ -26,55 +26,6 @@ import (
 func usd(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 // botMessages are the bot's messages in a chat, oldest first.
-func (h *harness) botMessages(chatID int64) []botapitest.Message {
-	var out []botapitest.Message
-	for _, m := range h.Fake.MessagesIn(chatID) {
-		if m.From != nil && m.From.IsBot {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// command sends /cmd arg from chatID and waits for the bot's new message
-// there, then until the bot is idle; it returns that message.
-func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
-	h.T.Helper()
-	n := len(h.botMessages(chatID))
-	h.Fake.SendCommand(chatID, cmd, arg)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.botMessages(chatID)) <= n {
-		if time.Now().After(deadline) {
-			h.T.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.Idle(b)
-	msgs := h.botMessages(chatID)
-	return msgs[len(msgs)-1]
-}
-
-// press taps the button labelled label on message m in chatID and waits
-// until the bot has handled it; it returns the message as it is then.
-func (h *harness) press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
-	h.T.Helper()
-	q, err := h.Fake.PressButton(chatID, m.MessageID, label)
-	if err != nil {
-		h.T.Fatal(err)
-	}
-	h.WaitAnswer(q)
-	h.Idle(b)
-	got, _ := h.Fake.Message(chatID, m.MessageID)
-	return got
-}
-
-func (h *harness) noViolations() {
-	h.T.Helper()
-	if v := h.Fake.Violations(); len(v) > 0 {
-		h.T.Fatalf("Bot API schema violations: %v", v)
-	}
-}
-
 // simClient serves sim over HTTP and returns a client for it with key.
 func simClient(t *testing.T, sim *resellersim.Sim, key string) *reseller.Client {
 	t.Helper()
@@ -115,7 +66,7 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 	unknown := locales.T(locales.En, "err.unknown_command")
 	cmds := [][2]string{{"balance", ""}, {"transactions", ""}, {"stats", ""}, {"credit", fmt.Sprint(chat, " 10")}, {"credit", ""}}
 	for _, c := range cmds {
-		if m := h.command(b, chat, c[0], c[1]); m.RawText != unknown || m.ReplyMarkup != nil {
+		if m := h.Command(b, chat, c[0], c[1]); m.RawText != unknown || m.ReplyMarkup != nil {
 			t.Fatalf("a buyer's /%s %s got %q", c[0], c[1], m.RawText)
 		}
 	}
@@ -127,7 +78,7 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 			t.Fatalf("a buyer got %s %v", c.Method, c.Params)
 		}
 	}
-	if n := len(h.botMessages(chat)); n != len(cmds) {
+	if n := len(h.BotMessages(chat)); n != len(cmds) {
 		t.Fatalf("the buyer got %d messages for %d commands", n, len(cmds))
 	}
 	if n := upstreamCalls.Load(); n != 0 {
@@ -144,7 +95,7 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 	if strings.Contains(string(doc), "rep_") {
 		t.Fatalf("a buyer entered an admin flow: %s", doc)
 	}
-	h.noViolations()
+	h.NoViolations()
 }
 
 // /balance with the upstream simulator: two paid orders held in
@@ -165,7 +116,7 @@ func TestBalanceReport(t *testing.T) {
 	if s.Fake.StarBalance() != 962 {
 		t.Fatalf("star balance %d", s.Fake.StarBalance())
 	}
-	m := s.command(b, admin, "balance", "")
+	m := s.Command(b, admin, "balance", "")
 	for _, want := range []string{
 		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
 		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
@@ -183,7 +134,7 @@ func TestBalanceReport(t *testing.T) {
 		}
 		s.waitStatus(o.ID, state.OrderDelivered)
 	}
-	s.noViolations()
+	s.NoViolations()
 }
 
 // /balance when the upstream refuses (401 key, 403 blocked account) or
@@ -210,7 +161,7 @@ func TestBalanceWhenTheUpstreamFails(t *testing.T) {
 			h.Fake.SetStarBalance(1500)
 			c.setup(sim, h.Fake)
 			h.Run(b)
-			m := h.command(b, admin, "balance", "")
+			m := h.Command(b, admin, "balance", "")
 			if !strings.Contains(m.RawText, c.want) || !strings.Contains(m.RawText, locales.T(locales.En, "rep.bal.pending_none")) {
 				t.Fatalf("/balance = %s", m.RawText)
 			}
@@ -218,7 +169,7 @@ func TestBalanceWhenTheUpstreamFails(t *testing.T) {
 				t.Fatalf("the Star balance is missing: %s", m.RawText)
 			}
 			golden(t, "reports/balance_"+c.name, renderMessage(m))
-			h.noViolations()
+			h.NoViolations()
 		})
 	}
 }
@@ -250,38 +201,38 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 	h := newHarness(t)
 	b := h.reportsBot(simClient(t, txSim(t), "test-key"), nil)
 	h.Run(b)
-	page1 := h.command(b, admin, "transactions", "")
+	page1 := h.Command(b, admin, "transactions", "")
 	if !strings.Contains(page1.RawText, "page 1") || !strings.Contains(page1.RawText, "<b>#28</b>") || !strings.Contains(page1.RawText, "<b>#19</b>") || strings.Contains(page1.RawText, "<b>#18</b>") {
 		t.Fatalf("page 1 = %s", page1.RawText)
 	}
 	golden(t, "reports/tx_page1", renderMessage(page1))
 	edits := len(h.Fake.CallsFor("editMessageText"))
-	page2 := h.press(b, admin, page1, locales.T(locales.En, "rep.btn.older"))
+	page2 := h.Press(b, admin, page1, locales.T(locales.En, "rep.btn.older"))
 	if !strings.Contains(page2.RawText, "page 2") || !strings.Contains(page2.RawText, "<b>#18</b>") || !strings.Contains(page2.RawText, "<b>#9</b>") || strings.Contains(page2.RawText, "<b>#19</b>") {
 		t.Fatalf("page 2 = %s", page2.RawText)
 	}
 	golden(t, "reports/tx_page2", renderMessage(page2))
-	page3 := h.press(b, admin, page2, locales.T(locales.En, "rep.btn.older"))
+	page3 := h.Press(b, admin, page2, locales.T(locales.En, "rep.btn.older"))
 	// #8..#5 and the deposit #2: the last page, no Older button.
 	if !strings.Contains(page3.RawText, "<b>#8</b>") || !strings.Contains(page3.RawText, "<b>#2</b>") || strings.Contains(page3.RawText, "<b>#9</b>") || strings.Contains(page3.RawText, "<b>#3</b>") {
 		t.Fatalf("page 3 = %s", page3.RawText)
 	}
 	golden(t, "reports/tx_page3", renderMessage(page3))
-	back2 := h.press(b, admin, page3, locales.T(locales.En, "rep.btn.newer"))
+	back2 := h.Press(b, admin, page3, locales.T(locales.En, "rep.btn.newer"))
 	if renderMessage(back2) != renderMessage(page2) {
 		t.Fatalf("Back from page 3 shows\n%s\nwant page 2\n%s", renderMessage(back2), renderMessage(page2))
 	}
-	back1 := h.press(b, admin, back2, locales.T(locales.En, "rep.btn.newer"))
+	back1 := h.Press(b, admin, back2, locales.T(locales.En, "rep.btn.newer"))
 	if renderMessage(back1) != renderMessage(page1) {
 		t.Fatalf("Back to page 1 shows\n%s", renderMessage(back1))
 	}
-	credits := h.press(b, admin, back1, "Direction: all")
+	credits := h.Press(b, admin, back1, "Direction: all")
 	// Credits: the deposit #2 and the odd adjustments #5, #7, ..., #27: 13, so two pages.
 	if !strings.Contains(credits.RawText, "Direction: credit") || strings.Contains(credits.RawText, "debit") || !strings.Contains(credits.RawText, "<b>#27</b>") || strings.Contains(credits.RawText, "<b>#28</b>") {
 		t.Fatalf("credits = %s", credits.RawText)
 	}
 	golden(t, "reports/tx_credits", renderMessage(credits))
-	deposits := h.press(b, admin, credits, "Type: all")
+	deposits := h.Press(b, admin, credits, "Type: all")
 	if !strings.Contains(deposits.RawText, "<b>#2</b>") || strings.Contains(deposits.RawText, "<b>#5</b>") {
 		t.Fatalf("credit deposits = %s", deposits.RawText)
 	}
@@ -289,10 +240,10 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 	if n := len(h.Fake.CallsFor("editMessageText")) - edits; n != 6 {
 		t.Fatalf("navigation made %d edits, want 6 (every step edits the message in place)", n)
 	}
-	if n := len(h.botMessages(admin)); n != 1 {
+	if n := len(h.BotMessages(admin)); n != 1 {
 		t.Fatalf("navigation sent %d messages, want the one edited in place", n)
 	}
-	h.noViolations()
+	h.NoViolations()
 }
 
 // statsOrders stores the orders of the /stats tests with a fixed clock.
@@ -365,7 +316,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 	now := statsOrders(t, h)
 	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
 	h.Run(b)
-	m := h.command(b, admin, "stats", "")
+	m := h.Command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
 	for _, want := range []string{
 		// Today: A (delivered), B (refunded), C (in progress).
@@ -399,7 +350,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 		}
 	}
 	golden(t, "reports/stats", renderMessage(m))
-	h.noViolations()
+	h.NoViolations()
 }
 
 func TestStatsInRussian(t *testing.T) {
@@ -408,7 +359,7 @@ func TestStatsInRussian(t *testing.T) {
 	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
 	h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
 	h.Run(b)
-	m := h.command(b, admin, "stats", "")
+	m := h.Command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
 	for _, want := range []string{
 		"<b>Сегодня</b> (23 нояб. 2026)\n3 заказа: доставлено 1, в работе 1, возвращено 1",
@@ -423,7 +374,7 @@ func TestStatsInRussian(t *testing.T) {
 		}
 	}
 	golden(t, "reports/stats_ru", renderMessage(m))
-	h.noViolations()
+	h.NoViolations()
 }
 
 func TestCreditRejectsBadArguments(t *testing.T) {
@@ -432,7 +383,7 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 	h.Run(b)
 	var all strings.Builder
 	for _, arg := range []string{"", "123", "abc 10", "0 10", "-5 10", "123 0", "123 -1", "123 10.555", "123 10001", "123 1e3", "123 ten", "123 10 20"} {
-		m := h.command(b, admin, "credit", arg)
+		m := h.Command(b, admin, "credit", arg)
 		want := "Usage: <code>/credit"
 		if !strings.Contains(m.RawText, want) || m.ReplyMarkup != nil {
 			t.Fatalf("/credit %s answered %q", arg, m.RawText)
@@ -446,7 +397,7 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 	if n := len(h.Fake.CallsFor("editMessageText")); n != 0 {
 		t.Fatalf("bad arguments showed a confirmation")
 	}
-	h.noViolations()
+	h.NoViolations()
 }
 
 const buyer = int64(7007)
@@ -461,9 +412,9 @@ func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *state.Wallets) 
 		}
 	})
 	h.Run(b)
-	h.command(b, buyer, "start", "")
-	lang := h.command(b, buyer, "language", "")
-	h.press(b, buyer, lang, locales.LanguageName(locales.Ru))
+	h.Command(b, buyer, "start", "")
+	lang := h.Command(b, buyer, "language", "")
+	h.Press(b, buyer, lang, locales.LanguageName(locales.Ru))
 	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	if _, _, err := w.Credit(context.Background(), buyer, usd("2"), "credit:earlier", "earlier", "admin:1"); err != nil {
 		t.Fatal(err)
@@ -488,7 +439,7 @@ func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
 		t.Fatalf("audit %+v, ledger ref %s", rec, led[0].Ref)
 	}
 	told := 0
-	for _, m := range h.botMessages(buyer) {
+	for _, m := range h.BotMessages(buyer) {
 		if strings.Contains(m.RawText, "зачислено") {
 			told++
 		}
@@ -500,7 +451,7 @@ func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
 
 func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
-	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15,50"))
+	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15,50"))
 	golden(t, "reports/credit_confirm", renderMessage(confirm))
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	// Both taps arrive while the bot is busy elsewhere: handled back to back.
@@ -515,25 +466,25 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	done, _ := h.Fake.Message(admin, confirm.MessageID)
 	golden(t, "reports/credit_done", renderMessage(done))
 	var told botapitest.Message
-	for _, m := range h.botMessages(buyer) {
+	for _, m := range h.BotMessages(buyer) {
 		if strings.Contains(m.RawText, "зачислено") {
 			told = m
 		}
 	}
 	golden(t, "reports/credit_buyer_ru", renderMessage(told))
-	h.noViolations()
+	h.NoViolations()
 }
 
 func TestCreditDuplicateUpdateCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
-	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
+	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	press := botapitest.Update{UpdateID: 1 << 30, CallbackQuery: &botapitest.CallbackQuery{
 		ID: "dup-press", From: h.Fake.User(admin), Message: &confirm, ChatInstance: "1",
 		Data: button(t, confirm, locales.T(locales.En, "rep.btn.confirm")),
 	}}
 	h.Fake.PushUpdate(press)
 	h.Fake.PushUpdate(press) // Telegram delivers the same update again
-	h.waitText(admin, "Credited")
+	h.WaitText(admin, "Credited")
 	h.Idle(b)
 	checkCreditedOnce(t, h, w)
 }
@@ -542,13 +493,13 @@ func TestCreditDuplicateUpdateCreditsOnce(t *testing.T) {
 // the last second in a crash) credits nothing more and tells nobody again.
 func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
-	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
+	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	_, before, err := b.Queue.Conversation(context.Background(), admin)
 	if err != nil || before == nil {
 		t.Fatal(err)
 	}
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
-	h.press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
+	h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
 	conv := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
 	if err := h.Rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
@@ -565,7 +516,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 		t.Fatalf("replay shows %q", again.RawText)
 	}
 	golden(t, "reports/credit_replayed", renderMessage(again))
-	h.noViolations()
+	h.NoViolations()
 }
 
 // With wallet payments off the confirmation warns; a buyer who blocked the
@@ -582,12 +533,12 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 			t.Fatal("the bot never saw the buyer block it")
 		}
 	}
-	confirm := h.command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
+	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	if !strings.Contains(confirm.RawText, "Wallet payments are off") {
 		t.Fatalf("no wallet warning: %s", confirm.RawText)
 	}
 	golden(t, "reports/credit_confirm_wallet_off", renderMessage(confirm))
-	done := h.press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
+	done := h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	if !strings.Contains(done.RawText, "Credited") || !strings.Contains(done.RawText, "blocked the bot") {
 		t.Fatalf("result %q", done.RawText)
 	}
@@ -596,29 +547,29 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	}
 	golden(t, "reports/credit_done_blocked", renderMessage(done))
 	// A credit to someone who never started the bot: said before and after.
-	other := h.command(b, admin, "credit", "424242 1")
+	other := h.Command(b, admin, "credit", "424242 1")
 	if !strings.Contains(other.RawText, "has not started the bot") {
 		t.Fatalf("confirmation %q", other.RawText)
 	}
-	if done := h.press(b, admin, other, locales.T(locales.En, "rep.btn.confirm")); !strings.Contains(done.RawText, "not started the bot, so they were not told") {
+	if done := h.Press(b, admin, other, locales.T(locales.En, "rep.btn.confirm")); !strings.Contains(done.RawText, "not started the bot, so they were not told") {
 		t.Fatalf("result %q", done.RawText)
 	}
 	// The buyer comes back, but Telegram refuses the message (403): the
 	// credit still stands.
 	h.Fake.UnblockChat(buyer)
-	h.command(b, buyer, "start", "")
-	third := h.command(b, admin, "credit", fmt.Sprint(buyer, " 0.50"))
+	h.Command(b, buyer, "start", "")
+	third := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 0.50"))
 	h.Fake.FailNext("sendMessage", 1, 403, "Forbidden: bot was blocked by the user", 0)
-	if done := h.press(b, admin, third, locales.T(locales.En, "rep.btn.confirm")); !strings.Contains(done.RawText, "blocked the bot, so they were not told") {
+	if done := h.Press(b, admin, third, locales.T(locales.En, "rep.btn.confirm")); !strings.Contains(done.RawText, "blocked the bot, so they were not told") {
 		t.Fatalf("result %q", done.RawText)
 	}
 	// Cancel credits nothing.
-	fourth := h.command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
-	if got := h.press(b, admin, fourth, locales.T(locales.En, "btn.cancel")); !strings.Contains(got.RawText, "Credit cancelled") || hasButton(got, en("line.giftcards")) {
+	fourth := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
+	if got := h.Press(b, admin, fourth, locales.T(locales.En, "btn.cancel")); !strings.Contains(got.RawText, "Credit cancelled") || hasButton(got, en("line.giftcards")) {
 		t.Fatalf("cancelled credit shows %q", got.RawText)
 	}
-	fifth := h.command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
-	if got := h.command(b, admin, "cancel", ""); !strings.Contains(got.RawText, "Credit cancelled") || strings.Contains(got.RawText, "Nothing was charged") {
+	fifth := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
+	if got := h.Command(b, admin, "cancel", ""); !strings.Contains(got.RawText, "Credit cancelled") || strings.Contains(got.RawText, "Nothing was charged") {
 		t.Fatalf("/cancel of a credit shows %q (the confirmation was %q)", got.RawText, fifth.RawText)
 	}
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("18.00")) { // 2 + 15.50 + 0.50
@@ -632,7 +583,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 			t.Fatal("a message went to a user who never started the bot")
 		}
 	}
-	h.noViolations()
+	h.NoViolations()
 }
 
 // Without an upstream (RESELLER_BASE_URL unset) /transactions and /balance
@@ -642,11 +593,11 @@ func TestReportsWithoutAnUpstream(t *testing.T) {
 	b := h.reportsBot(nil, nil)
 	h.Run(b)
 	want := locales.T(locales.En, "rep.up.not_configured")
-	if m := h.command(b, admin, "transactions", ""); !strings.Contains(m.RawText, want) || len(m.ReplyMarkup.InlineKeyboard) != 2 {
+	if m := h.Command(b, admin, "transactions", ""); !strings.Contains(m.RawText, want) || len(m.ReplyMarkup.InlineKeyboard) != 2 {
 		t.Fatalf("/transactions = %s", renderMessage(m))
 	}
-	if m := h.command(b, admin, "balance", ""); !strings.Contains(m.RawText, want) || !strings.Contains(m.RawText, "0\u00a0⭐") {
+	if m := h.Command(b, admin, "balance", ""); !strings.Contains(m.RawText, want) || !strings.Contains(m.RawText, "0\u00a0⭐") {
 		t.Fatalf("/balance = %s", m.RawText)
 	}
-	h.noViolations()
+	h.NoViolations()
 }

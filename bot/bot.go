@@ -18,6 +18,8 @@ import (
 
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
+	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -51,7 +53,7 @@ type Options struct {
 	IdlePoll        time.Duration    // how often idle workers look for work from other processes; default 100ms
 	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
-	Chat            ChatConfig       // order chat relay timing
+	Chat            orderchat.Config // order chat relay timing
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
 	// figures: revenue in USD and margins. Default 0.013.
 	StarsUSDRate decimal.Decimal
@@ -60,11 +62,8 @@ type Options struct {
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
-	// SupportURL is an external helpdesk linked from support (SUPPORT_URL).
-	SupportURL string
-	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
-	// default terms. TermsURL links the full terms (TERMS_URL).
-	TermsText, TermsURL string
+	// Support is the helpdesk link and the shop's terms.
+	Support support.Options
 	// Checkout configures payments; nil: payments are off (a pre-checkout
 	// query is refused).
 	Checkout *checkout.Options
@@ -88,14 +87,14 @@ type Bot struct {
 	bc      *broadcaster
 	ful     *fulfil.Fulfiller
 	durable *state.Durability // shared by every money write
-	chat    *orderChat
+	chat    *orderchat.Relay
+	support *support.Support
 	watch   *upstreamWatch
 	// Checkout takes the payments (nil: payments are off); the product
 	// lines hand it confirmed quotes (flows.Shop.Checkout).
 	Checkout *checkout.Checkout
 	orders   *state.Orders  // the shop's one order store
 	wallets  *state.Wallets // the shop's one wallet store
-	hooks    []func(ctx context.Context, b *Bot, u *models.Update) bool
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 }
@@ -192,9 +191,17 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	if b.Checkout != nil {
 		onLoss = b.Checkout.SweepSoon
 	}
+	var up orderchat.Upstream // no chats without an upstream
+	if opts.Reseller != nil {
+		up = opts.Reseller
+	}
+	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
+		Telegram: b, Upstream: up, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
-		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
+		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
 		Durable: b.durable, OnLoss: onLoss,
 	}, opts.Fulfil)
 	if b.Checkout != nil {
@@ -202,10 +209,12 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.registerOrders(engine)
 	b.registerReports(engine)
-	b.chat = newOrderChat(b)
-	b.ful.SetChats(chatHooks{b.chat})
-	b.chat.register(engine)
-	newSupport(b).register(engine)
+	b.chat.Register(engine)
+	b.support = support.New(opts.Support, support.Deps{
+		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
+	b.support.Register(engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
@@ -221,12 +230,6 @@ func (b *Bot) newOrders() *state.Orders {
 	o.Now = b.opts.Now
 	o.Observe = b.metrics.ObserveOrder
 	return o
-}
-
-// Hook lets other parts of the shop (payments, admin) take updates before
-// the flow engine: a hook returning true has handled the update.
-func (b *Bot) Hook(h func(ctx context.Context, b *Bot, u *models.Update) bool) {
-	b.hooks = append(b.hooks, h)
 }
 
 // IsAdmin reports whether id is in ADMIN_IDS.
@@ -264,7 +267,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.ful.Run(intakeCtx) }()
 		wg.Add(1)
-		go func() { defer wg.Done(); b.chat.run(intakeCtx) }()
+		go func() { defer wg.Done(); b.chat.Run(intakeCtx) }()
 	}
 	if b.Checkout != nil {
 		wg.Add(1)

@@ -41,7 +41,7 @@ func (br *broadcaster) register(e *flows.Engine) {
 	e.RegisterAdmin("broadcast", broadcastFlow{br})
 	e.HandleCommand("broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
-			return unknownCommand(env), nil
+			return flows.UnknownCommand(env), nil
 		}
 		s.Enter("broadcast", "compose", ev.Now.Add(e.FlowTTL))
 		r, err := broadcastFlow{br}.Start(ctx, env, s, "")

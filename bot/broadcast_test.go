@@ -50,9 +50,9 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	h.Fake.FailNext("sendMessage", 2, 429, "Too Many Requests: retry after 1", 1)
 
 	h.Fake.SendCommand(admin, "broadcast", "")
-	h.waitText(admin, locales.T(locales.En, "bc.compose"))
+	h.WaitText(admin, locales.T(locales.En, "bc.compose"))
 	h.Fake.SendText(admin, "Big sale <today>")
-	preview := h.waitText(admin, "Preview")
+	preview := h.WaitText(admin, "Preview")
 	if !strings.Contains(preview.RawText, "Big sale &lt;today&gt;") || !strings.Contains(preview.RawText, "500 buyers") {
 		t.Fatalf("preview = %q", preview.RawText)
 	}
@@ -121,7 +121,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 			t.Fatalf("%d broadcast messages within one second from %v", k-i, times[i])
 		}
 	}
-	h.waitText(admin, "finished") // the report follows the job's last state
+	h.WaitText(admin, "finished") // the report follows the job's last state
 	reports := 0
 	for _, m := range h.Fake.MessagesIn(admin) {
 		if strings.Contains(m.RawText, "finished") {
@@ -131,21 +131,6 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	if reports != 1 {
 		t.Fatalf("the final report shows %d times, want once", reports)
 	}
-}
-
-func (h *harness) waitText(chatID int64, part string) botapitest.Message {
-	h.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, m := range h.Fake.MessagesIn(chatID) {
-			if strings.Contains(m.RawText, part) {
-				return m
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.T.Fatalf("chat %d never showed %q", chatID, part)
-	return botapitest.Message{}
 }
 
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
@@ -195,14 +180,14 @@ func TestBroadcastScreensGolden(t *testing.T) {
 			l := locales.Lang(lang)
 			var out strings.Builder
 			h.Fake.SendCommand(admin, "broadcast", "")
-			out.WriteString(renderMessage(h.waitText(admin, locales.T(l, "bc.compose"))) + "\n")
+			out.WriteString(renderMessage(h.WaitText(admin, locales.T(l, "bc.compose"))) + "\n")
 			h.Fake.SendText(admin, "Sale <b>today</b>")
-			preview := h.waitText(admin, "Sale &lt;b&gt;today")
+			preview := h.WaitText(admin, "Sale &lt;b&gt;today")
 			out.WriteString(renderMessage(preview) + "\n")
 			if _, err := h.Fake.PressButton(admin, preview.MessageID, locales.T(l, "btn.bc_send")); err != nil {
 				t.Fatal(err)
 			}
-			report := h.waitText(admin, "✅")
+			report := h.WaitText(admin, "✅")
 			out.WriteString(renderMessage(report))
 			golden(t, "broadcast/screens_"+lang, out.String())
 		})

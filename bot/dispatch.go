@@ -166,11 +166,6 @@ func (b *Bot) handleClaim(ctx context.Context, c *state.Claim) (save bool, doc [
 		result = "ignored"
 		return false, nil
 	}
-	for _, h := range b.hooks {
-		if h(ctx, b, &u) {
-			return false, nil
-		}
-	}
 	changed, err := b.handleUpdate(ctx, c.Chat, &u, &sess, loaded)
 	if err != nil {
 		result = "error"

@@ -31,7 +31,7 @@ func TestButtonHandlerErrorAnswersThePressOnce(t *testing.T) {
 	if a := h.WaitAnswer(q); a.Text != en("err.internal_short") {
 		t.Fatalf("answer %q", a.Text)
 	}
-	h.waitText(chat, en("err.internal"))
+	h.WaitText(chat, en("err.internal"))
 	h.Idle(b)
 	n := 0
 	for _, c := range h.Fake.CallsFor("answerCallbackQuery") {
@@ -42,7 +42,7 @@ func TestButtonHandlerErrorAnswersThePressOnce(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("the press was answered %d times", n)
 	}
-	h.noViolations()
+	h.NoViolations()
 }
 
 // TestSetMyCommandsFailureIsRetriedNotFatal: the bot starts although
@@ -57,5 +57,5 @@ func TestSetMyCommandsFailureIsRetriedNotFatal(t *testing.T) {
 	h.Wait("sendMessage", 1)
 	// 1 refused call, then (retried) the default scope and 3 languages.
 	h.Wait("setMyCommands", 1+4)
-	h.noViolations()
+	h.NoViolations()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"shopbot/bot/checkout"
+	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
 )
@@ -95,6 +96,12 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		return false, nil // without payments: nothing for the buyer to answer
 	case memberChange:
 		return false, b.Users.SetBlocked(ctx, ev.chat, ev.blocked, now)
+	case supportReply:
+		if b.support.TakeReply(ctx, ev.reply) {
+			return false, nil
+		}
+		ev.otherwise.Now = now // not a reply to a relayed message: the flows answer
+		return b.handleFlowEvent(ctx, chat, nil, ev.otherwise, s, loaded)
 	case flows.Event:
 		ev.Now = now
 		return b.handleFlowEvent(ctx, chat, u.CallbackQuery, ev, s, loaded)
@@ -108,9 +115,16 @@ type memberChange struct {
 	blocked bool
 }
 
+// supportReply is an admin's reply to a message: an answer to a support
+// ticket when it replies to a relayed one, otherwise a flow event.
+type supportReply struct {
+	reply     support.Reply
+	otherwise flows.Event
+}
+
 // eventOf is what an update means to the shop: a checkout.PreCheckoutQuery,
-// a checkout.Payment, a memberChange, a flows.Event, or nil for what the
-// shop does not answer (messages outside private chats or without a
+// a checkout.Payment, a memberChange, a supportReply, a flows.Event, or nil
+// for what the shop does not answer (messages outside private chats or without a
 // sender, our own refunds echoed back).
 func (b *Bot) eventOf(u *models.Update) any {
 	switch {
@@ -158,6 +172,13 @@ func (b *Bot) eventOf(u *models.Update) any {
 			ev.Kind, ev.Text, ev.PhotoID = flows.EvPhoto, m.Caption, m.Photo[len(m.Photo)-1].FileID
 		default:
 			ev.Kind = flows.EvText // stickers, voice...: the flow asks again for text
+		}
+		if m.ReplyToMessage != nil && ev.User.Admin && ev.Kind != flows.EvCommand {
+			r := support.Reply{Admin: m.Chat.ID, ReplyTo: m.ReplyToMessage.ID, LanguageCode: m.From.LanguageCode, Text: m.Text}
+			if len(m.Photo) > 0 {
+				r.Text, r.Photo = m.Caption, m.Photo[len(m.Photo)-1].FileID
+			}
+			return supportReply{reply: r, otherwise: ev}
 		}
 		return ev
 	case u.MyChatMember != nil:

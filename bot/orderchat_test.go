@@ -16,12 +16,13 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
 
-var chatCfg = bot.ChatConfig{Tick: 10 * time.Millisecond, Lease: 2 * time.Second, PollFast: 20 * time.Millisecond,
+var chatCfg = orderchat.Config{Tick: 10 * time.Millisecond, Lease: 2 * time.Second, PollFast: 20 * time.Millisecond,
 	PollSlow: 100 * time.Millisecond, RelayStale: 2 * time.Second}
 
 // newChatShop is a shop whose manual-service orders stay processing until
@@ -166,7 +167,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	stop := s.Run(s.chatWorker())
 	o, processing := s.placedChatOrder()
 	n := o.UpstreamNumber
-	if _, ok, _ := s.sched.Due(context.Background(), bot.ChatJob(o.ID)); ok {
+	if _, ok, _ := s.sched.Due(context.Background(), orderchat.ChatJob(o.ID)); ok {
 		t.Fatal("the chat job is in the order schedule, where the fulfilment worker would claim it")
 	}
 
@@ -361,7 +362,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	sched := state.NewNamedSchedule(s.Rdb.Client, s.Rdb.Prefix, "chat")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, ok, err := sched.Due(context.Background(), bot.ChatJob(o.ID)); err == nil && !ok {
+		if _, ok, err := sched.Due(context.Background(), orderchat.ChatJob(o.ID)); err == nil && !ok {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -386,11 +387,11 @@ func TestAdminReadsOrderChatTranscript(t *testing.T) {
 
 	// The admin reaches the transcript from the order's admin view.
 	s.Fake.SendCommand(admin, "order", strconv.FormatInt(o.ID, 10))
-	view := s.waitText(admin, en("ao.order.title", "id", o.ID))
+	view := s.WaitText(admin, en("ao.order.title", "id", o.ID))
 	if _, err := s.Fake.PressButton(admin, view.MessageID, en("ao.btn.chat")); err != nil {
 		t.Fatalf("no chat button on /order %d: %v\n%s", o.ID, err, renderMessage(view))
 	}
-	tr := s.waitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
+	tr := s.WaitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
 	for _, want := range []string{
 		"<b>Operator</b>", "<b>Buyer</b>", "login is &lt;me&gt;", "Got it: login is &lt;me&gt;",
 		fmt.Sprintf("upstream #%d", o.UpstreamNumber), fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber),
@@ -416,7 +417,7 @@ func TestAdminReadsOrderChatTranscript(t *testing.T) {
 	}
 	// Unknown orders are said to be unknown.
 	s.WaitAnswer(s.Fake.Press(admin, 1, "1:0:achat:999"))
-	s.waitText(admin, en("oc.admin_not_found", "id", int64(999)))
+	s.WaitText(admin, en("oc.admin_not_found", "id", int64(999)))
 	s.finish(o)
 	noViolations(t, s.Fake)
 }

@@ -130,8 +130,8 @@ func (b *Bot) orderView(ctx context.Context, env *flows.Env, userID, id int64) (
 		text += "\n\n" + env.T("order.shrunk")
 	}
 	var rows [][]flows.Button
-	if b.chat.hasChat(ctx, o) {
-		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: actChatOpen, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
+	if b.chat.HasChat(ctx, o) {
+		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: fulfil.ChatOpenAction, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
 	}
 	rows = append(rows, []flows.Button{{Text: env.T("btn.orders"), Action: actOrders, Global: true}, {Text: env.T("btn.menu"), Action: "m", Global: true}})
 	return &flows.Reply{Screen: &flows.Screen{Text: text, Rows: rows}, Save: true}, nil

@@ -206,3 +206,91 @@ func (c *PaceClock) Slept() []time.Duration {
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.slept...)
 }
+
+// BotMessages are the bot's messages in chatID.
+func (h *Harness) BotMessages(chatID int64) []botapitest.Message {
+	var out []botapitest.Message
+	for _, m := range h.Fake.MessagesIn(chatID) {
+		if m.From != nil && m.From.IsBot {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Command sends /cmd arg from chatID and waits for the bot's new message
+// there, then until the bot is idle; it returns that message.
+func (h *Harness) Command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
+	h.T.Helper()
+	n := len(h.BotMessages(chatID))
+	h.Fake.SendCommand(chatID, cmd, arg)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.BotMessages(chatID)) <= n {
+		if time.Now().After(deadline) {
+			h.T.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.Idle(b)
+	msgs := h.BotMessages(chatID)
+	return msgs[len(msgs)-1]
+}
+
+// Press taps the button labelled label on message m in chatID and waits
+// until the bot has handled it; it returns the message as it is then.
+func (h *Harness) Press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
+	h.T.Helper()
+	q, err := h.Fake.PressButton(chatID, m.MessageID, label)
+	if err != nil {
+		h.T.Fatal(err)
+	}
+	h.WaitAnswer(q)
+	h.Idle(b)
+	got, _ := h.Fake.Message(chatID, m.MessageID)
+	return got
+}
+
+// NoViolations fails the test when the shop broke the Bot API schema.
+func (h *Harness) NoViolations() {
+	h.T.Helper()
+	if v := h.Fake.Violations(); len(v) > 0 {
+		h.T.Fatalf("Bot API schema violations: %v", v)
+	}
+}
+
+// WaitText waits until a message in chatID contains part.
+func (h *Harness) WaitText(chatID int64, part string) botapitest.Message {
+	h.T.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, m := range h.Fake.MessagesIn(chatID) {
+			if strings.Contains(m.RawText, part) {
+				return m
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.T.Fatalf("chat %d never showed %q", chatID, part)
+	return botapitest.Message{}
+}
+
+// SayIn sends text from chatID and waits until the bot has handled it.
+func (h *Harness) SayIn(b *bot.Bot, chatID int64, text string) {
+	h.T.Helper()
+	n := len(h.BotMessages(chatID))
+	h.Fake.SendText(chatID, text)
+	h.WaitBotMessages(chatID, n+1)
+	h.Idle(b)
+}
+
+// WaitBotMessages waits until chatID has n bot messages.
+func (h *Harness) WaitBotMessages(chatID int64, n int) {
+	h.T.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.BotMessages(chatID)) < n {
+		if time.Now().After(deadline) {
+			h.T.Fatalf("chat %d: %d bot messages, want %d", chatID, len(h.BotMessages(chatID)), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/checkout"
+	"shopbot/bot/support"
 	"shopbot/catalog"
 	"shopbot/flows"
 	"shopbot/reseller"
@@ -161,7 +162,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
-		SupportURL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL,
+		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay,
 	}, conn.Client, engine)
 	if err != nil {

@@ -1,4 +1,4 @@
-package bot
+package orderchat
 
 import (
 	"encoding/json"
@@ -33,8 +33,8 @@ func TestTranscriptKeepsTheNewestThatFit(t *testing.T) {
 	ch := chatOf(t, `{"object":"chat","chat_opened":true,"chat_frozen":true,"messages":[`+strings.Join(msgs, ",")+`]}`)
 	env := &flows.Env{Lang: locales.En}
 	o := &state.Order{ID: 12, UpstreamNumber: 1234, UserID: 5001}
-	text := (&orderChat{}).transcriptText(env, o, ch, &state.ChatInfo{Messages: map[string]string{}})
-	if n := utf16Len(text); n > maxMessageChars {
+	text := (&Relay{}).transcriptText(env, o, ch, &state.ChatInfo{Messages: map[string]string{}})
+	if n := locales.UTF16Len(text); n > maxMessageChars {
 		t.Fatalf("transcript is %d characters", n)
 	}
 	if !strings.Contains(text, "earlier messages are not shown") || !strings.Contains(text, locales.T(locales.En, "oc.frozen_admin")) {

@@ -1,4 +1,4 @@
-package bot
+package orderchat
 
 import (
 	"bytes"
@@ -8,16 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	tgbot "github.com/go-telegram/bot"
-	"github.com/go-telegram/bot/models"
 
 	"shopbot/bot/fulfil"
 	"shopbot/bot/jobs"
@@ -27,8 +24,8 @@ import (
 	"shopbot/state"
 )
 
-// ChatConfig tunes the order chat relay. Zero fields take the defaults.
-type ChatConfig struct {
+// Config tunes the order chat relay. Zero fields take the defaults.
+type Config struct {
 	Tick     time.Duration // how often due chat polls are claimed; default 500ms
 	Lease    time.Duration // how long a claimed poll is ours; default 1m
 	PollFast time.Duration // the poll just after activity (a message either way); default 3s
@@ -45,7 +42,7 @@ type ChatConfig struct {
 	Parallel   int // chats polled at once; default 4
 }
 
-func (c *ChatConfig) defaults() {
+func (c *Config) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -68,11 +65,15 @@ func (c *ChatConfig) defaults() {
 // fulfilment worker never claims them and the relay never claims order jobs.
 func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
 
+// AdminAction is the global button action with which an admin reads an
+// order's upstream chat (callback arg: the order id).
+const AdminAction = "achat"
+
 // Global button actions of the order chat.
 const (
-	actChatOpen  = "oc"    // arg: order id; the buyer opens (or replies in) the chat
-	actChatClose = "occ"   // leaves the chat
-	actChatAdmin = "achat" // arg: order id; an admin reads the transcript
+	actChatOpen  = fulfil.ChatOpenAction // arg: order id; the buyer opens (or replies in) the chat
+	actChatClose = "occ"                 // leaves the chat
+	actChatAdmin = AdminAction
 	chatFlow     = "orderchat"
 )
 
@@ -84,30 +85,47 @@ const (
 	maxChatText     = 3500 // of one relayed message's text, leaving room for the header
 )
 
-// orderChat relays the chat of manual-service orders between the buyer and
-// the upstream operator.
-type orderChat struct {
-	b      *Bot
-	up     *reseller.Client
+// Relay relays the chat of manual-service orders between the buyer and
+// the upstream operator. It implements fulfil.Chats.
+type Relay struct {
+	tg     Telegram
+	up     Upstream // nil: no upstream, no chats
 	orders *state.Orders
 	chats  *state.OrderChats
 	sched  *state.Schedule
-	cfg    ChatConfig
+	engine *flows.Engine
+	log    *slog.Logger
+	clock  func() time.Time
+	cfg    Config
 }
 
-func newOrderChat(b *Bot) *orderChat {
-	cfg := b.opts.Chat
+// New returns the relay over d's stores and services.
+func New(cfg Config, d Deps) *Relay {
 	cfg.defaults()
-	return &orderChat{
-		b: b, up: b.opts.Reseller, orders: b.ful.Orders(), chats: state.NewOrderChats(b.rdb, b.opts.Prefix),
-		sched: state.NewNamedSchedule(b.rdb, b.opts.Prefix, "chat"), cfg: cfg,
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Relay{
+		tg: d.Telegram, up: d.Upstream, orders: d.Orders, chats: state.NewOrderChats(d.Redis, d.Prefix),
+		sched: state.NewNamedSchedule(d.Redis, d.Prefix, "chat"), engine: d.Engine, log: d.Log, clock: d.Now, cfg: cfg,
 	}
 }
 
-func (c *orderChat) now() time.Time { return c.b.opts.Now() }
+func (c *Relay) now() time.Time { return c.clock() }
 
-// register adds the chat flow, its buttons and the admin transcript.
-func (c *orderChat) register(e *flows.Engine) {
+// lang is the language the buyer ordered in (the admins' one when unknown).
+func (c *Relay) lang(o *state.Order) locales.Lang {
+	if l, ok := locales.Parse(o.Lang); ok {
+		return l
+	}
+	return c.engine.DefaultLang
+}
+
+// Register adds the chat flow, its buttons and the admin transcript.
+func (c *Relay) Register(e *flows.Engine) {
 	e.Register(chatFlow, chatFlowImpl{c})
 	e.HandleButton(actChatOpen, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
@@ -136,10 +154,10 @@ func openButton(lang locales.Lang, id int64, label string) [][]flows.Button {
 	return [][]flows.Button{{{Text: locales.T(lang, label), Data: d}}}
 }
 
-// placed runs when an order gets its upstream number: a manual-service
+// Placed runs when an order gets its upstream number: a manual-service
 // order whose chat is required gets the chat and its polling. It reports
 // whether the order has a chat.
-func (c *orderChat) placed(ctx context.Context, o *state.Order, up *reseller.Order) bool {
+func (c *Relay) Placed(ctx context.Context, o *state.Order, up *reseller.Order) bool {
 	if c.up == nil || o.Line != "services" {
 		return false
 	}
@@ -147,7 +165,7 @@ func (c *orderChat) placed(ctx context.Context, o *state.Order, up *reseller.Ord
 	if err != nil {
 		// The poll finds out later; until then the order's messages carry
 		// no chat button, but its view in My orders does.
-		c.b.log.Warn("order chat: find out whether the order has a chat", "order", o.ID, "err", err)
+		c.log.Warn("order chat: find out whether the order has a chat", "order", o.ID, "err", err)
 		c.wake(ctx, o.ID, false)
 		return false
 	}
@@ -157,10 +175,10 @@ func (c *orderChat) placed(ctx context.Context, o *state.Order, up *reseller.Ord
 	return enabled
 }
 
-// hasChat reports whether a button to the order's chat belongs on its
+// HasChat reports whether a button to the order's chat belongs on its
 // messages: a manual-service order with an upstream number whose chat is
 // known to exist, or not yet known (opening it finds out).
-func (c *orderChat) hasChat(ctx context.Context, o *state.Order) bool {
+func (c *Relay) HasChat(ctx context.Context, o *state.Order) bool {
 	if o.Line != "services" || o.UpstreamNumber == 0 || c.up == nil {
 		return false
 	}
@@ -174,7 +192,7 @@ func (c *orderChat) hasChat(ctx context.Context, o *state.Order) bool {
 // resolve finds out, once, whether the order has an upstream chat: the
 // order's chat_required, or when the upstream leaves it out, the service's
 // chat flag in the catalog. up may be nil (it is fetched).
-func (c *orderChat) resolve(ctx context.Context, o *state.Order, up *reseller.Order) (bool, error) {
+func (c *Relay) resolve(ctx context.Context, o *state.Order, up *reseller.Order) (bool, error) {
 	info, err := c.chats.Info(ctx, o.ID)
 	if err != nil {
 		return false, err
@@ -208,20 +226,20 @@ func (c *orderChat) resolve(ctx context.Context, o *state.Order, up *reseller.Or
 }
 
 // wake records activity (unless quiet) and makes the chat's poll due now.
-func (c *orderChat) wake(ctx context.Context, id int64, activity bool) {
+func (c *Relay) wake(ctx context.Context, id int64, activity bool) {
 	if activity {
 		if err := c.chats.Touch(ctx, id, c.now()); err != nil {
-			c.b.log.Warn("order chat: record activity", "order", id, "err", err)
+			c.log.Warn("order chat: record activity", "order", id, "err", err)
 		}
 	}
 	if err := c.sched.Put(ctx, ChatJob(id), c.now()); err != nil {
-		c.b.log.Error("order chat: schedule poll", "order", id, "err", err)
+		c.log.Error("order chat: schedule poll", "order", id, "err", err)
 	}
 }
 
 // buyerOrder returns the user's order id with the chat checks: a clear
 // notice when there is no chat to open.
-func (c *orderChat) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64) (*state.Order, *flows.Reply, error) {
+func (c *Relay) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64) (*state.Order, *flows.Reply, error) {
 	notice := func(key string) *flows.Reply {
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, "id", itoa(id))}}, NoScreen: true}
 	}
@@ -243,7 +261,7 @@ func (c *orderChat) buyerOrder(ctx context.Context, env *flows.Env, userID, id i
 	}
 	enabled, err := c.resolve(ctx, o, nil)
 	if err != nil {
-		c.b.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
+		c.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
 		return nil, notice("oc.unavailable"), nil
 	}
 	if !enabled {
@@ -253,18 +271,18 @@ func (c *orderChat) buyerOrder(ctx context.Context, env *flows.Env, userID, id i
 }
 
 // open enters the chat of the buyer's order.
-func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event, id int64) (*flows.Reply, error) {
+func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event, id int64) (*flows.Reply, error) {
 	o, r, err := c.buyerOrder(ctx, env, ev.User.ID, id)
 	if o == nil {
 		return r, err
 	}
 	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
 	if err != nil {
-		c.b.log.Warn("order chat: read upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		c.log.Warn("order chat: read upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unavailable", "id", itoa(id))}}, NoScreen: true}, nil
 	}
 	c.wake(ctx, id, true)
-	s.Enter(chatFlow, "write", ev.Now.Add(c.b.Engine.FlowTTL))
+	s.Enter(chatFlow, "write", ev.Now.Add(c.engine.FlowTTL))
 	s.Set("order", strconv.FormatInt(id, 10))
 	sc := c.screen(env, o, ch)
 	// Pressed on a notice (the processing message, an operator's message),
@@ -275,7 +293,7 @@ func (c *orderChat) open(ctx context.Context, env *flows.Env, s *flows.Session, 
 
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
-func (c *orderChat) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
+func (c *Relay) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
 	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(fulfil.ItemName(env.Lang, o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
@@ -300,7 +318,7 @@ func chatBlockedKey(ch *reseller.Chat) string {
 
 // chatFlowImpl is the buyer's conversation while in an order's chat: text
 // and photos go to the operator.
-type chatFlowImpl struct{ c *orderChat }
+type chatFlowImpl struct{ c *Relay }
 
 func (f chatFlowImpl) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
 	sc, err := f.Show(ctx, env, s)
@@ -320,7 +338,7 @@ func (f chatFlowImpl) Show(ctx context.Context, env *flows.Env, s *flows.Session
 // operator's answers still arrive.
 func (f chatFlowImpl) Cancel(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
 	s.Clear()
-	return &flows.Reply{Answer: env.T("oc.closed"), Notices: []flows.Notice{{Text: env.T("oc.closed")}}, Screen: f.c.b.Engine.MenuScreen(env), Save: true}, nil
+	return &flows.Reply{Answer: env.T("oc.closed"), Notices: []flows.Notice{{Text: env.T("oc.closed")}}, Screen: f.c.engine.MenuScreen(env), Save: true}, nil
 }
 
 func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
@@ -342,9 +360,9 @@ func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 	}
 	msg := &reseller.ChatMessageInput{Body: strings.TrimSpace(ev.Text)}
 	if ev.Kind == flows.EvPhoto {
-		img, err := f.c.telegramFile(ctx, ev.PhotoID)
+		img, err := f.c.tg.DownloadFile(ctx, ev.PhotoID, reseller.MaxChatImageSize)
 		if err != nil {
-			f.c.b.log.Warn("order chat: fetch the buyer's photo", "order", id, "err", err)
+			f.c.log.Warn("order chat: fetch the buyer's photo", "order", id, "err", err)
 			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.not_sent_photo")}}, NoScreen: true}, nil
 		}
 		msg.Image, msg.ImageName = bytes.NewReader(img), "photo.jpg"
@@ -359,18 +377,18 @@ func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 
 // send posts the buyer's message to the upstream chat. It returns "" when
 // it was sent, else the locale key telling the buyer why it was not.
-func (c *orderChat) send(ctx context.Context, o *state.Order, msg *reseller.ChatMessageInput) string {
+func (c *Relay) send(ctx context.Context, o *state.Order, msg *reseller.ChatMessageInput) string {
 	sent, err := c.up.SendChatMessage(ctx, o.UpstreamNumber, msg)
 	if err == nil {
 		if key := messageKey(sent); key != "" && sent.Raw != nil {
 			if err := c.chats.MarkOwn(ctx, o.ID, key); err != nil {
-				c.b.log.Warn("order chat: record the buyer's message", "order", o.ID, "err", err)
+				c.log.Warn("order chat: record the buyer's message", "order", o.ID, "err", err)
 			}
 		}
 		c.wake(ctx, o.ID, true)
 		return ""
 	}
-	c.b.log.Warn("order chat: send the buyer's message", "order", o.ID, "upstream", o.UpstreamNumber, "err", err)
+	c.log.Warn("order chat: send the buyer's message", "order", o.ID, "upstream", o.UpstreamNumber, "err", err)
 	var ve *reseller.ValidationError
 	var apiErr *reseller.Error
 	switch {
@@ -395,43 +413,6 @@ func (c *orderChat) send(ctx context.Context, o *state.Order, msg *reseller.Chat
 		return "oc.not_sent_refused"
 	}
 	return "oc.not_sent_later"
-}
-
-// telegramFile downloads a file the buyer sent (getFile, then the file
-// link). Errors never carry the link, which holds the bot token.
-func (c *orderChat) telegramFile(ctx context.Context, fileID string) ([]byte, error) {
-	var f *models.File
-	err := c.b.API.Do(ctx, "getFile", 0, func(ctx context.Context) error {
-		var err error
-		f, err = c.b.API.TG.GetFile(ctx, &tgbot.GetFileParams{FileID: fileID})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("getFile: %s", scrub(err.Error(), c.b.opts.Token))
-	}
-	if f.FileSize > reseller.MaxChatImageSize {
-		return nil, fmt.Errorf("the file has %d bytes, over %d", f.FileSize, reseller.MaxChatImageSize)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.b.API.TG.FileDownloadLink(f), nil)
-	if err != nil {
-		return nil, errors.New("build the file download request")
-	}
-	resp, err := c.b.opts.HTTPClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("download file: %s", scrub(err.Error(), c.b.opts.Token))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("download file: status %d", resp.StatusCode)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, reseller.MaxChatImageSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("download file: %s", scrub(err.Error(), c.b.opts.Token))
-	}
-	if len(data) > reseller.MaxChatImageSize || len(data) == 0 {
-		return nil, fmt.Errorf("download file: %d bytes", len(data))
-	}
-	return data, nil
 }
 
 // messageKey identifies an upstream message for the relay record: its id,
@@ -459,10 +440,10 @@ func fromOperator(m *reseller.ChatMessage, own bool) bool {
 	return !own
 }
 
-// run polls due chats until ctx ends.
-func (c *orderChat) run(ctx context.Context) {
+// Run polls due chats until ctx ends.
+func (c *Relay) Run(ctx context.Context) {
 	w := &jobs.Worker{
-		What: "order chat", Sched: c.sched, Now: c.now, Log: c.b.log,
+		What: "order chat", Sched: c.sched, Now: c.now, Log: c.log,
 		Tick: c.cfg.Tick, Lease: c.cfg.Lease, Timeout: c.cfg.Lease, Parallel: c.cfg.Parallel,
 		Step: c.runJob,
 	}
@@ -470,16 +451,16 @@ func (c *orderChat) run(ctx context.Context) {
 }
 
 // runJob polls the chat of a "chat:<id>" job and says when to poll again.
-func (c *orderChat) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
+func (c *Relay) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "chat:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
-		c.b.log.Error("order chat: unknown job", "job", j.Name)
+		c.log.Error("order chat: unknown job", "job", j.Name)
 		return time.Time{}, false
 	}
 	next, err := c.poll(ctx, id)
 	if err != nil {
-		c.b.log.Warn("order chat: poll failed; will retry", "order", id, "err", err)
+		c.log.Warn("order chat: poll failed; will retry", "order", id, "err", err)
 		next = c.now().Add(c.cfg.PollSlow)
 	}
 	return next, false
@@ -487,13 +468,13 @@ func (c *orderChat) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
 
 // delay is the wait before the next poll: PollFast just after activity,
 // growing with the quiet time to PollSlow.
-func (c *orderChat) delay(activity time.Time) time.Duration {
+func (c *Relay) delay(activity time.Time) time.Duration {
 	return min(max(c.now().Sub(activity)/4, c.cfg.PollFast), c.cfg.PollSlow)
 }
 
 // poll reads the order's upstream chat once, relays what the operator wrote
 // since, and returns when to look again (zero: polling is over).
-func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
+func (c *Relay) poll(ctx context.Context, id int64) (time.Time, error) {
 	o, err := c.orders.Get(ctx, id)
 	if errors.Is(err, state.ErrOrderNotFound) {
 		return time.Time{}, nil
@@ -511,7 +492,7 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 	if !info.Known {
 		enabled, err := c.resolve(ctx, o, nil)
 		if err != nil {
-			c.b.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
+			c.log.Warn("order chat: find out whether the order has a chat", "order", id, "err", err)
 			return c.now().Add(c.cfg.PollSlow), nil
 		}
 		info.Enabled = enabled
@@ -529,29 +510,29 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 	case errors.As(err, &rl):
 		return c.now().Add(max(rl.RetryAfter, c.delay(activity))), nil
 	case reseller.IsNotFound(err) || reseller.IsInvalidRequest(err):
-		c.b.log.Warn("order chat: the upstream has no chat for the order; polling ends", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		c.log.Warn("order chat: the upstream has no chat for the order; polling ends", "order", id, "upstream", o.UpstreamNumber, "err", err)
 		return time.Time{}, c.chats.Stop(ctx, id)
 	case err != nil:
-		c.b.log.Warn("order chat: poll upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
+		c.log.Warn("order chat: poll upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
 		return c.now().Add(max(c.delay(activity), c.cfg.PollFast*2)), nil
 	}
 	relayed, err := c.relay(ctx, o, ch, info)
 	if relayed > 0 {
 		activity = c.now()
 		if terr := c.chats.Touch(ctx, id, activity); terr != nil {
-			c.b.log.Warn("order chat: record activity", "order", id, "err", terr)
+			c.log.Warn("order chat: record activity", "order", id, "err", terr)
 		}
 	}
 	if err != nil {
 		// Not everything reached the buyer; what did is recorded. Try again soon.
-		c.b.log.Warn("order chat: relay to the buyer", "order", id, "err", err)
+		c.log.Warn("order chat: relay to the buyer", "order", id, "err", err)
 		return c.now().Add(max(c.delay(activity), c.cfg.PollFast*2)), nil
 	}
 	idle := c.now().Sub(activity)
 	finished := state.Terminal(o.Status)
 	if (finished && (!ch.ChatOpened || ch.ChatFrozen || ch.ChatReadOnly)) ||
 		(finished && idle >= c.cfg.IdleAfterFinish) || idle >= c.cfg.IdleMax {
-		c.b.log.Info("order chat: polling ends", "order", id, "status", o.Status, "frozen", ch.ChatFrozen,
+		c.log.Info("order chat: polling ends", "order", id, "status", o.Status, "frozen", ch.ChatFrozen,
 			"read_only", ch.ChatReadOnly, "opened", ch.ChatOpened, "idle_s", int64(idle.Seconds()))
 		return time.Time{}, c.chats.Stop(ctx, id)
 	}
@@ -561,7 +542,7 @@ func (c *orderChat) poll(ctx context.Context, id int64) (time.Time, error) {
 // relay sends the buyer every operator message not relayed yet, oldest
 // first, and returns how many it sent. It stops at the first that does not
 // get through, so the buyer reads them in order.
-func (c *orderChat) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) (int, error) {
+func (c *Relay) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) (int, error) {
 	msgs := chronological(ch.Messages)
 	token := newRelayToken()
 	sent := 0
@@ -584,7 +565,7 @@ func (c *orderChat) relay(ctx context.Context, o *state.Order, ch *reseller.Chat
 		}
 		if err := c.deliverMessage(ctx, o, m); err != nil {
 			if rerr := c.chats.ReleaseRelay(ctx, o.ID, key, token); rerr != nil {
-				c.b.log.Warn("order chat: release message", "order", o.ID, "err", rerr)
+				c.log.Warn("order chat: release message", "order", o.ID, "err", rerr)
 			}
 			return sent, err
 		}
@@ -632,8 +613,8 @@ func ownNumbers(text string, upstream, id int64) string {
 
 // deliverMessage sends one operator message to the buyer, with its image
 // when it has one, and a Reply button.
-func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
-	lang := c.b.ful.Lang(o)
+func (c *Relay) deliverMessage(ctx context.Context, o *state.Order, m *reseller.ChatMessage) error {
+	lang := c.lang(o)
 	text := ownNumbers(strings.TrimSpace(m.Text()), o.UpstreamNumber, o.ID)
 	head := locales.T(lang, "oc.operator", "id", itoa(o.ID))
 	body := head
@@ -646,7 +627,7 @@ func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *resel
 		if text == "" {
 			return nil // nothing to show: an empty message
 		}
-		_, err := c.b.Send(ctx, o.ChatID, body, rows)
+		_, err := c.tg.Send(ctx, o.ChatID, body, rows)
 		return err
 	}
 	img, err := c.up.DownloadChatImage(ctx, ref)
@@ -659,14 +640,14 @@ func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *resel
 		}
 		// The image cannot be had: say so rather than hand out the upstream's
 		// link (it names the supplier and may need our API key).
-		c.b.log.Warn("order chat: the operator's image cannot be downloaded", "order", o.ID, "err", err)
-		_, err := c.b.Send(ctx, o.ChatID, body+"\n\n"+locales.T(lang, "oc.image_failed"), rows)
+		c.log.Warn("order chat: the operator's image cannot be downloaded", "order", o.ID, "err", err)
+		_, err := c.tg.Send(ctx, o.ChatID, body+"\n\n"+locales.T(lang, "oc.image_failed"), rows)
 		return err
 	}
 	caption := body
-	if utf16Len(caption) > maxCaptionChars {
+	if locales.UTF16Len(caption) > maxCaptionChars {
 		// The text goes first in its own message; the image follows.
-		if _, err := c.b.Send(ctx, o.ChatID, body, nil); err != nil {
+		if _, err := c.tg.Send(ctx, o.ChatID, body, nil); err != nil {
 			return err
 		}
 		caption = head
@@ -676,28 +657,13 @@ func (c *orderChat) deliverMessage(ctx context.Context, o *state.Order, m *resel
 
 // sendImage uploads an image as a photo, or as a file when Telegram would
 // not take it as one (another format, over 10 MB).
-func (c *orderChat) sendImage(ctx context.Context, chatID int64, img *reseller.ChatImage, caption string, rows [][]flows.Button) error {
+func (c *Relay) sendImage(ctx context.Context, chatID int64, img *reseller.ChatImage, caption string, rows [][]flows.Button) error {
 	photo := len(img.Data) <= maxPhotoUpload && (img.ContentType == "image/jpeg" || img.ContentType == "image/png" || img.ContentType == "image/webp")
-	if photo {
-		return c.b.API.Do(ctx, "sendPhoto", chatID, func(ctx context.Context) error {
-			_, err := c.b.API.TG.SendPhoto(ctx, &tgbot.SendPhotoParams{
-				ChatID: chatID, Caption: caption, ParseMode: models.ParseModeHTML, ReplyMarkup: keyboard(rows),
-				Photo: &models.InputFileUpload{Filename: img.Name, Data: bytes.NewReader(img.Data)},
-			})
-			return err
-		})
-	}
-	return c.b.API.Do(ctx, "sendDocument", chatID, func(ctx context.Context) error {
-		_, err := c.b.API.TG.SendDocument(ctx, &tgbot.SendDocumentParams{
-			ChatID: chatID, Caption: caption, ParseMode: models.ParseModeHTML, ReplyMarkup: keyboard(rows),
-			Document: &models.InputFileUpload{Filename: img.Name, Data: bytes.NewReader(img.Data)},
-		})
-		return err
-	})
+	return c.tg.SendFile(ctx, chatID, img.Name, img.Data, photo, caption, rows)
 }
 
 // transcript shows an admin the upstream chat of an order.
-func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*flows.Reply, error) {
+func (c *Relay) transcript(ctx context.Context, env *flows.Env, id int64) (*flows.Reply, error) {
 	notice := func(key string, kv ...any) *flows.Reply {
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, append([]any{"id", itoa(id)}, kv...)...)}}, NoScreen: true}
 	}
@@ -716,7 +682,7 @@ func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*
 	case reseller.IsNotFound(err) || reseller.IsInvalidRequest(err):
 		return notice("oc.admin_no_chat", "number", itoa(o.UpstreamNumber)), nil
 	case err != nil:
-		c.b.log.Warn("order chat: read upstream chat for an admin", "order", id, "err", err)
+		c.log.Warn("order chat: read upstream chat for an admin", "order", id, "err", err)
 		return notice("oc.admin_unavailable", "number", itoa(o.UpstreamNumber)), nil
 	}
 	info, err := c.chats.Info(ctx, id)
@@ -728,7 +694,7 @@ func (c *orderChat) transcript(ctx context.Context, env *flows.Env, id int64) (*
 
 // transcriptText renders the chat, newest messages kept when it is too
 // long for one message.
-func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) string {
+func (c *Relay) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) string {
 	head := env.T("oc.admin_head", "id", itoa(o.ID), "number", itoa(o.UpstreamNumber), "user", itoa(o.UserID))
 	if why := chatBlockedKey(ch); why != "" {
 		head += "\n" + env.T(why+"_admin")
@@ -757,11 +723,11 @@ func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.
 		entries = append(entries, line)
 	}
 	// Keep the newest that fit, and say how many earlier ones are left out.
-	room := maxMessageChars - utf16Len(head) - 200
+	room := maxMessageChars - locales.UTF16Len(head) - 200
 	kept := 0
 	used := 0
 	for i := len(entries) - 1; i >= 0; i-- {
-		n := utf16Len(entries[i]) + 2
+		n := locales.UTF16Len(entries[i]) + 2
 		if used+n > room {
 			break
 		}
@@ -777,12 +743,3 @@ func (c *orderChat) transcriptText(env *flows.Env, o *state.Order, ch *reseller.
 	}
 	return text
 }
-
-// chatHooks is the relay as the fulfilment worker sees it.
-type chatHooks struct{ c *orderChat }
-
-func (h chatHooks) Placed(ctx context.Context, o *state.Order, up *reseller.Order) bool {
-	return h.c.placed(ctx, o, up)
-}
-
-func (h chatHooks) HasChat(ctx context.Context, o *state.Order) bool { return h.c.hasChat(ctx, o) }
