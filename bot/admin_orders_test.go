@@ -15,7 +15,9 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/bot/fulfil"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -131,7 +133,7 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	if err != nil {
 		s.T.Fatal(err)
 	}
-	if _, err := s.b.Alerts().Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
+	if _, err := s.b.Alerts.Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
 		s.T.Fatal(err)
 	}
 	return o
@@ -201,14 +203,7 @@ func (s *adminShop) now(m botapitest.Message) botapitest.Message {
 	return cur
 }
 
-func hasButton(m botapitest.Message, label string) bool {
-	for _, b := range m.ReplyMarkup.Buttons() {
-		if b.Text == label {
-			return true
-		}
-	}
-	return false
-}
+var hasButton = bottest.HasButton
 
 func en(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }
 
@@ -252,7 +247,7 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 	s.finished(premium, state.PayWallet, state.OrderDelivered)
 
 	list := s.command("orders", "", "Shop orders")
-	golden(t, "adminorders/list", stable(renderMessage(list)))
+	golden.Check(t, "adminorders/list", stable(renderMessage(list)))
 	if !strings.Contains(list.RawText, `<a href="tg://user?id=5001">5001</a>`) {
 		t.Fatalf("the buyer is not linked: %q", list.RawText)
 	}
@@ -262,16 +257,16 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 		t.Fatalf("status picker = %q", m.Text)
 	}
 	s.press(list, en("ao.status.delivered"))
-	golden(t, "adminorders/list_delivered", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered", stable(renderMessage(s.now(list))))
 	s.press(list, en("btn.next"))
-	golden(t, "adminorders/list_delivered_page2", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered_page2", stable(renderMessage(s.now(list))))
 	s.press(list, en("btn.prev"))
 	if m := s.now(list); !strings.Contains(m.Text, "#8") || strings.Contains(m.Text, "#2 ") {
 		t.Fatalf("back on the first page: %q", m.Text)
 	}
 	s.press(list, en("ao.btn.line", "line", en("ao.all")))
 	s.press(list, en("line.giftcards"))
-	golden(t, "adminorders/list_delivered_giftcards", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered_giftcards", stable(renderMessage(s.now(list))))
 
 	// An order opens from its button; its list is one tap away.
 	s.press(list, "#5 · Apple Gift Card 10 USD")
@@ -302,7 +297,7 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	s.external = s.external.Add(s.newest().ChargedUSD)
 
 	view := s.command("order", itoa(delivered.ID), "Order #"+itoa(delivered.ID)+"</b>")
-	golden(t, "adminorders/order_delivered", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_delivered", stable(renderMessage(view)))
 	for _, c := range delivered.Codes {
 		if strings.Contains(view.RawText, c) {
 			t.Fatal("a code is shown before the admin asked for it")
@@ -321,10 +316,10 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	}
 
 	view = s.command("order", itoa(refunded.ID), "Order #"+itoa(refunded.ID)+"</b>")
-	golden(t, "adminorders/order_refunded", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_refunded", stable(renderMessage(view)))
 
 	view = s.command("order", itoa(review.ID), "Order #"+itoa(review.ID)+"</b>")
-	golden(t, "adminorders/order_needs_review", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_needs_review", stable(renderMessage(view)))
 }
 
 func TestAdminOrderByUpstreamNumberAndBadNumbers(t *testing.T) {
@@ -666,4 +661,43 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	}
 	s.waitStatus(o.ID, state.OrderDelivered)
 	s.waitTold(o.ID)
+}
+
+// /balance with the upstream simulator: two paid orders held in
+// processing upstream, one paid in Stars and one from a wallet.
+func TestBalanceReport(t *testing.T) {
+	s := newShop(t)
+	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	b := s.worker(nil)
+	fakePace(b.API)
+	s.Run(b)
+	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
+	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
+	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
+	// Upstream: 1,000 at the start, minus the 1 + 2 cards at 10.35 each.
+	if !s.sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
+		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
+	}
+	if s.Fake.StarBalance() != 962 {
+		t.Fatalf("star balance %d", s.Fake.StarBalance())
+	}
+	m := s.Command(b, admin, "balance", "")
+	for _, want := range []string{
+		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
+		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
+		"2 orders", "Buyers paid 962 ⭐ (≈ $12.51) and $12.50 from shop wallets, ≈ $25.01 in all", // 12.506 + 12.50
+	} {
+		if !strings.Contains(m.RawText, strings.ReplaceAll(want, " ⭐", "\u00a0⭐")) {
+			t.Errorf("/balance lacks %q:\n%s", want, m.RawText)
+		}
+	}
+	golden.Check(t, "reports/balance", renderMessage(m))
+	// Finish both so the shop's invariants hold.
+	for _, o := range []*state.Order{o1, o2} {
+		if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
+			t.Fatal(err)
+		}
+		s.waitStatus(o.ID, state.OrderDelivered)
+	}
+	s.NoViolations()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/admin"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
@@ -54,11 +55,8 @@ type Options struct {
 	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
 	Chat            orderchat.Config // order chat relay timing
-	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
-	// figures: revenue in USD and margins. Default 0.013.
-	StarsUSDRate decimal.Decimal
-	// LowBalanceUSD is the upstream balance below which admins are alerted.
-	LowBalanceUSD decimal.Decimal
+	// Admin configures the admin side (the Star rate of its figures).
+	Admin admin.Options
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
@@ -84,12 +82,14 @@ type Bot struct {
 	wake    chan struct{}
 	floods  chan struct{} // closed once this replica hears others' flood waits
 	ready   chan int64    // chats this process just stored updates for
-	bc      *broadcaster
 	ful     *fulfil.Fulfiller
 	durable *state.Durability // shared by every money write
 	chat    *orderchat.Relay
 	support *support.Support
-	watch   *upstreamWatch
+	admin   *admin.Admin
+	// Alerts tell admins about trouble once per occurrence; they also
+	// watch the upstream account (Alerts.WatchUpstream).
+	Alerts *admin.Alerts
 	// Checkout takes the payments (nil: payments are off); the product
 	// lines hand it confirmed quotes (flows.Shop.Checkout).
 	Checkout *checkout.Checkout
@@ -136,9 +136,6 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 8 * time.Second
 	}
-	if !opts.StarsUSDRate.IsPositive() {
-		opts.StarsUSDRate = decimal.RequireFromString("0.013")
-	}
 	opts.HTTPLimits = opts.HTTPLimits.withDefaults()
 	if opts.CommandsRetry <= 0 {
 		opts.CommandsRetry = 30 * time.Second
@@ -165,8 +162,6 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
-	b.bc = newBroadcaster(b)
-	b.bc.register(engine)
 	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
@@ -179,9 +174,14 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	b.metrics.addSource(storeSource{queue: b.Queue, orders: b.orders, reviews: reviews})
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.Queue.Stored = b.stored
+	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
+		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
+	b.Alerts.OnBalance = func(usd decimal.Decimal) { b.metrics.Balance.Set(usd.InexactFloat64()) }
 	if opts.Checkout != nil {
 		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
-			Telegram: b, Alerts: b.Alerts(), Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+			Telegram: b, Alerts: b.Alerts, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
 			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews,
 			Log: opts.Logger, Now: opts.Now,
 		})
@@ -201,14 +201,24 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	})
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
-		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
+		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts, Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
 		Durable: b.durable, OnLoss: onLoss,
 	}, opts.Fulfil)
 	if b.Checkout != nil {
 		b.Checkout.SetOrphans(b.ful)
 	}
-	b.registerOrders(engine)
-	b.registerReports(engine)
+	var reports admin.Upstream // no upstream figures without an upstream
+	if opts.Reseller != nil {
+		reports = opts.Reseller
+	}
+	adminOpts := opts.Admin
+	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
+	b.admin = admin.New(adminOpts, admin.Deps{
+		Telegram: b, Upstream: reports, Fulfil: b.ful, Chats: b.chat,
+		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue,
+		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+	})
+	b.admin.Register(engine)
 	b.chat.Register(engine)
 	b.support = support.New(opts.Support, support.Deps{
 		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
@@ -258,9 +268,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
+	go func() { defer wg.Done(); b.admin.Run(intakeCtx) }()
 	wg.Add(1)
-	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
+	go func() { defer wg.Done(); b.Alerts.RunWatch(intakeCtx) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); b.listenFloods(intakeCtx) }()
 	if b.opts.Reseller != nil {

@@ -25,6 +25,8 @@ import (
 
 const chat = bottest.Chat
 
+const admin = int64(9000)
+
 // harness is the shop's test harness, with the helpers of this package's
 // tests as its methods.
 type harness struct{ *bottest.Harness }

@@ -17,6 +17,7 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
+	"shopbot/flows/golden"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -179,7 +180,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	button(t, relayed, en("oc.btn_reply"))
 
 	screen := s.openChat(processing, en("oc.btn_open"))
-	golden(t, "orderchat/open", renderMessage(screen))
+	golden.Check(t, "orderchat/open", renderMessage(screen))
 
 	s.Fake.SendText(chat, "My 2FA code is <1234> & ready")
 	s.waitUpstream(n, resellersim.AuthorClient, "My 2FA code is <1234> & ready")

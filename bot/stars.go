@@ -167,3 +167,37 @@ func (b *Bot) StarTransactions(ctx context.Context, offset, limit int) ([]checko
 	}
 	return out, nil
 }
+
+// SendBulk sends a broadcast message: paced per chat and shop-wide at
+// BroadcastRate, so it never takes the capacity replies need.
+func (b *Bot) SendBulk(ctx context.Context, chat int64, text string) (int, error) {
+	return b.Send(WithClass(ctx, Bulk), chat, text, nil)
+}
+
+// EditText edits a message's HTML text, with buttons (rows nil: none). An
+// edit that changes nothing is no error.
+func (b *Bot) EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error {
+	return b.API.Do(ctx, "editMessageText", chat, func(ctx context.Context) error {
+		p := &tgbot.EditMessageTextParams{ChatID: chat, MessageID: msgID, Text: text, ParseMode: models.ParseModeHTML}
+		if rows != nil {
+			p.ReplyMarkup = keyboard(rows)
+		}
+		_, err := b.API.TG.EditMessageText(ctx, p)
+		if IsNotModified(err) {
+			return nil
+		}
+		return err
+	})
+}
+
+// StarBalance reads the bot's Star balance: whole Stars and nanostars.
+func (b *Bot) StarBalance(ctx context.Context) (amount, nano int64, err error) {
+	err = b.API.Do(ctx, "getMyStarBalance", 0, func(ctx context.Context) error {
+		sa, err := b.API.TG.GetMyStarBalance(ctx)
+		if err == nil {
+			amount, nano = int64(sa.Amount), int64(sa.NanostarAmount)
+		}
+		return err
+	})
+	return amount, nano, err
+}

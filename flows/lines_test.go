@@ -2,10 +2,8 @@ package flows
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,14 +14,13 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/catalog"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 	"shopbot/state/statetest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 func money(s string) reseller.Money { return reseller.NewMoney(decimal.RequireFromString(s)) }
 
@@ -240,24 +237,7 @@ func (w *world) record(in string, r *Reply) {
 // golden compares the transcript with testdata/<name>.golden.
 func (w *world) golden(name string) {
 	w.t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	got := w.out.String()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			w.t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			w.t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		w.t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		w.t.Errorf("%s differs from the golden file (go test ./flows -update rewrites it):\n%s", path, got)
-	}
+	golden.Check(w.t, name, w.out.String())
 }
 
 // script is one row of a line's table: inputs and what must hold after.

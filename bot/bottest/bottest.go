@@ -137,6 +137,16 @@ func (h *Harness) Menu() botapitest.Message {
 	return m
 }
 
+// HasButton reports whether m has a button labelled label.
+func HasButton(m botapitest.Message, label string) bool {
+	for _, b := range m.ReplyMarkup.Buttons() {
+		if b.Text == label {
+			return true
+		}
+	}
+	return false
+}
+
 // Tap presses the live menu's button whose label starts with prefix and
 // waits until the bot has handled it.
 func (h *Harness) Tap(b *bot.Bot, prefix string) {
@@ -293,4 +303,38 @@ func (h *Harness) WaitBotMessages(chatID int64, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Render prints a bot message as a person sees it: the text (or
+// caption, or document name) and the inline buttons, one row a line. Button
+// callback data is left out (it carries random nonces); URL buttons show
+// their URL.
+func Render(m botapitest.Message) string {
+	var b strings.Builder
+	switch {
+	case m.Document != nil:
+		b.WriteString("[file " + m.Document.FileName + "]\n")
+		if m.Caption != "" {
+			b.WriteString(m.Caption + "\n")
+		}
+	case m.Invoice != nil:
+		b.WriteString("[invoice " + m.Invoice.Title + "]\n")
+	case m.Caption != "":
+		b.WriteString(m.Caption + "\n")
+	default:
+		b.WriteString(m.Text + "\n")
+	}
+	if m.ReplyMarkup != nil {
+		for _, row := range m.ReplyMarkup.InlineKeyboard {
+			labels := make([]string, len(row))
+			for i, btn := range row {
+				labels[i] = "[" + btn.Text + "]"
+				if btn.URL != "" {
+					labels[i] = "[" + btn.Text + " -> " + btn.URL + "]"
+				}
+			}
+			b.WriteString(strings.Join(labels, " ") + "\n")
+		}
+	}
+	return b.String()
 }

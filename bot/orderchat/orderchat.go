@@ -65,15 +65,11 @@ func (c *Config) defaults() {
 // fulfilment worker never claims them and the relay never claims order jobs.
 func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
 
-// AdminAction is the global button action with which an admin reads an
-// order's upstream chat (callback arg: the order id).
-const AdminAction = "achat"
-
 // Global button actions of the order chat.
 const (
 	actChatOpen  = fulfil.ChatOpenAction // arg: order id; the buyer opens (or replies in) the chat
 	actChatClose = "occ"                 // leaves the chat
-	actChatAdmin = AdminAction
+	actChatAdmin = "achat"               // arg: order id; an admin reads the transcript
 	chatFlow     = "orderchat"
 )
 
@@ -145,6 +141,12 @@ func (c *Relay) Register(e *flows.Engine) {
 		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
 		return c.transcript(ctx, env, id)
 	})
+}
+
+// TranscriptButton is an admin's button that shows order id's upstream
+// chat, valid in any state.
+func (c *Relay) TranscriptButton(text string, id int64) flows.Button {
+	return flows.Button{Text: text, Action: actChatAdmin, Arg: strconv.FormatInt(id, 10), Global: true}
 }
 
 // openButton is the "write to the operator" button of order id, valid in

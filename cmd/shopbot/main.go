@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/bot/admin"
 	"shopbot/bot/checkout"
 	"shopbot/bot/support"
 	"shopbot/catalog"
@@ -161,7 +162,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
-		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
+		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay,
 	}, conn.Client, engine)
@@ -174,7 +175,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		shop.Register(engine)
 	}
 	if upstream != nil {
-		b.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
+		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
 	}
 	return b, nil
 }

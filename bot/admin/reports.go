@@ -1,4 +1,4 @@
-package bot
+package admin
 
 import (
 	"context"
@@ -46,20 +46,15 @@ const (
 // refused as a likely typo.
 var MaxAdminCreditUSD = decimal.NewFromInt(10_000)
 
-// reports holds the stores the admin reports read.
+// reports are the admin reports; /credit keeps an audit of its credits.
 type reports struct {
-	b       *Bot
-	orders  *state.Orders
-	wallets *state.Wallets
-	audit   *state.CreditAudit
+	*Admin
+	audit *state.CreditAudit
 }
 
 // registerReports adds /balance, /transactions, /stats and /credit.
-func (b *Bot) registerReports(e *flows.Engine) {
-	r := &reports{
-		b: b, orders: b.orders, wallets: b.wallets,
-		audit: state.NewCreditAudit(b.rdb, b.opts.Prefix),
-	}
+func (ad *Admin) registerReports(e *flows.Engine) {
+	r := &reports{Admin: ad, audit: state.NewCreditAudit(ad.rdb, ad.prefix)}
 	e.HandleCommand("balance", flows.AdminOnly(r.balance))
 	e.HandleCommand("stats", flows.AdminOnly(r.stats))
 	e.HandleCommand("transactions", flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
@@ -92,26 +87,26 @@ func (r *reports) upstreamProblem(env *flows.Env, what string, err error) string
 	case reseller.IsRateLimited(err):
 		return env.T("rep.up.rate_limited")
 	case errors.As(err, &apiErr) && apiErr.Status >= 500:
-		r.b.log.Warn("admin report: upstream error", "read", what, "err", err)
+		r.log.Warn("admin report: upstream error", "read", what, "err", err)
 		return env.T("rep.up.server", "status", strconv.Itoa(apiErr.Status))
 	case errors.As(err, &apiErr):
-		r.b.log.Warn("admin report: upstream refused", "read", what, "err", err)
+		r.log.Warn("admin report: upstream refused", "read", what, "err", err)
 		return env.T("rep.up.refused", "status", strconv.Itoa(apiErr.Status))
 	}
-	r.b.log.Warn("admin report: upstream unreachable", "read", what, "err", err)
+	r.log.Warn("admin report: upstream unreachable", "read", what, "err", err)
 	return env.T("rep.up.unavailable")
 }
 
 // starsUSD is the USD value of n Stars at STARS_USD_RATE.
-func (b *Bot) starsUSD(n int64) decimal.Decimal {
-	return decimal.NewFromInt(n).Mul(b.opts.StarsUSDRate)
+func (ad *Admin) starsUSD(n int64) decimal.Decimal {
+	return decimal.NewFromInt(n).Mul(ad.opts.StarsUSDRate)
 }
 
 // paidUSD is what an order brought in, in USD: its Stars at
 // STARS_USD_RATE, or the wallet amount.
-func (b *Bot) paidUSD(o *state.Order) decimal.Decimal {
+func (ad *Admin) paidUSD(o *state.Order) decimal.Decimal {
 	if o.PayMethod == state.PayStars {
-		return b.starsUSD(o.Stars)
+		return ad.starsUSD(o.Stars)
 	}
 	return o.ShopUSD
 }
@@ -131,12 +126,12 @@ func (r *reports) balance(ctx context.Context, env *flows.Env, _ *flows.Session,
 }
 
 func (r *reports) upstreamSection(ctx context.Context, env *flows.Env) string {
-	if r.b.opts.Reseller == nil {
+	if r.up == nil {
 		return env.T("rep.bal.upstream_failed", "reason", env.T("rep.up.not_configured"))
 	}
 	ctx, cancel := context.WithTimeout(ctx, upstreamWait)
 	defer cancel()
-	me, err := r.b.opts.Reseller.Me(ctx)
+	me, err := r.up.Me(ctx)
 	if err != nil {
 		return env.T("rep.bal.upstream_failed", "reason", r.upstreamProblem(env, "account", err))
 	}
@@ -150,17 +145,9 @@ func (r *reports) upstreamSection(ctx context.Context, env *flows.Env) string {
 }
 
 func (r *reports) starsSection(ctx context.Context, env *flows.Env) string {
-	var amount int64
-	var nano int64
-	err := r.b.API.Do(ctx, "getMyStarBalance", 0, func(ctx context.Context) error {
-		sa, err := r.b.API.TG.GetMyStarBalance(ctx)
-		if err == nil {
-			amount, nano = int64(sa.Amount), int64(sa.NanostarAmount)
-		}
-		return err
-	})
+	amount, nano, err := r.tg.StarBalance(ctx)
 	if err != nil {
-		r.b.log.Warn("admin report: read the Star balance", "err", err)
+		r.log.Warn("admin report: read the Star balance", "err", err)
 		return env.T("rep.bal.stars_failed")
 	}
 	stars := locales.Stars(env.Lang, amount)
@@ -168,8 +155,8 @@ func (r *reports) starsSection(ctx context.Context, env *flows.Env) string {
 	if nano != 0 {
 		stars = locales.Decimal(env.Lang, exact, 2) + "\u00a0⭐"
 	}
-	return env.T("rep.bal.stars", "stars", stars, "usd", locales.Money(env.Lang, exact.Mul(r.b.opts.StarsUSDRate)),
-		"rate", r.b.opts.StarsUSDRate)
+	return env.T("rep.bal.stars", "stars", stars, "usd", locales.Money(env.Lang, exact.Mul(r.opts.StarsUSDRate)),
+		"rate", r.opts.StarsUSDRate)
 }
 
 // pendingSection sums what buyers paid for the orders not yet finished
@@ -211,8 +198,8 @@ func (r *reports) pendingSection(ctx context.Context, env *flows.Env) (string, e
 		return env.T("rep.bal.pending_none"), nil
 	}
 	text := env.N("rep.bal.pending", n, "stars", locales.Stars(env.Lang, stars),
-		"stars_usd", locales.Money(env.Lang, r.b.starsUSD(stars)), "wallet", locales.Money(env.Lang, wallet),
-		"total", locales.Money(env.Lang, r.b.starsUSD(stars).Add(wallet)))
+		"stars_usd", locales.Money(env.Lang, r.starsUSD(stars)), "wallet", locales.Money(env.Lang, wallet),
+		"total", locales.Money(env.Lang, r.starsUSD(stars).Add(wallet)))
 	if review > 0 {
 		text += "\n" + env.N("rep.bal.pending_review", review)
 	}
@@ -337,14 +324,14 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 	if page > 1 {
 		nav = append(nav, flows.Button{Text: env.T("rep.btn.newer"), Action: actTxNewer})
 	}
-	if r.b.opts.Reseller == nil {
+	if r.up == nil {
 		b.WriteString("\n" + env.T("rep.tx.failed", "reason", env.T("rep.up.not_configured")))
 		return &flows.Screen{Text: b.String(), Rows: rows}, nil
 	}
 	cursor, _ := strconv.ParseInt(s.Get("cur"), 10, 64)
 	cctx, cancel := context.WithTimeout(ctx, upstreamWait)
 	defer cancel()
-	list, err := r.b.opts.Reseller.Transactions(cctx, &reseller.TransactionsOptions{
+	list, err := r.up.Transactions(cctx, &reseller.TransactionsOptions{
 		Limit: txPerPage, Cursor: cursor, Direction: reseller.TxDirection(dir), Type: reseller.TxType(typ), Status: reseller.TxStatus(st),
 	})
 	if err != nil {
@@ -459,7 +446,7 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 				done = true
 				break
 			}
-			paid := r.b.paidUSD(o)
+			paid := r.paidUSD(o)
 			for _, p := range periods {
 				if o.CreatedAt.Before(p.from) {
 					continue
@@ -479,7 +466,7 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 		}
 	}
 	text := r.statsText(env, now, periods, true)
-	if utf16Len(text) > maxMessageChars {
+	if locales.UTF16Len(text) > maxMessageChars {
 		text = r.statsText(env, now, periods, false)
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
@@ -490,7 +477,7 @@ func percent(part, whole decimal.Decimal) decimal.Decimal {
 }
 
 func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, perLine bool) string {
-	lang, rate := env.Lang, r.b.opts.StarsUSDRate
+	lang, rate := env.Lang, r.opts.StarsUSDRate
 	money := func(d decimal.Decimal) string { return locales.Money(lang, d) }
 	var b strings.Builder
 	b.WriteString(env.T("rep.stats.title", "now", locales.DateTime(lang, now), "rate", rate))
@@ -603,7 +590,7 @@ func (r *reports) creditCommand(e *flows.Engine) flows.CommandFunc {
 
 // walletEnabled reports whether buyers can pay with the wallet
 // (PAYMENT_METHODS includes wallet).
-func (r *reports) walletEnabled() bool { return r.b.Checkout != nil && r.b.Checkout.WalletEnabled() }
+func (r *reports) walletEnabled() bool { return r.opts.Wallet }
 
 // creditFlow is the confirmation of /credit and its result. Session data:
 // "user", "amount", "ref" (drawn when the confirmation is shown); after
@@ -651,7 +638,7 @@ func (f creditFlow) confirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 	ref := s.Get("ref")
 	if err != nil || user <= 0 || ref == "" {
 		s.Clear()
-		return &flows.Reply{Answer: env.T("err.outdated"), Screen: r.b.Engine.MenuScreen(env), Save: true}, nil
+		return &flows.Reply{Answer: env.T("err.outdated"), Screen: r.engine.MenuScreen(env), Save: true}, nil
 	}
 	adminID := env.User.ID
 	bal, dup, err := r.wallets.Credit(ctx, user, amount, ref, "admin credit", "admin:"+strconv.FormatInt(adminID, 10))
@@ -664,7 +651,7 @@ func (f creditFlow) confirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 	}
 	told := "again"
 	if fresh {
-		r.b.log.Info("admin credited a wallet", "admin", adminID, "user", user, "ref", ref, "replay", dup)
+		r.log.Info("admin credited a wallet", "admin", adminID, "user", user, "ref", ref, "replay", dup)
 		told = r.tellBuyer(ctx, user, amount, bal)
 	}
 	s.Goto("done")
@@ -679,11 +666,11 @@ func (f creditFlow) confirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 // started the bot. It reports what happened: "yes", "not_started",
 // "blocked" or "failed"; none of them fails the credit.
 func (r *reports) tellBuyer(ctx context.Context, user int64, amount, bal decimal.Decimal) string {
-	started, err := r.b.Users.HasStarted(ctx, user)
+	started, err := r.users.HasStarted(ctx, user)
 	if err != nil || !started {
 		return "not_started"
 	}
-	if blocked, _ := r.b.Users.Blocked(ctx, user); blocked {
+	if blocked, _ := r.users.Blocked(ctx, user); blocked {
 		return "blocked"
 	}
 	lang := r.buyerLang(ctx, user)
@@ -691,12 +678,12 @@ func (r *reports) tellBuyer(ctx context.Context, user int64, amount, bal decimal
 	if r.walletEnabled() {
 		text += "\n" + locales.T(lang, "rep.credit.buyer_hint")
 	}
-	_, err = r.b.Send(ctx, user, text, nil)
+	_, err = r.tg.Send(ctx, user, text, nil)
 	switch {
-	case errors.Is(err, ErrBlocked):
+	case errors.Is(err, flows.ErrBlocked):
 		return "blocked"
 	case err != nil:
-		r.b.log.Warn("tell buyer about a wallet credit", "user", user, "err", err)
+		r.log.Warn("tell buyer about a wallet credit", "user", user, "err", err)
 		return "failed"
 	}
 	return "yes"
@@ -705,8 +692,8 @@ func (r *reports) tellBuyer(ctx context.Context, user int64, amount, bal decimal
 // buyerLang is the buyer's language: the one chosen with /language, else
 // the one of their latest order, else the shop's default.
 func (r *reports) buyerLang(ctx context.Context, user int64) locales.Lang {
-	e := r.b.Engine
-	if _, doc, err := r.b.Queue.Conversation(ctx, user); err == nil && doc != nil {
+	e := r.engine
+	if _, doc, err := r.sessions.Conversation(ctx, user); err == nil && doc != nil {
 		s, _ := flows.DecodeSession(doc)
 		if l, ok := locales.Parse(s.Lang); ok && slices.Contains(e.Langs, l) {
 			return l
@@ -739,11 +726,11 @@ func (f creditFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) 
 	if err != nil {
 		return nil, err
 	}
-	started, err := r.b.Users.HasStarted(ctx, user)
+	started, err := r.users.HasStarted(ctx, user)
 	if err != nil {
 		return nil, err
 	}
-	blocked, err := r.b.Users.Blocked(ctx, user)
+	blocked, err := r.users.Blocked(ctx, user)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,8 @@
-package bot
+package admin
 
 import (
 	"shopbot/bot/fulfil"
+	"shopbot/locales"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestFitCodesStaysWithinOneMessage(t *testing.T) {
 	if all {
 		t.Fatal("300 long codes cannot all fit")
 	}
-	if n := utf16Len(text) + utf16Len("tail note") + 2; n > maxMessageChars {
+	if n := locales.UTF16Len(text) + locales.UTF16Len("tail note") + 2; n > maxMessageChars {
 		t.Fatalf("message of %d characters", n)
 	}
 	if !strings.Contains(text, "<code>"+strings.Repeat("Ж", 20)+"&lt;&amp;&gt;</code>") {

@@ -1,36 +1,32 @@
-package bot
+package admin
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
 	"time"
-
-	tgbot "github.com/go-telegram/bot"
-	"github.com/go-telegram/bot/models"
 
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
 )
 
-// BroadcastRate is the most broadcast messages sent per second, below
-// Telegram's 30/s so buyers' own conversations keep flowing.
-const BroadcastRate = 25
-
 // broadcaster runs admin broadcasts as resumable jobs in Redis: any
 // process may carry a job on after another stopped.
 type broadcaster struct {
-	b     *Bot
+	tg    Telegram
+	users *state.Users
+	log   *slog.Logger
 	jobs  *state.Broadcasts
 	owner string
 	wake  chan struct{}
 	every time.Duration // how often the admin's progress message is updated
 }
 
-func newBroadcaster(b *Bot) *broadcaster {
+func newBroadcaster(d Deps) *broadcaster {
 	return &broadcaster{
-		b: b, jobs: state.NewBroadcasts(b.rdb, b.opts.Prefix),
+		tg: d.Telegram, users: d.Users, log: d.Log, jobs: state.NewBroadcasts(d.Redis, d.Prefix),
 		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
 	}
 }
@@ -63,7 +59,7 @@ func (br *broadcaster) register(e *flows.Engine) {
 
 // start creates the job and the admin's progress message.
 func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang, text string, now time.Time) error {
-	total, err := br.b.Users.CountBuyers(ctx)
+	total, err := br.users.CountBuyers(ctx)
 	if err != nil {
 		return err
 	}
@@ -71,7 +67,7 @@ func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang
 	if _, err := br.jobs.Create(ctx, j); err != nil {
 		return err
 	}
-	msg, err := br.b.Send(ctx, admin, br.progressText(j), br.stopButton(j))
+	msg, err := br.tg.Send(ctx, admin, br.progressText(j), br.stopButton(j))
 	if err == nil {
 		_ = br.jobs.SetProgressMsg(ctx, j.ID, msg)
 	}
@@ -116,7 +112,7 @@ func (br *broadcaster) run(ctx context.Context) {
 	for {
 		ids, err := br.jobs.Active(ctx)
 		if err != nil && ctx.Err() == nil {
-			br.b.log.Warn("list broadcasts", "err", err)
+			br.log.Warn("list broadcasts", "err", err)
 		}
 		for _, id := range ids {
 			if ctx.Err() != nil {
@@ -162,7 +158,7 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 			return
 		}
 		if err != nil {
-			br.b.log.Warn("broadcast take", "job", id, "err", err)
+			br.log.Warn("broadcast take", "job", id, "err", err)
 			return
 		}
 		if !br.sendAt(ctx, j, pos) {
@@ -177,9 +173,9 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 func (br *broadcaster) sendAt(ctx context.Context, j *state.BroadcastJob, pos int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	buyers, err := br.b.Users.Buyers(ctx, pos, 1)
+	buyers, err := br.users.Buyers(ctx, pos, 1)
 	if err != nil {
-		br.b.log.Warn("broadcast buyers", "job", j.ID, "err", err)
+		br.log.Warn("broadcast buyers", "job", j.ID, "err", err)
 		_ = br.jobs.Record(ctx, j.ID, "failed")
 		return true
 	}
@@ -192,17 +188,17 @@ func (br *broadcaster) sendAt(ctx context.Context, j *state.BroadcastJob, pos in
 }
 
 func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64) {
-	if blocked, _ := br.b.Users.Blocked(ctx, buyer); blocked {
+	if blocked, _ := br.users.Blocked(ctx, buyer); blocked {
 		_ = br.jobs.Record(ctx, id, "blocked")
 		return
 	}
 	outcome := "sent"
-	if _, err := br.b.Send(WithClass(ctx, Bulk), buyer, text, nil); err != nil {
+	if _, err := br.tg.SendBulk(ctx, buyer, text); err != nil {
 		if ctx.Err() != nil {
 			return // stopping: the job resumes with this buyer
 		}
 		outcome = "failed"
-		if errors.Is(err, ErrBlocked) {
+		if errors.Is(err, flows.ErrBlocked) {
 			outcome = "blocked"
 		}
 	}
@@ -227,7 +223,7 @@ func (br *broadcaster) finish(ctx context.Context, id, status string) {
 	if first, err := br.jobs.MarkReported(ctx, id); err != nil || !first {
 		return
 	}
-	_, _ = br.b.Send(ctx, j.AdminChat, br.reportText(j), nil)
+	_, _ = br.tg.Send(ctx, j.AdminChat, br.reportText(j), nil)
 }
 
 func (br *broadcaster) showProgress(ctx context.Context, id string) {
@@ -240,17 +236,7 @@ func (br *broadcaster) edit(ctx context.Context, j *state.BroadcastJob, rows [][
 	if j.ProgressMsg == 0 {
 		return
 	}
-	_ = br.b.API.Do(ctx, "editMessageText", j.AdminChat, func(ctx context.Context) error {
-		p := &tgbot.EditMessageTextParams{ChatID: j.AdminChat, MessageID: j.ProgressMsg, Text: br.progressText(j), ParseMode: models.ParseModeHTML}
-		if rows != nil {
-			p.ReplyMarkup = keyboard(rows)
-		}
-		_, err := br.b.API.TG.EditMessageText(ctx, p)
-		if IsNotModified(err) {
-			return nil
-		}
-		return err
-	})
+	_ = br.tg.EditText(ctx, j.AdminChat, j.ProgressMsg, br.progressText(j), rows)
 }
 
 // broadcastFlow is the admin's compose -> preview -> send conversation.
@@ -297,7 +283,7 @@ func (f broadcastFlow) Show(ctx context.Context, env *flows.Env, s *flows.Sessio
 	if s.Step != "confirm" {
 		return &flows.Screen{Text: env.T("bc.compose"), Rows: [][]flows.Button{{cancel}}}, nil
 	}
-	n, err := f.br.b.Users.CountBuyers(ctx)
+	n, err := f.br.users.CountBuyers(ctx)
 	if err != nil {
 		return nil, err
 	}

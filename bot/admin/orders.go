@@ -1,4 +1,4 @@
-package bot
+package admin
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"shopbot/bot/fulfil"
-	"shopbot/bot/orderchat"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -86,15 +85,14 @@ var aoStatuses = []string{state.OrderPaid, state.OrderPlacing, state.OrderPlaced
 // slow upstream does not hold the admin's chat.
 const upstreamTimeout = 5 * time.Second
 
-// adminOrders is the flow; it reaches the stores through the fulfiller.
-type adminOrders struct{ b *Bot }
-
-func (a adminOrders) f() *fulfil.Fulfiller { return a.b.ful }
+// adminOrders is the flow; it acts on orders through the fulfilment
+// worker.
+type adminOrders struct{ *Admin }
 
 // registerAdminOrders adds /order and the admin orders flow; /orders comes
 // here from registerOrders when an admin sends it.
-func (b *Bot) registerAdminOrders(e *flows.Engine) {
-	a := adminOrders{b}
+func (ad *Admin) registerAdminOrders(e *flows.Engine) {
+	a := adminOrders{ad}
 	e.RegisterAdmin(aoFlow, a)
 	e.HandleCommand("order", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if !env.User.Admin {
@@ -108,7 +106,7 @@ func notice(text string) []flows.Notice { return []flows.Notice{{Text: text}} }
 
 // listCommand is an admin's /orders: the first page, no filter.
 func (a adminOrders) listCommand(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	s.Enter(aoFlow, aoStepList, env.Now.Add(a.b.Engine.FlowTTL))
+	s.Enter(aoFlow, aoStepList, env.Now.Add(a.engine.FlowTTL))
 	sc, err := a.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc, Save: true}, err
 }
@@ -124,7 +122,7 @@ func (a adminOrders) orderCommand(ctx context.Context, env *flows.Env, s *flows.
 	case err != nil || n <= 0:
 		return &flows.Reply{Notices: notice(env.T("ao.order.bad", "arg", locales.Escape(arg)) + "\n" + env.T("ao.order.usage")), NoScreen: true}, nil
 	}
-	orders := a.f().Orders()
+	orders := a.orders
 	ours, err := orders.Get(ctx, n)
 	if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
 		return nil, err
@@ -143,7 +141,7 @@ func (a adminOrders) orderCommand(ctx context.Context, env *flows.Env, s *flows.
 	default:
 		return &flows.Reply{Notices: notice(env.T("ao.order.unknown", "number", strconv.FormatInt(n, 10)) + "\n" + env.T("ao.order.usage")), NoScreen: true}, nil
 	}
-	s.Enter(aoFlow, aoStepOrder, env.Now.Add(a.b.Engine.FlowTTL))
+	s.Enter(aoFlow, aoStepOrder, env.Now.Add(a.engine.FlowTTL))
 	s.Set("id", itoa(id))
 	s.Set("via", via)
 	s.Set("n", strconv.FormatInt(n, 10))
@@ -209,13 +207,13 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActMine:
 		s.Clear()
-		return a.b.ordersPage(ctx, env, ev.User.ID, 0)
+		return a.ordersPage(ctx, env, ev.User.ID, 0)
 	case aoActView, aoActRefresh:
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActCodes:
 		s.Set("codes", arg)
 		if arg != "" {
-			a.b.log.Info("admin revealed order codes", "admin", ev.User.ID, "order", s.Get("id"))
+			a.log.Info("admin revealed order codes", "admin", ev.User.ID, "order", s.Get("id"))
 		}
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActRetry:
@@ -250,7 +248,7 @@ func (a adminOrders) show(ctx context.Context, env *flows.Env, s *flows.Session,
 // ADMIN_IDS changed under a live menu) sees the main menu instead.
 func (a adminOrders) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	if !env.User.Admin {
-		return a.b.Engine.MenuScreen(env), nil
+		return a.engine.MenuScreen(env), nil
 	}
 	switch s.Step {
 	case aoStepPickStatus:
@@ -283,7 +281,7 @@ func (a adminOrders) current(ctx context.Context, s *flows.Session) (*state.Orde
 	if err != nil {
 		return nil, fmt.Errorf("admin orders: no order in step %q", s.Step)
 	}
-	return a.f().Orders().Get(ctx, id)
+	return a.orders.Get(ctx, id)
 }
 
 // --- the list ---
@@ -295,7 +293,7 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	var list []*state.Order
 	for {
 		var err error
-		list, err = a.f().Orders().List(ctx, page*aoPerPage, aoPerPage+1, filter)
+		list, err = a.orders.List(ctx, page*aoPerPage, aoPerPage+1, filter)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +411,7 @@ func (a adminOrders) margin(env *flows.Env, o *state.Order) string {
 	if !chargedKnown(o) || o.Status == state.OrderRefunding || o.Status == state.OrderRefunded {
 		return env.T("ao.none")
 	}
-	return locales.Money(env.Lang, a.b.paidUSD(o).Sub(o.ChargedUSD))
+	return locales.Money(env.Lang, a.paidUSD(o).Sub(o.ChargedUSD))
 }
 
 func (a adminOrders) upstreamNumber(env *flows.Env, o *state.Order) string {
@@ -468,7 +466,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.paid_wallet", "amount", locales.Money(env.Lang, o.ShopUSD), "charge", locales.Escape(o.ChargeID)))
 	}
 	lines = append(lines,
-		T("ao.order.money", "revenue", locales.Money(env.Lang, a.b.paidUSD(o)), "charged", a.charged(env, o), "margin", a.margin(env, o)),
+		T("ao.order.money", "revenue", locales.Money(env.Lang, a.paidUSD(o)), "charged", a.charged(env, o), "margin", a.margin(env, o)),
 		T("ao.order.status", "status", T("ao.status."+o.Status)))
 	if o.UpstreamNumber != 0 {
 		st := o.UpstreamStatus
@@ -555,7 +553,7 @@ func (a adminOrders) orderRows(env *flows.Env, o *state.Order, codesShown bool) 
 	row(review && o.UpstreamNumber == 0, btn("ao.btn.replace", aoActReplace))
 	row(len(o.Codes) > 0 && !codesShown, flows.Button{Text: env.T("ao.btn.codes_show"), Action: aoActCodes, Arg: "1"})
 	row(len(o.Codes) > 0 && codesShown, btn("ao.btn.codes_hide", aoActCodes))
-	row(o.UpstreamNumber != 0 && o.Line == "services", flows.Button{Text: env.T("ao.btn.chat"), Action: orderchat.AdminAction, Arg: strconv.FormatInt(o.ID, 10), Global: true})
+	row(o.UpstreamNumber != 0 && o.Line == "services", a.chats.TranscriptButton(env.T("ao.btn.chat"), o.ID))
 	row(true, btn("ao.btn.refresh", aoActRefresh), btn("ao.btn.list", aoActList))
 	return rows
 }
@@ -574,7 +572,7 @@ func refundable(status string) bool {
 // liveUpstream fetches the upstream order now: its status, charge and
 // status history, or one line saying why it could not be read.
 func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number int64) string {
-	up := a.f().Upstream()
+	up := a.up
 	if up == nil {
 		return env.T("ao.live.off")
 	}
@@ -585,7 +583,7 @@ func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number in
 	case reseller.IsNotFound(err):
 		return env.T("ao.live.missing", "number", itoa(number))
 	case err != nil:
-		a.b.log.Warn("admin view: read upstream order", "upstream", number, "err", err)
+		a.log.Warn("admin view: read upstream order", "upstream", number, "err", err)
 		return env.T("ao.live.error", "number", itoa(number), "err", locales.Escape(cut(err.Error(), 160)))
 	}
 	lines := []string{env.T("ao.live.title", "number", itoa(number), "status", locales.Escape(string(u.Status)),
@@ -631,17 +629,17 @@ func (a adminOrders) retry(ctx context.Context, env *flows.Env, s *flows.Session
 	if o.Status != state.OrderDelivered || o.Shrunk {
 		return a.changed(ctx, env, s)
 	}
-	err = a.f().Resend(ctx, o, adminNote(env, "sent to the buyer again"))
+	err = a.ful.Resend(ctx, o, adminNote(env, "sent to the buyer again"))
 	answer := env.T("ao.ans.retry_sent")
 	switch {
-	case errors.Is(err, ErrBlocked):
+	case errors.Is(err, flows.ErrBlocked):
 		answer = env.T("ao.ans.retry_blocked")
 	case err != nil:
-		a.b.log.Warn("admin resend of an order failed", "order", o.ID, "err", err)
+		a.log.Warn("admin resend of an order failed", "order", o.ID, "err", err)
 		answer = env.T("ao.ans.retry_failed")
 	}
 	if err == nil {
-		a.b.log.Info("admin sent an order to the buyer again", "order", o.ID, "admin", env.User.ID)
+		a.log.Info("admin sent an order to the buyer again", "order", o.ID, "admin", env.User.ID)
 	}
 	return a.show(ctx, env, s, aoStepOrder, answer)
 }
@@ -668,7 +666,7 @@ func (a adminOrders) run(ctx context.Context, env *flows.Env, s *flows.Session) 
 
 // hurry makes the order's job due now (see fulfil.Fulfiller.Hurry).
 func (a adminOrders) hurry(ctx context.Context, id int64) (running bool, err error) {
-	return a.f().Hurry(ctx, id)
+	return a.ful.Hurry(ctx, id)
 }
 
 // --- refund ---
@@ -715,23 +713,22 @@ func (a adminOrders) refundScreen(env *flows.Env, s *flows.Session, o *state.Ord
 // refunding (compare-and-set) and gets its job running: the worker then
 // refunds exactly once, the way the buyer paid, and tells the buyer.
 func (a adminOrders) refund(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	f := a.f()
 	from := s.Get("from")
 	id, _ := strconv.ParseInt(s.Get("id"), 10, 64)
 	if !refundable(from) {
 		return a.changed(ctx, env, s)
 	}
-	err := f.Refund(ctx, id, from, adminNote(env, "refund"))
+	err := a.ful.Refund(ctx, id, from, adminNote(env, "refund"))
 	switch {
 	case errors.Is(err, state.ErrBadTransition):
-		o, err := f.Orders().Get(ctx, id)
+		o, err := a.orders.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return a.refusedRefund(ctx, env, s, o)
 	case errors.Is(err, fulfil.ErrDeliveredMeanwhile):
-		a.b.log.Info("admin refund refused by the upstream's state", "order", id, "admin", env.User.ID, "err", err)
-		o, gerr := f.Orders().Get(ctx, id)
+		a.log.Info("admin refund refused by the upstream's state", "order", id, "admin", env.User.ID, "err", err)
+		o, gerr := a.orders.Get(ctx, id)
 		if gerr != nil {
 			return nil, gerr
 		}
@@ -742,7 +739,7 @@ func (a adminOrders) refund(ctx context.Context, env *flows.Env, s *flows.Sessio
 	case err != nil:
 		return nil, err
 	}
-	a.b.log.Info("admin refunds an order", "order", id, "admin", env.User.ID, "from", from)
+	a.log.Info("admin refunds an order", "order", id, "admin", env.User.ID, "from", from)
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.refund_started"))
 }
 
@@ -808,7 +805,7 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 		return again(env.T("ao.adopt.bad_number"))
 	}
 	num := itoa(n)
-	if owner, err := a.f().Orders().ByUpstream(ctx, n); err == nil && owner.ID != o.ID {
+	if owner, err := a.orders.ByUpstream(ctx, n); err == nil && owner.ID != o.ID {
 		return again(env.T("ao.adopt.claimed", "number", num, "other", itoa(owner.ID)))
 	} else if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
 		return nil, err
@@ -830,12 +827,12 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 }
 
 func (a adminOrders) upstreamOrder(ctx context.Context, n int64) (*reseller.Order, error) {
-	if a.f().Upstream() == nil {
+	if a.up == nil {
 		return nil, errors.New("no upstream configured")
 	}
 	ctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
 	defer cancel()
-	return a.f().Upstream().Order(ctx, n)
+	return a.up.Order(ctx, n)
 }
 
 func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) (*flows.Screen, error) {
@@ -863,7 +860,6 @@ func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *
 // adopt makes the upstream order the order's own (needs_review -> placed,
 // claiming its number), so the worker tracks it to delivered or refunded.
 func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	f := a.f()
 	o, err := a.current(ctx, s)
 	if err != nil {
 		return nil, err
@@ -878,10 +874,10 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 		return &flows.Reply{Notices: notice(env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(cut(err.Error(), 160)))),
 			Screen: a.adoptScreen(env, o), Save: true}, nil
 	}
-	err = f.Adopt(ctx, o.ID, up, adminNote(env, "adopted upstream "+itoa(up.Number)))
+	err = a.ful.Adopt(ctx, o.ID, up, adminNote(env, "adopted upstream "+itoa(up.Number)))
 	switch {
 	case errors.Is(err, state.ErrUpstreamClaimed):
-		owner, oerr := f.Orders().ByUpstream(ctx, n)
+		owner, oerr := a.orders.ByUpstream(ctx, n)
 		other := "?"
 		if oerr == nil {
 			other = itoa(owner.ID)
@@ -894,7 +890,7 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 	case err != nil:
 		return nil, err
 	}
-	a.b.log.Info("admin adopted an upstream order", "order", o.ID, "upstream", n, "admin", env.User.ID)
+	a.log.Info("admin adopted an upstream order", "order", o.ID, "upstream", n, "admin", env.User.ID)
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.adopted"))
 }
 
@@ -922,15 +918,14 @@ func (a adminOrders) replaceScreen(env *flows.Env, o *state.Order) *flows.Screen
 // flight, on the admin's word that nothing was created upstream: the
 // worker then places it afresh instead of reconciling.
 func (a adminOrders) replace(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	f := a.f()
 	id, _ := strconv.ParseInt(s.Get("id"), 10, 64)
-	err := f.PlaceAgain(ctx, id, adminNote(env, "place again (nothing was created upstream)"))
+	err := a.ful.PlaceAgain(ctx, id, adminNote(env, "place again (nothing was created upstream)"))
 	if errors.Is(err, state.ErrBadTransition) || errors.Is(err, fulfil.ErrHasUpstream) {
 		return a.changed(ctx, env, s)
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.b.log.Info("admin places an order again", "order", id, "admin", env.User.ID)
+	a.log.Info("admin places an order again", "order", id, "admin", env.User.ID)
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.replaced"))
 }

@@ -1,4 +1,4 @@
-package bot_test
+package admin_test
 
 import (
 	"context"
@@ -42,13 +42,13 @@ func TestAlertDeduplication(t *testing.T) {
 	h := newHarness(t)
 	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
 	client, sim := simReseller(t, "k")
-	b.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	ctx := context.Background()
 	low := "Low upstream balance"
 
 	sim.SetBalance(decimal.RequireFromString("12.5"))
 	for range 3 {
-		b.CheckUpstream(ctx)
+		b.Alerts.CheckUpstream(ctx)
 	}
 	if n := h.alertsTo(admin, low); n != 1 || h.alertsTo(admin+1, low) != 1 {
 		t.Fatalf("low balance alerted %d times", n)
@@ -57,28 +57,28 @@ func TestAlertDeduplication(t *testing.T) {
 		t.Fatalf("alert text: %q", h.Fake.MessagesIn(admin)[0].RawText)
 	}
 	sim.SetBalance(decimal.RequireFromString("500"))
-	b.CheckUpstream(ctx)
-	b.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
 	if n := h.alertsTo(admin, "back to"); n != 1 {
 		t.Fatalf("recovery noted %d times", n)
 	}
 	sim.SetBalance(decimal.RequireFromString("10"))
-	b.CheckUpstream(ctx)
-	b.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
 	if n := h.alertsTo(admin, low); n != 2 {
 		t.Fatalf("after recovering and dropping again: %d low-balance alerts, want 2", n)
 	}
 
 	sim.SetAccountStatus(resellersim.StatusBlocked)
-	b.CheckUpstream(ctx)
-	b.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
+	b.Alerts.CheckUpstream(ctx)
 	if n := h.alertsTo(admin, "blocked"); n != 1 {
 		t.Fatalf("blocked account alerted %d times", n)
 	}
 	// Two processes polling the same condition still alert once.
 	other := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
-	other.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
-	other.CheckUpstream(ctx)
+	other.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	other.Alerts.CheckUpstream(ctx)
 	if n := h.alertsTo(admin, "blocked"); n != 1 {
 		t.Fatalf("a second process alerted again: %d", n)
 	}
@@ -88,9 +88,9 @@ func TestAlertWhenUpstreamKeyRejected(t *testing.T) {
 	h := newHarness(t)
 	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 	client, _ := simReseller(t, "wrong-key")
-	b.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
-	b.CheckUpstream(context.Background())
-	b.CheckUpstream(context.Background())
+	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	b.Alerts.CheckUpstream(context.Background())
+	b.Alerts.CheckUpstream(context.Background())
 	want := locales.T(locales.En, "alert.key_rejected")
 	if m := h.Fake.MessagesIn(admin); len(m) != 1 || m[0].RawText != want {
 		t.Fatalf("admin got %+v", m)

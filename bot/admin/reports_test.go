@@ -1,4 +1,4 @@
-package bot_test
+package admin_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/checkout"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -98,45 +99,6 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 	h.NoViolations()
 }
 
-// /balance with the upstream simulator: two paid orders held in
-// processing upstream, one paid in Stars and one from a wallet.
-func TestBalanceReport(t *testing.T) {
-	s := newShop(t)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	b := s.worker(nil)
-	fakePace(b.API)
-	s.Run(b)
-	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
-	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
-	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
-	// Upstream: 1,000 at the start, minus the 1 + 2 cards at 10.35 each.
-	if !s.sim.Balance().Equal(usd("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(usd("31.05")) {
-		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
-	}
-	if s.Fake.StarBalance() != 962 {
-		t.Fatalf("star balance %d", s.Fake.StarBalance())
-	}
-	m := s.Command(b, admin, "balance", "")
-	for _, want := range []string{
-		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
-		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
-		"2 orders", "Buyers paid 962 ⭐ (≈ $12.51) and $12.50 from shop wallets, ≈ $25.01 in all", // 12.506 + 12.50
-	} {
-		if !strings.Contains(m.RawText, strings.ReplaceAll(want, " ⭐", "\u00a0⭐")) {
-			t.Errorf("/balance lacks %q:\n%s", want, m.RawText)
-		}
-	}
-	golden(t, "reports/balance", renderMessage(m))
-	// Finish both so the shop's invariants hold.
-	for _, o := range []*state.Order{o1, o2} {
-		if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
-			t.Fatal(err)
-		}
-		s.waitStatus(o.ID, state.OrderDelivered)
-	}
-	s.NoViolations()
-}
-
 // /balance when the upstream refuses (401 key, 403 blocked account) or
 // fails (503), and the Star balance cannot be read: each part says so and
 // the others still show.
@@ -168,7 +130,7 @@ func TestBalanceWhenTheUpstreamFails(t *testing.T) {
 			if c.name != "503" && !strings.Contains(m.RawText, "1,500\u00a0⭐ (≈ $19.50 at $0.013 a Star)") { // 1,500 × 0.013
 				t.Fatalf("the Star balance is missing: %s", m.RawText)
 			}
-			golden(t, "reports/balance_"+c.name, renderMessage(m))
+			golden.Check(t, "reports/balance_"+c.name, renderMessage(m))
 			h.NoViolations()
 		})
 	}
@@ -205,19 +167,19 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 	if !strings.Contains(page1.RawText, "page 1") || !strings.Contains(page1.RawText, "<b>#28</b>") || !strings.Contains(page1.RawText, "<b>#19</b>") || strings.Contains(page1.RawText, "<b>#18</b>") {
 		t.Fatalf("page 1 = %s", page1.RawText)
 	}
-	golden(t, "reports/tx_page1", renderMessage(page1))
+	golden.Check(t, "reports/tx_page1", renderMessage(page1))
 	edits := len(h.Fake.CallsFor("editMessageText"))
 	page2 := h.Press(b, admin, page1, locales.T(locales.En, "rep.btn.older"))
 	if !strings.Contains(page2.RawText, "page 2") || !strings.Contains(page2.RawText, "<b>#18</b>") || !strings.Contains(page2.RawText, "<b>#9</b>") || strings.Contains(page2.RawText, "<b>#19</b>") {
 		t.Fatalf("page 2 = %s", page2.RawText)
 	}
-	golden(t, "reports/tx_page2", renderMessage(page2))
+	golden.Check(t, "reports/tx_page2", renderMessage(page2))
 	page3 := h.Press(b, admin, page2, locales.T(locales.En, "rep.btn.older"))
 	// #8..#5 and the deposit #2: the last page, no Older button.
 	if !strings.Contains(page3.RawText, "<b>#8</b>") || !strings.Contains(page3.RawText, "<b>#2</b>") || strings.Contains(page3.RawText, "<b>#9</b>") || strings.Contains(page3.RawText, "<b>#3</b>") {
 		t.Fatalf("page 3 = %s", page3.RawText)
 	}
-	golden(t, "reports/tx_page3", renderMessage(page3))
+	golden.Check(t, "reports/tx_page3", renderMessage(page3))
 	back2 := h.Press(b, admin, page3, locales.T(locales.En, "rep.btn.newer"))
 	if renderMessage(back2) != renderMessage(page2) {
 		t.Fatalf("Back from page 3 shows\n%s\nwant page 2\n%s", renderMessage(back2), renderMessage(page2))
@@ -231,12 +193,12 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 	if !strings.Contains(credits.RawText, "Direction: credit") || strings.Contains(credits.RawText, "debit") || !strings.Contains(credits.RawText, "<b>#27</b>") || strings.Contains(credits.RawText, "<b>#28</b>") {
 		t.Fatalf("credits = %s", credits.RawText)
 	}
-	golden(t, "reports/tx_credits", renderMessage(credits))
+	golden.Check(t, "reports/tx_credits", renderMessage(credits))
 	deposits := h.Press(b, admin, credits, "Type: all")
 	if !strings.Contains(deposits.RawText, "<b>#2</b>") || strings.Contains(deposits.RawText, "<b>#5</b>") {
 		t.Fatalf("credit deposits = %s", deposits.RawText)
 	}
-	golden(t, "reports/tx_credit_deposits", renderMessage(deposits))
+	golden.Check(t, "reports/tx_credit_deposits", renderMessage(deposits))
 	if n := len(h.Fake.CallsFor("editMessageText")) - edits; n != 6 {
 		t.Fatalf("navigation made %d edits, want 6 (every step edits the message in place)", n)
 	}
@@ -349,7 +311,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 			t.Errorf("/stats lacks\n%s\n--- got:\n%s", want, text)
 		}
 	}
-	golden(t, "reports/stats", renderMessage(m))
+	golden.Check(t, "reports/stats", renderMessage(m))
 	h.NoViolations()
 }
 
@@ -373,7 +335,7 @@ func TestStatsInRussian(t *testing.T) {
 			t.Errorf("/stats in Russian lacks %q:\n%s", want, text)
 		}
 	}
-	golden(t, "reports/stats_ru", renderMessage(m))
+	golden.Check(t, "reports/stats_ru", renderMessage(m))
 	h.NoViolations()
 }
 
@@ -390,7 +352,7 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 		}
 		fmt.Fprintf(&all, "/credit %s\n%s---\n", arg, renderMessage(m))
 	}
-	golden(t, "reports/credit_bad_arguments", all.String())
+	golden.Check(t, "reports/credit_bad_arguments", all.String())
 	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
 		t.Fatalf("bad arguments credited: %+v", rec)
 	}
@@ -452,7 +414,7 @@ func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
 func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
 	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15,50"))
-	golden(t, "reports/credit_confirm", renderMessage(confirm))
+	golden.Check(t, "reports/credit_confirm", renderMessage(confirm))
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	// Both taps arrive while the bot is busy elsewhere: handled back to back.
 	q1 := h.Fake.Press(admin, confirm.MessageID, data)
@@ -464,14 +426,14 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	}
 	checkCreditedOnce(t, h, w)
 	done, _ := h.Fake.Message(admin, confirm.MessageID)
-	golden(t, "reports/credit_done", renderMessage(done))
+	golden.Check(t, "reports/credit_done", renderMessage(done))
 	var told botapitest.Message
 	for _, m := range h.BotMessages(buyer) {
 		if strings.Contains(m.RawText, "зачислено") {
 			told = m
 		}
 	}
-	golden(t, "reports/credit_buyer_ru", renderMessage(told))
+	golden.Check(t, "reports/credit_buyer_ru", renderMessage(told))
 	h.NoViolations()
 }
 
@@ -515,7 +477,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	if !strings.Contains(again.RawText, "already made") || !strings.Contains(again.RawText, "$17.50") {
 		t.Fatalf("replay shows %q", again.RawText)
 	}
-	golden(t, "reports/credit_replayed", renderMessage(again))
+	golden.Check(t, "reports/credit_replayed", renderMessage(again))
 	h.NoViolations()
 }
 
@@ -537,7 +499,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if !strings.Contains(confirm.RawText, "Wallet payments are off") {
 		t.Fatalf("no wallet warning: %s", confirm.RawText)
 	}
-	golden(t, "reports/credit_confirm_wallet_off", renderMessage(confirm))
+	golden.Check(t, "reports/credit_confirm_wallet_off", renderMessage(confirm))
 	done := h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	if !strings.Contains(done.RawText, "Credited") || !strings.Contains(done.RawText, "blocked the bot") {
 		t.Fatalf("result %q", done.RawText)
@@ -545,7 +507,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("17.50")) {
 		t.Fatalf("balance %s", bal)
 	}
-	golden(t, "reports/credit_done_blocked", renderMessage(done))
+	golden.Check(t, "reports/credit_done_blocked", renderMessage(done))
 	// A credit to someone who never started the bot: said before and after.
 	other := h.Command(b, admin, "credit", "424242 1")
 	if !strings.Contains(other.RawText, "has not started the bot") {

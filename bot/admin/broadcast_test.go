@@ -1,4 +1,4 @@
-package bot_test
+package admin_test
 
 import (
 	"context"
@@ -9,11 +9,10 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/state"
 )
-
-const admin = int64(9000)
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
 	h := newHarness(t)
@@ -189,7 +188,7 @@ func TestBroadcastScreensGolden(t *testing.T) {
 			}
 			report := h.WaitText(admin, "✅")
 			out.WriteString(renderMessage(report))
-			golden(t, "broadcast/screens_"+lang, out.String())
+			golden.Check(t, "broadcast/screens_"+lang, out.String())
 		})
 	}
 }

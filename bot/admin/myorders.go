@@ -1,10 +1,9 @@
-package bot
+package admin
 
 import (
 	"context"
 	"errors"
 	"strconv"
-	"unicode/utf16"
 
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
@@ -18,8 +17,6 @@ const maxMessageChars = 4096
 // ordersPerPage is how many orders a page of "My orders" shows.
 const ordersPerPage = 5
 
-func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
-
 // Global button actions of "My orders" (callback data "1:0:<action>:<arg>").
 const (
 	actOrders     = "orders" // the main menu's button: first page
@@ -28,29 +25,29 @@ const (
 )
 
 // registerOrders adds /orders ("My orders").
-func (b *Bot) registerOrders(e *flows.Engine) {
+func (ad *Admin) registerOrders(e *flows.Engine) {
 	list := func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		page := 0
 		if ev.Kind == flows.EvButton && ev.Button.Action == actOrdersPage {
 			page, _ = strconv.Atoi(ev.Button.Arg)
 		}
-		return b.ordersPage(ctx, env, ev.User.ID, page)
+		return ad.ordersPage(ctx, env, ev.User.ID, page)
 	}
 	// An admin's /orders is the shop-wide list (admin_orders.go); the menu's
 	// "My orders" button stays the buyer's own list for everyone.
-	admin := adminOrders{b}
+	admin := adminOrders{ad}
 	e.HandleCommand("orders", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if env.User.Admin {
 			return admin.listCommand(ctx, env, s)
 		}
 		return list(ctx, env, s, ev)
 	})
-	b.registerAdminOrders(e)
+	ad.registerAdminOrders(e)
 	e.HandleButton(actOrders, list)
 	e.HandleButton(actOrdersPage, list)
 	e.HandleButton(actOrderView, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
-		return b.orderView(ctx, env, ev.User.ID, id)
+		return ad.orderView(ctx, env, ev.User.ID, id)
 	})
 }
 
@@ -60,8 +57,8 @@ func statusText(lang locales.Lang, o *state.Order) string {
 }
 
 // ordersPage renders one page of the buyer's orders, newest first.
-func (b *Bot) ordersPage(ctx context.Context, env *flows.Env, userID int64, page int) (*flows.Reply, error) {
-	total, err := b.ful.Orders().CountByUser(ctx, userID)
+func (ad *Admin) ordersPage(ctx context.Context, env *flows.Env, userID int64, page int) (*flows.Reply, error) {
+	total, err := ad.orders.CountByUser(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +68,7 @@ func (b *Bot) ordersPage(ctx context.Context, env *flows.Env, userID int64, page
 	}
 	pages := int((total + ordersPerPage - 1) / ordersPerPage)
 	page = min(max(page, 0), pages-1)
-	list, err := b.ful.Orders().ListByUser(ctx, userID, page*ordersPerPage, ordersPerPage)
+	list, err := ad.orders.ListByUser(ctx, userID, page*ordersPerPage, ordersPerPage)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +97,10 @@ func (b *Bot) ordersPage(ctx context.Context, env *flows.Env, userID int64, page
 }
 
 // orderView shows one of the buyer's orders with its codes again.
-func (b *Bot) orderView(ctx context.Context, env *flows.Env, userID, id int64) (*flows.Reply, error) {
-	o, err := b.ful.Orders().Get(ctx, id)
+func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID, id int64) (*flows.Reply, error) {
+	o, err := ad.orders.Get(ctx, id)
 	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && o.UserID != userID) {
-		return b.ordersPage(ctx, env, userID, 0)
+		return ad.ordersPage(ctx, env, userID, 0)
 	}
 	if err != nil {
 		return nil, err
@@ -130,7 +127,7 @@ func (b *Bot) orderView(ctx context.Context, env *flows.Env, userID, id int64) (
 		text += "\n\n" + env.T("order.shrunk")
 	}
 	var rows [][]flows.Button
-	if b.chat.HasChat(ctx, o) {
+	if ad.chats != nil && ad.chats.HasChat(ctx, o) {
 		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: fulfil.ChatOpenAction, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
 	}
 	rows = append(rows, []flows.Button{{Text: env.T("btn.orders"), Action: actOrders, Global: true}, {Text: env.T("btn.menu"), Action: "m", Global: true}})
