@@ -14,7 +14,6 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/redis/go-redis/v9"
-	"github.com/shopspring/decimal"
 
 	"shopbot/bot/admin"
 	"shopbot/bot/checkout"
@@ -50,51 +49,39 @@ type Options struct {
 	Metrics         *Metrics
 	Now             func() time.Time
 	HTTPClient      *http.Client
-	ShutdownGrace   time.Duration    // how long in-flight updates may take on shutdown; default 8s
-	IdlePoll        time.Duration    // how often idle workers look for work from other processes; default 100ms
-	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
-	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
-	Chat            orderchat.Config // order chat relay timing
-	// Admin configures the admin side (the Star rate of its figures).
-	Admin admin.Options
+	ShutdownGrace   time.Duration // how long in-flight updates may take on shutdown; default 8s
+	IdlePoll        time.Duration // how often idle workers look for work from other processes; default 100ms
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
-	// Support is the helpdesk link and the shop's terms.
-	Support support.Options
+
+	// The features (wire.go), each configured by its own options.
+	Reseller *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
 	// Checkout configures payments; nil: payments are off (a pre-checkout
 	// query is refused).
 	Checkout *checkout.Options
+	Fulfil   fulfil.Config    // fulfilment timing and test failpoints
+	Chat     orderchat.Config // order chat relay timing
+	Support  support.Options  // the helpdesk link and the shop's terms
+	Admin    admin.Options    // the Star rate of the admins' figures
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
 // may share one Redis.
 type Bot struct {
-	opts    Options
-	rdb     redis.UniversalClient
-	Queue   *state.Queue
-	Users   *state.Users
-	API     *API
-	Engine  *flows.Engine
-	log     *slog.Logger
-	metrics *Metrics
-	admins  map[int64]bool
-	wake    chan struct{}
-	floods  chan struct{} // closed once this replica hears others' flood waits
-	ready   chan int64    // chats this process just stored updates for
-	ful     *fulfil.Fulfiller
-	durable *state.Durability // shared by every money write
-	chat    *orderchat.Relay
-	support *support.Support
-	admin   *admin.Admin
-	// Alerts tell admins about trouble once per occurrence; they also
-	// watch the upstream account (Alerts.WatchUpstream).
-	Alerts *admin.Alerts
-	// Checkout takes the payments (nil: payments are off); the product
-	// lines hand it confirmed quotes (flows.Shop.Checkout).
-	Checkout *checkout.Checkout
-	orders   *state.Orders  // the shop's one order store
-	wallets  *state.Wallets // the shop's one wallet store
+	opts     Options
+	rdb      redis.UniversalClient
+	Queue    *state.Queue
+	Users    *state.Users
+	API      *API
+	Engine   *flows.Engine
+	log      *slog.Logger
+	metrics  *Metrics
+	admins   map[int64]bool
+	wake     chan struct{}
+	floods   chan struct{} // closed once this replica hears others' flood waits
+	ready    chan int64    // chats this process just stored updates for
+	features               // the shop's features, assembled by wire
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 }
@@ -162,84 +149,14 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
-	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
-		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
-	}))
-	b.orders = b.newOrders()
-	b.wallets = state.NewWallets(rdb, opts.Prefix)
-	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
-	schedule := state.NewSchedule(rdb, opts.Prefix)
-	reviews := state.NewChargeReviews(rdb, opts.Prefix)
-	reviews.Now = opts.Now
-	b.metrics.addSource(storeSource{queue: b.Queue, orders: b.orders, reviews: reviews})
-	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.Queue.Stored = b.stored
-	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
-		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,
-		Log: opts.Logger, Now: opts.Now,
-	})
-	b.Alerts.OnBalance = func(usd decimal.Decimal) { b.metrics.Balance.Set(usd.InexactFloat64()) }
-	if opts.Checkout != nil {
-		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
-			Telegram: b, Alerts: b.Alerts, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
-			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews,
-			Log: opts.Logger, Now: opts.Now,
-		})
-		b.Checkout.Register(engine)
-	}
-	var onLoss func()
-	if b.Checkout != nil {
-		onLoss = b.Checkout.SweepSoon
-	}
-	var up orderchat.Upstream // no chats without an upstream
-	if opts.Reseller != nil {
-		up = opts.Reseller
-	}
-	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
-		Telegram: b, Upstream: up, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
-		Log: opts.Logger, Now: opts.Now,
-	})
-	b.ful = fulfil.New(fulfil.Deps{
-		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
-		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts, Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
-		Durable: b.durable, OnLoss: onLoss,
-	}, opts.Fulfil)
-	if b.Checkout != nil {
-		b.Checkout.SetOrphans(b.ful)
-	}
-	var reports admin.Upstream // no upstream figures without an upstream
-	if opts.Reseller != nil {
-		reports = opts.Reseller
-	}
-	adminOpts := opts.Admin
-	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
-	b.admin = admin.New(adminOpts, admin.Deps{
-		Telegram: b, Upstream: reports, Fulfil: b.ful, Chats: b.chat,
-		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue,
-		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
-	})
-	b.admin.Register(engine)
-	b.chat.Register(engine)
-	b.support = support.New(opts.Support, support.Deps{
-		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
-		Log: opts.Logger, Now: opts.Now,
-	})
-	b.support.Register(engine)
+	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
 		}
 	}
 	return b, nil
-}
-
-// newOrders returns an order store whose changes are counted in the
-// metrics.
-func (b *Bot) newOrders() *state.Orders {
-	o := state.NewOrders(b.rdb, b.opts.Prefix)
-	o.Now = b.opts.Now
-	o.Observe = b.metrics.ObserveOrder
-	return o
 }
 
 // IsAdmin reports whether id is in ADMIN_IDS.
@@ -267,22 +184,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); b.admin.Run(intakeCtx) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); b.Alerts.RunWatch(intakeCtx) }()
+	b.runFeatures(intakeCtx, &wg)
 	wg.Add(1)
 	go func() { defer wg.Done(); b.listenFloods(intakeCtx) }()
-	if b.opts.Reseller != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); b.ful.Run(intakeCtx) }()
-		wg.Add(1)
-		go func() { defer wg.Done(); b.chat.Run(intakeCtx) }()
-	}
-	if b.Checkout != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); b.Checkout.Run(intakeCtx) }()
-	}
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.poll(intakeCtx) }()
