@@ -323,10 +323,7 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 			"date", locales.DateTime(env.Lang, o.CreatedAt), "line", env.T("line."+o.Line),
 			"item", locales.Escape(fulfil.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
 			"upstream", a.upstreamNumber(env, o), "charged", a.charged(env, o), "margin", a.margin(env, o))
-		label := "#" + itoa(o.ID) + " · " + fulfil.ItemName(env.Lang, o)
-		if r := []rune(label); len(r) > 40 {
-			label = string(r[:39]) + "…"
-		}
+		label := locales.Clip("#"+itoa(o.ID)+" · "+fulfil.ItemName(env.Lang, o), 40)
 		rows = append(rows, []flows.Button{{Text: label, Action: aoActOpen, Arg: itoa(o.ID)}})
 	}
 	if page > 0 || more {
@@ -429,12 +426,6 @@ func reasonText(env *flows.Env, reason string) string {
 	return locales.Escape(reason)
 }
 
-func cut(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
 
 // --- one order ---
 
@@ -481,7 +472,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.attempts", "n", o.Attempts, "at", locales.DateTime(env.Lang, o.PlacingAt)))
 	}
 	if o.Reason != "" {
-		lines = append(lines, T("ao.order.reason", "reason", cut(reasonText(env, o.Reason), 300)))
+		lines = append(lines, T("ao.order.reason", "reason", locales.Clip(reasonText(env, o.Reason), 300)))
 	}
 	if o.RefundRef != "" {
 		lines = append(lines, T("ao.order.refund_ref", "ref", locales.Escape(o.RefundRef)))
@@ -506,7 +497,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 	for _, h := range hist {
 		kv := []any{"at", locales.DateTime(env.Lang, h.At), "from", T("ao.status." + h.From), "to", T("ao.status." + h.To)}
 		if h.Note != "" {
-			lines = append(lines, T("ao.order.step_note", append(kv, "note", locales.Escape(cut(h.Note, aoNoteChars)))...))
+			lines = append(lines, T("ao.order.step_note", append(kv, "note", locales.Escape(locales.Clip(h.Note, aoNoteChars)))...))
 		} else {
 			lines = append(lines, T("ao.order.step", kv...))
 		}
@@ -584,12 +575,12 @@ func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number in
 		return env.T("ao.live.missing", "number", itoa(number))
 	case err != nil:
 		a.log.Warn("admin view: read upstream order", "upstream", number, "err", err)
-		return env.T("ao.live.error", "number", itoa(number), "err", locales.Escape(cut(err.Error(), 160)))
+		return env.T("ao.live.error", "number", itoa(number), "err", locales.Escape(locales.Clip(err.Error(), 160)))
 	}
 	lines := []string{env.T("ao.live.title", "number", itoa(number), "status", locales.Escape(string(u.Status)),
 		"charged", locales.Money(env.Lang, u.ChargedUSD.Decimal))}
 	if u.StatusReason != "" {
-		lines = append(lines, env.T("ao.order.reason", "reason", locales.Escape(cut(u.StatusReason, 200))))
+		lines = append(lines, env.T("ao.order.reason", "reason", locales.Escape(locales.Clip(u.StatusReason, 200))))
 	}
 	hist := u.StatusHistory
 	if len(hist) > aoUpstreamSteps {
@@ -598,7 +589,7 @@ func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number in
 	for _, h := range hist {
 		kv := []any{"at", locales.DateTime(env.Lang, h.At), "status", locales.Escape(string(h.Status))}
 		if h.Reason != "" {
-			lines = append(lines, env.T("ao.live.step_reason", append(kv, "reason", locales.Escape(cut(h.Reason, aoNoteChars)))...))
+			lines = append(lines, env.T("ao.live.step_reason", append(kv, "reason", locales.Escape(locales.Clip(h.Reason, aoNoteChars)))...))
 		} else {
 			lines = append(lines, env.T("ao.live.step", kv...))
 		}
@@ -700,7 +691,7 @@ func (a adminOrders) refundScreen(env *flows.Env, s *flows.Session, o *state.Ord
 		}
 		text += "\n\n" + env.T("ao.refund.warn_placed", "number", itoa(o.UpstreamNumber), "status", locales.Escape(st))
 	case state.OrderNeedsReview:
-		text += "\n\n" + env.T("ao.refund.warn_review", "reason", cut(reasonText(env, o.Reason), 300))
+		text += "\n\n" + env.T("ao.refund.warn_review", "reason", locales.Clip(reasonText(env, o.Reason), 300))
 	}
 	rows := [][]flows.Button{
 		{{Text: env.T("ao.btn.refund_yes"), Action: aoActRefundYes}},
@@ -781,7 +772,7 @@ func (a adminOrders) askAdopt(ctx context.Context, env *flows.Env, s *flows.Sess
 func (a adminOrders) adoptScreen(env *flows.Env, o *state.Order) *flows.Screen {
 	text := env.T("ao.adopt.ask", "id", itoa(o.ID), "type", string(fulfil.UpstreamType(o.Line)))
 	if o.Reason != "" {
-		text += "\n\n" + env.T("ao.order.reason", "reason", cut(reasonText(env, o.Reason), 300))
+		text += "\n\n" + env.T("ao.order.reason", "reason", locales.Clip(reasonText(env, o.Reason), 300))
 	}
 	return &flows.Screen{Text: text, Rows: [][]flows.Button{{{Text: env.T("btn.back"), Action: aoActView}}}}
 }
@@ -815,7 +806,7 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 	case reseller.IsNotFound(err):
 		return again(env.T("ao.adopt.not_found", "number", num))
 	case err != nil:
-		return again(env.T("ao.adopt.up_error", "number", num, "err", locales.Escape(cut(err.Error(), 160))))
+		return again(env.T("ao.adopt.up_error", "number", num, "err", locales.Escape(locales.Clip(err.Error(), 160))))
 	case !up.Type.Is(fulfil.UpstreamType(o.Line)):
 		return again(env.T("ao.adopt.wrong_type", "number", num, "got", locales.Escape(string(up.Type)),
 			"id", itoa(o.ID), "want", string(fulfil.UpstreamType(o.Line))))
@@ -840,7 +831,7 @@ func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *
 	back := []flows.Button{{Text: env.T("btn.back"), Action: aoActView}}
 	up, err := a.upstreamOrder(ctx, n)
 	if err != nil {
-		msg := env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(cut(err.Error(), 160)))
+		msg := env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(locales.Clip(err.Error(), 160)))
 		return &flows.Screen{Text: msg, Rows: [][]flows.Button{back}}, nil
 	}
 	match := env.T("ao.adopt.match_unknown")
@@ -871,7 +862,7 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 	up, err := a.upstreamOrder(ctx, n)
 	if err != nil {
 		s.Step = aoStepAdopt
-		return &flows.Reply{Notices: notice(env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(cut(err.Error(), 160)))),
+		return &flows.Reply{Notices: notice(env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(locales.Clip(err.Error(), 160)))),
 			Screen: a.adoptScreen(env, o), Save: true}, nil
 	}
 	err = a.ful.Adopt(ctx, o.ID, up, adminNote(env, "adopted upstream "+itoa(up.Number)))
@@ -908,7 +899,7 @@ func (a adminOrders) askReplace(ctx context.Context, env *flows.Env, s *flows.Se
 func (a adminOrders) replaceScreen(env *flows.Env, o *state.Order) *flows.Screen {
 	text := env.T("ao.replace.confirm", "id", itoa(o.ID))
 	if o.Reason != "" {
-		text += "\n\n" + env.T("ao.order.reason", "reason", cut(reasonText(env, o.Reason), 300))
+		text += "\n\n" + env.T("ao.order.reason", "reason", locales.Clip(reasonText(env, o.Reason), 300))
 	}
 	rows := [][]flows.Button{{{Text: env.T("ao.btn.replace_yes"), Action: aoActReplaceOK}}, {{Text: env.T("btn.back"), Action: aoActView}}}
 	return &flows.Screen{Text: text, Rows: rows}
