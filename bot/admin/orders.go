@@ -426,7 +426,6 @@ func reasonText(env *flows.Env, reason string) string {
 	return locales.Escape(reason)
 }
 
-
 // --- one order ---
 
 // History and upstream steps shown at most, so the view fits a message.
