@@ -55,10 +55,10 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 	if tune != nil {
 		tune(&cfg)
 	}
-	b := s.NewBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
-	s.Run(b)
+	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
+	s.run(b)
 	t.Cleanup(func() {
-		if v := s.Fake.Violations(); len(v) > 0 {
+		if v := s.fake.Violations(); len(v) > 0 {
 			t.Errorf("Bot API schema violations: %v", v)
 		}
 	})
@@ -68,7 +68,7 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 // finished pays for q and waits until the order reaches want and the buyer
 // heard about it, so orders are made one after another (stable numbers).
 func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	o := s.paid(q, method)
 	s.waitStatus(o.ID, want)
 	if want == state.OrderDelivered || want == state.OrderRefunded {
@@ -76,7 +76,7 @@ func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
 	}
 	got, err := s.orders.Get(context.Background(), o.ID)
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	return got
 }
@@ -86,13 +86,13 @@ func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
 // unknown (fault). The other orders stay foreign, and their cost is spent
 // outside the shop.
 func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	ctx := context.Background()
 	var nums []string
 	for range 2 {
 		up, err := s.client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
 		if err != nil {
-			s.T.Fatal(err)
+			s.t.Fatal(err)
 		}
 		s.foreign[int(up.Number)] = true
 		s.external = s.external.Add(up.ChargedUSD.Decimal)
@@ -100,14 +100,14 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	}
 	// The shop has seen them (its orphan scan lists every upstream order).
 	if err := s.orders.NoteUpstream(ctx, int64(s.newest().Number)); err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	// The order's create, as the worker sends it, with its answer lost.
 	o := s.paidUnscheduled(giftCards(1), state.PayStars)
 	fault(s.sim)
 	req := &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1}
 	if _, err := s.client.CreateGiftCardOrder(ctx, req); err == nil {
-		s.T.Fatal("the fault let the create through")
+		s.t.Fatal("the fault let the create through")
 	}
 	if n := s.newest(); !s.foreign[n.Number] {
 		nums = append(nums, itoa(int64(n.Number)))
@@ -123,7 +123,7 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 		return nil
 	}, "attempt 0123456789abcdef")
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	why := "upstream orders that may be this order's, unprovable: " + strings.Join(nums, ", ")
 	o, err = s.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderNeedsReview, func(n *state.Order) error {
@@ -131,10 +131,10 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 		return nil
 	}, why)
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	if _, err := s.b.Alerts.Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	return o
 }
@@ -148,57 +148,57 @@ func (s *adminShop) newest() resellersim.OrderSnapshot {
 // command sends an admin command and returns the first new bot message
 // containing want.
 func (s *adminShop) command(cmd, arg, want string) botapitest.Message {
-	s.T.Helper()
-	before := len(s.Fake.MessagesIn(admin))
-	s.Fake.SendCommand(admin, cmd, arg)
+	s.t.Helper()
+	before := len(s.fake.MessagesIn(admin))
+	s.fake.SendCommand(admin, cmd, arg)
 	return s.newMessage(admin, before, want)
 }
 
 // sayAdmin sends text as the admin and returns the first new bot message
 // containing want.
 func (s *adminShop) sayAdmin(text, want string) botapitest.Message {
-	s.T.Helper()
-	before := len(s.Fake.MessagesIn(admin))
-	s.Fake.SendText(admin, text)
+	s.t.Helper()
+	before := len(s.fake.MessagesIn(admin))
+	s.fake.SendText(admin, text)
 	return s.newMessage(admin, before, want)
 }
 
 func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest.Message {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		msgs := s.Fake.MessagesIn(chatID)
+		msgs := s.fake.MessagesIn(chatID)
 		for _, m := range msgs[min(before, len(msgs)):] {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, want) {
-				s.Idle(s.b)
+				s.idle(s.b)
 				return m
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.T.Fatalf("no new message in chat %d containing %q", chatID, want)
+	s.t.Fatalf("no new message in chat %d containing %q", chatID, want)
 	return botapitest.Message{}
 }
 
 // press taps the button labelled label on the message as it is now, waits
 // for the answer and for the bot to finish, and returns the answer.
 func (s *adminShop) press(m botapitest.Message, label string) botapitest.CallbackAnswer {
-	s.T.Helper()
-	q, err := s.Fake.PressButton(admin, m.MessageID, label)
+	s.t.Helper()
+	q, err := s.fake.PressButton(admin, m.MessageID, label)
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
-	a := s.WaitAnswer(q)
-	s.Idle(s.b)
+	a := s.waitAnswer(q)
+	s.idle(s.b)
 	return a
 }
 
 // now is the message as it is now (after edits).
 func (s *adminShop) now(m botapitest.Message) botapitest.Message {
-	s.T.Helper()
-	cur, ok := s.Fake.Message(admin, m.MessageID)
+	s.t.Helper()
+	cur, ok := s.fake.Message(admin, m.MessageID)
 	if !ok {
-		s.T.Fatalf("message %d is gone", m.MessageID)
+		s.t.Fatalf("message %d is gone", m.MessageID)
 	}
 	return cur
 }
@@ -349,26 +349,26 @@ func TestAdminOrderByUpstreamNumberAndBadNumbers(t *testing.T) {
 func TestNonAdminOrdersIsTheBuyersListAndOrderIsUnknown(t *testing.T) {
 	s := newAdminShop(t, nil)
 	o := s.finished(giftCards(1), state.PayStars, state.OrderDelivered)
-	before := len(s.Fake.MessagesIn(chat))
-	s.Fake.SendCommand(chat, "orders", "")
+	before := len(s.fake.MessagesIn(chat))
+	s.fake.SendCommand(chat, "orders", "")
 	list := s.newMessage(chat, before, en("orders.title"))
 	if strings.Contains(list.RawText, "Shop orders") || !strings.Contains(list.RawText, "#1 · Apple Gift Card 10 USD") {
 		t.Fatalf("a buyer's /orders = %q", list.RawText)
 	}
 	for _, arg := range []string{itoa(o.ID), ""} {
-		before = len(s.Fake.MessagesIn(chat))
-		s.Fake.SendCommand(chat, "order", arg)
+		before = len(s.fake.MessagesIn(chat))
+		s.fake.SendCommand(chat, "order", arg)
 		if m := s.newMessage(chat, before, ""); m.RawText != en("err.unknown_command") {
 			t.Fatalf("a buyer's /order %s answered %q", arg, m.RawText)
 		}
 	}
 	// Admin actions cannot be forged by a buyer: outside the admin flow they
 	// are outdated buttons.
-	q := s.Fake.Press(chat, list.MessageID, "1:0:aory")
-	if a := s.WaitAnswer(q); a.Text != en("err.outdated") {
+	q := s.fake.Press(chat, list.MessageID, "1:0:aory")
+	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
 		t.Fatalf("forged refund answered %q", a.Text)
 	}
-	s.Idle(s.b)
+	s.idle(s.b)
 	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderDelivered || s.starRefunds(o.ChargeID) != 0 {
 		t.Fatalf("forged refund: order %s, %d refunds", cur.Status, s.starRefunds(o.ChargeID))
 	}
@@ -387,9 +387,9 @@ func TestAdminRetryDeliverySendsTheCodesOncePerPress(t *testing.T) {
 	}
 	// A double tap: the second press is on an outdated menu.
 	data := button(t, s.now(view), en("ao.btn.retry"))
-	q1, q2 := s.Fake.Press(admin, view.MessageID, data), s.Fake.Press(admin, view.MessageID, data)
-	answers := []string{s.WaitAnswer(q1).Text, s.WaitAnswer(q2).Text}
-	s.Idle(s.b)
+	q1, q2 := s.fake.Press(admin, view.MessageID, data), s.fake.Press(admin, view.MessageID, data)
+	answers := []string{s.waitAnswer(q1).Text, s.waitAnswer(q2).Text}
+	s.idle(s.b)
 	if n := s.countMessages(chat, code); n != 3 {
 		t.Fatalf("codes sent %d times after a double tap, want 3 (answers %q)", n, answers)
 	}
@@ -450,8 +450,8 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 				t.Fatalf("asking to confirm changed the order to %s", cur.Status)
 			}
 			data := button(t, confirm, en("ao.btn.refund_yes"))
-			q1, q2 := s.Fake.Press(admin, view.MessageID, data), s.Fake.Press(admin, view.MessageID, data)
-			a1, a2 := s.WaitAnswer(q1).Text, s.WaitAnswer(q2).Text
+			q1, q2 := s.fake.Press(admin, view.MessageID, data), s.fake.Press(admin, view.MessageID, data)
+			a1, a2 := s.waitAnswer(q1).Text, s.waitAnswer(q2).Text
 			if (a1 == en("ao.ans.refund_started")) == (a2 == en("ao.ans.refund_started")) {
 				t.Fatalf("double tap answered %q and %q", a1, a2)
 			}
@@ -497,7 +497,7 @@ func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.
 		t.Fatal(err)
 	}
 	s.waitStatus(o.ID, state.OrderDelivered)
-	before := len(s.Fake.MessagesIn(admin))
+	before := len(s.fake.MessagesIn(admin))
 	if a := s.press(view, en("ao.btn.refund_yes")); a.Text != en("ao.ans.refund_refused") {
 		t.Fatalf("refund of a delivered order answered %q", a.Text)
 	}
@@ -516,9 +516,9 @@ func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.
 }
 
 func (s *adminShop) reviewAlertRaised(id int64) bool {
-	n, err := s.Rdb.Client.Exists(context.Background(), s.Rdb.Prefix+"alert:order:"+itoa(id)+":review").Result()
+	n, err := s.rdb.Client.Exists(context.Background(), s.rdb.Prefix+"alert:order:"+itoa(id)+":review").Result()
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	return n == 1
 }
@@ -546,7 +546,7 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 		{"99999", en("ao.adopt.not_found", "number", "99999")},
 	} {
 		s.sayAdmin(c.text, c.want)
-		s.newMessage(admin, len(s.Fake.MessagesIn(admin))-1, ask) // the question again
+		s.newMessage(admin, len(s.fake.MessagesIn(admin))-1, ask) // the question again
 	}
 	confirm := s.sayAdmin(strconv.Itoa(ours.Number), "Adopt upstream order #"+strconv.Itoa(ours.Number))
 	if !strings.Contains(confirm.RawText, en("ao.adopt.match_yes")) {
@@ -632,11 +632,11 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	old := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	refund := button(t, old, en("ao.btn.refund"))
 	list := s.command("orders", "", "Shop orders") // a new menu: the view's buttons are outdated
-	q := s.Fake.Press(admin, old.MessageID, refund)
-	if a := s.WaitAnswer(q); a.Text != en("err.outdated") {
+	q := s.fake.Press(admin, old.MessageID, refund)
+	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
 		t.Fatalf("stale refund answered %q", a.Text)
 	}
-	s.Idle(s.b)
+	s.idle(s.b)
 	if m := s.now(old); len(m.ReplyMarkup.Buttons()) != 0 {
 		t.Fatal("the stale keyboard is still there")
 	}
@@ -650,9 +650,9 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	// refunds nothing either.
 	data := button(t, s.now(list), en("btn.orders"))
 	forged := strings.Replace(data, ":aomy", ":aory", 1)
-	q = s.Fake.Press(admin, list.MessageID, forged)
-	s.WaitAnswer(q)
-	s.Idle(s.b)
+	q = s.fake.Press(admin, list.MessageID, forged)
+	s.waitAnswer(q)
+	s.idle(s.b)
 	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
 		t.Fatalf("a forged confirmation moved the order to %s", cur.Status)
 	}
@@ -670,7 +670,7 @@ func TestBalanceReport(t *testing.T) {
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	b := s.worker(nil)
 	fakePace(b.API)
-	s.Run(b)
+	s.run(b)
 	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
 	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
 	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
@@ -678,10 +678,10 @@ func TestBalanceReport(t *testing.T) {
 	if !s.sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
 		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
 	}
-	if s.Fake.StarBalance() != 962 {
-		t.Fatalf("star balance %d", s.Fake.StarBalance())
+	if s.fake.StarBalance() != 962 {
+		t.Fatalf("star balance %d", s.fake.StarBalance())
 	}
-	m := s.Command(b, admin, "balance", "")
+	m := s.command(b, admin, "balance", "")
 	for _, want := range []string{
 		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
 		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
@@ -699,5 +699,5 @@ func TestBalanceReport(t *testing.T) {
 		}
 		s.waitStatus(o.ID, state.OrderDelivered)
 	}
-	s.NoViolations()
+	s.noViolations()
 }

@@ -19,15 +19,15 @@ import (
 // shop starts is still paced per chat.
 func TestRepliesNeverWaitForALocalLimiter(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	clock := fakePace(b.API)
-	h.Run(b)
+	h.run(b)
 	const chats, each = 40, 10
 	for i := range chats * each {
-		h.Fake.SendCommand(int64(i%chats+1), "help", "")
+		h.fake.SendCommand(int64(i%chats+1), "help", "")
 	}
-	h.Wait("sendMessage", chats*each)
-	h.Idle(b)
+	h.wait("sendMessage", chats*each)
+	h.idle(b)
 	if slept := clock.Slept(); len(slept) != 0 {
 		t.Fatalf("replies waited %v", slept)
 	}
@@ -49,18 +49,18 @@ func TestRepliesNeverWaitForALocalLimiter(t *testing.T) {
 // reply included), and only to that chat.
 func TestA429OnOneReplicaPausesTheOtherReplicasCallsToThatChat(t *testing.T) {
 	h := newHarness(t)
-	first, second := h.NewBot(nil), h.NewBot(nil)
+	first, second := h.newBot(nil), h.newBot(nil)
 	fakePace(first.API)
 	clock := fakePace(second.API)
-	h.Run(first)
-	h.Run(second)
+	h.run(first)
+	h.run(second)
 	select {
 	case <-second.FloodsReady():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second replica never subscribed to flood waits")
 	}
 	const flooded, other = 7, 8
-	h.Fake.FailNext("sendMessage", 1, 429, "", 5)
+	h.fake.FailNext("sendMessage", 1, 429, "", 5)
 	ctx := context.Background()
 	if _, err := first.Send(ctx, flooded, "one", nil); err != nil {
 		t.Fatal(err)

@@ -21,57 +21,97 @@ import (
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
+	"shopbot/state/statetest"
 )
 
 const chat = bottest.Chat
 
 const admin = int64(9000)
 
-// harness is the shop's test harness, with the helpers of this package's
-// tests as its methods.
-type harness struct{ *bottest.Harness }
+// harness is the shop's test harness (bottest), with the helpers of this
+// package's tests as its methods.
+type harness struct {
+	*bottest.Harness
+	t    *testing.T
+	fake *botapitest.Server
+	rdb  *statetest.Redis
+}
 
-func newHarness(t *testing.T) *harness { return &harness{bottest.New(t)} }
+func newHarness(t *testing.T) *harness {
+	h := bottest.New(t)
+	return &harness{Harness: h, t: t, fake: h.Fake, rdb: h.Rdb}
+}
+
+// The shared helpers of bottest, under the names this package's tests use.
+
+func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot     { h.t.Helper(); return h.NewBot(mod) }
+func (h *harness) run(b *bot.Bot) (stop func() time.Duration) { return h.Run(b) }
+func (h *harness) wait(method string, n int) []botapitest.Call {
+	h.t.Helper()
+	return h.Wait(method, n)
+}
+func (h *harness) idle(b *bot.Bot) { h.t.Helper(); h.Idle(b) }
+func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
+	h.t.Helper()
+	return h.WaitAnswer(id)
+}
+func (h *harness) menu() botapitest.Message      { h.t.Helper(); return h.Menu() }
+func (h *harness) tap(b *bot.Bot, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
+func (h *harness) say(b *bot.Bot, text string)   { h.t.Helper(); h.Say(b, text) }
+func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
+	h.t.Helper()
+	return h.Command(b, chatID, cmd, arg)
+}
+func (h *harness) press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
+	h.t.Helper()
+	return h.Press(b, chatID, m, label)
+}
+func (h *harness) botMessages(chatID int64) []botapitest.Message { return h.BotMessages(chatID) }
+func (h *harness) noViolations()                                 { h.t.Helper(); h.NoViolations() }
+func (h *harness) waitText(chatID int64, part string) botapitest.Message {
+	h.t.Helper()
+	return h.WaitText(chatID, part)
+}
 
 var button = bottest.Button
 
 func TestStartShowsMainMenuAndRegistersCommands(t *testing.T) {
 	h := newHarness(t)
-	h.Run(h.NewBot(nil))
-	h.Fake.SendCommand(chat, "start", "")
-	sent := h.Wait("sendMessage", 1)
+	h.run(h.newBot(nil))
+	h.fake.SendCommand(chat, "start", "")
+	sent := h.wait("sendMessage", 1)
 	if !strings.Contains(sent[0].String("text"), "Welcome") {
 		t.Fatalf("menu text = %q", sent[0].String("text"))
 	}
-	m := h.Menu()
+	m := h.menu()
 	if n := len(m.ReplyMarkup.Buttons()); n < len(flows.Lines)+2 {
 		t.Fatalf("main menu has %d buttons", n)
 	}
-	if cmds := h.Fake.CallsFor("setMyCommands"); len(cmds) != 4 {
+	if cmds := h.fake.CallsFor("setMyCommands"); len(cmds) != 4 {
 		t.Fatalf("setMyCommands called %d times, want default + 3 languages", len(cmds))
 	}
 }
 
 func TestDoubleTapMakesOneTransition(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	stop := h.Run(b)
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 1)
-	m := h.Menu()
+	b := h.newBot(nil)
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	m := h.menu()
 	data := button(t, m, locales.T(locales.En, "btn.language"))
 	stop() // both taps arrive while the bot is down: they are handled back to back
-	q1 := h.Fake.Press(chat, m.MessageID, data)
-	q2 := h.Fake.Press(chat, m.MessageID, data)
-	h.Run(h.NewBot(nil))
-	a1, a2 := h.WaitAnswer(q1), h.WaitAnswer(q2)
+	q1 := h.fake.Press(chat, m.MessageID, data)
+	q2 := h.fake.Press(chat, m.MessageID, data)
+	h.run(h.newBot(nil))
+	a1, a2 := h.waitAnswer(q1), h.waitAnswer(q2)
 	if a1.Text == a2.Text {
 		t.Fatalf("both taps answered alike (%q): two transitions?", a1.Text)
 	}
 	if a2.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("second tap answered %q, want the outdated notice", a2.Text)
 	}
-	h.Idle(b)
+	h.idle(b)
 	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
 	// /start saved revision 1, the first tap revision 2; the second tap saved nothing.
 	if rev != 2 || !strings.Contains(string(doc), `"step":"language"`) {
@@ -81,60 +121,60 @@ func TestDoubleTapMakesOneTransition(t *testing.T) {
 
 func TestStaleButtonChangesNothing(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	h.Run(b)
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 1)
-	old := h.Menu()
-	h.Fake.SendCommand(chat, "start", "") // a new menu: the old one's buttons are stale now
-	h.Wait("sendMessage", 2)
-	h.Idle(b)
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	old := h.menu()
+	h.fake.SendCommand(chat, "start", "") // a new menu: the old one's buttons are stale now
+	h.wait("sendMessage", 2)
+	h.idle(b)
 	rev, doc, _ := b.Queue.Conversation(context.Background(), chat)
-	q := h.Fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.help")))
-	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+	q := h.fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.help")))
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("stale press answered %q", a.Text)
 	}
-	h.Wait("editMessageReplyMarkup", 1) // the stale keyboard is taken off
+	h.wait("editMessageReplyMarkup", 1) // the stale keyboard is taken off
 	rev2, doc2, _ := b.Queue.Conversation(context.Background(), chat)
 	if rev2 != rev || string(doc2) != string(doc) {
 		t.Fatalf("stale press changed the conversation: %d %s -> %d %s", rev, doc, rev2, doc2)
 	}
-	if m, _ := h.Fake.Message(chat, old.MessageID); len(m.ReplyMarkup.Buttons()) != 0 {
+	if m, _ := h.fake.Message(chat, old.MessageID); len(m.ReplyMarkup.Buttons()) != 0 {
 		t.Fatal("stale keyboard still there")
 	}
 	// A button that is not ours at all is answered too.
-	q = h.Fake.Press(chat, old.MessageID, "garbage")
-	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+	q = h.fake.Press(chat, old.MessageID, "garbage")
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("foreign button answered %q", a.Text)
 	}
 }
 
 func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
-	h.Run(b)
-	u := h.Fake.SendCommand(chat, "help", "")
+	h.run(b)
+	u := h.fake.SendCommand(chat, "help", "")
 	for range 3 { // Telegram redelivers when it missed our 200
-		if code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s3cret", u); err != nil || code != 200 {
+		if code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s3cret", u); err != nil || code != 200 {
 			t.Fatalf("webhook = %d, %v", code, err)
 		}
 	}
-	h.Wait("sendMessage", 1)
+	h.wait("sendMessage", 1)
 	time.Sleep(100 * time.Millisecond)
-	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("update handled %d times", n)
 	}
 }
 
 func TestWebhookWithBadSecretGets401(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	for _, secret := range []string{"", "wrong"} {
-		code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", secret, h.Fake.SendCommand(chat, "start", ""))
+		code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", secret, h.fake.SendCommand(chat, "start", ""))
 		if err != nil || code != http.StatusUnauthorized {
 			t.Fatalf("secret %q: status %d, %v", secret, code, err)
 		}
@@ -147,28 +187,28 @@ func TestWebhookWithBadSecretGets401(t *testing.T) {
 func TestCrashBetweenAcceptAndHandle(t *testing.T) {
 	h := newHarness(t)
 	// The first process accepts the update (webhook 200) and dies before any worker runs.
-	first := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+	first := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 	srv := httptest.NewServer(first.Handler())
-	code, err := h.Fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.Fake.SendCommand(chat, "start", ""))
+	code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.fake.SendCommand(chat, "start", ""))
 	srv.Close()
 	if err != nil || code != 200 {
 		t.Fatalf("accept: %d %v", code, err)
 	}
-	if len(h.Fake.CallsFor("sendMessage")) != 0 {
+	if len(h.fake.CallsFor("sendMessage")) != 0 {
 		t.Fatal("handled before the restart")
 	}
 	// A new process on the same Redis handles it.
-	h.Run(h.NewBot(nil))
-	if got := h.Wait("sendMessage", 1)[0].Int("chat_id"); got != chat {
+	h.run(h.newBot(nil))
+	if got := h.wait("sendMessage", 1)[0].Int("chat_id"); got != chat {
 		t.Fatalf("sent to %d", got)
 	}
 }
 
 func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
 	h := newHarness(t)
-	u := h.Fake.SendCommand(chat, "help", "")
+	u := h.fake.SendCommand(chat, "help", "")
 	raw, _ := json.Marshal(u)
-	q := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix)
+	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
 	q.Lease = 300 * time.Millisecond // the dead worker's lease
 	if _, err := q.Accept(context.Background(), []state.Update{{ID: u.UpdateID, Chat: chat, Body: raw}}, time.Now()); err != nil {
 		t.Fatal(err)
@@ -176,31 +216,31 @@ func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
 	if c, err := q.Claim(context.Background(), time.Now()); c == nil || err != nil { // a worker that then dies
 		t.Fatalf("claim: %v %v", c, err)
 	}
-	b := h.NewBot(nil)
-	h.Run(b) // it also fetches the same update from getUpdates: a duplicate, dropped
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
-	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
+	b := h.newBot(nil)
+	h.run(b) // it also fetches the same update from getUpdates: a duplicate, dropped
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("handled %d times", n)
 	}
 }
 
 func TestHandlerPanicIsRecovered(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	b.SetTestHook(func(u *models.Update) {
 		if u.Message != nil && u.Message.Text == "/boom" {
 			panic("boom")
 		}
 	})
-	h.Run(b)
-	h.Fake.SendText(chat, "/boom")
-	sent := h.Wait("sendMessage", 1)
+	h.run(b)
+	h.fake.SendText(chat, "/boom")
+	sent := h.wait("sendMessage", 1)
 	if sent[0].String("text") != locales.T(locales.En, "err.internal") {
 		t.Fatalf("after a panic the buyer got %q", sent[0].String("text"))
 	}
-	h.Fake.SendCommand(chat, "start", "")
-	if !strings.Contains(h.Wait("sendMessage", 2)[1].String("text"), "Welcome") {
+	h.fake.SendCommand(chat, "start", "")
+	if !strings.Contains(h.wait("sendMessage", 2)[1].String("text"), "Welcome") {
 		t.Fatal("the bot did not live on after a panic")
 	}
 }
@@ -224,22 +264,22 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 	}
 	var urls []string
 	for range 2 {
-		b := h.NewBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+		b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 		b.SetTestHook(hook)
 		srv := httptest.NewServer(b.Handler())
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL+"/hook")
-		h.Run(b)
+		h.run(b)
 	}
 	const perChat = 20
 	for i := range perChat * 3 {
 		c := int64(i%3 + 1)
-		u := h.Fake.SendCommand(c, "help", "")
-		if code, err := h.Fake.DeliverWebhook(context.Background(), urls[i%2], "s", u); err != nil || code != 200 {
+		u := h.fake.SendCommand(c, "help", "")
+		if code, err := h.fake.DeliverWebhook(context.Background(), urls[i%2], "s", u); err != nil || code != 200 {
 			t.Fatalf("deliver: %d %v", code, err)
 		}
 	}
-	h.Wait("sendMessage", perChat*3)
+	h.wait("sendMessage", perChat*3)
 	if overlap.Load() {
 		t.Fatal("one chat was handled by two workers at once")
 	}
@@ -254,20 +294,20 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	started := make(chan struct{}, 1)
 	b.SetTestHook(func(u *models.Update) {
 		started <- struct{}{}
 		time.Sleep(500 * time.Millisecond)
 	})
-	stop := h.Run(b)
-	h.Fake.SendCommand(chat, "help", "")
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "help", "")
 	<-started
 	took := stop()
 	if took > 10*time.Second {
 		t.Fatalf("shutdown took %v", took)
 	}
-	if len(h.Fake.CallsFor("sendMessage")) != 1 {
+	if len(h.fake.CallsFor("sendMessage")) != 1 {
 		t.Fatal("the in-flight update was not finished before exit")
 	}
 	if n, _ := b.Queue.Pending(context.Background()); n != 0 {
@@ -277,12 +317,12 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 
 func TestBotAPI429WaitsAndRetries(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	clock := fakePace(b.API)
-	h.Run(b)
-	h.Fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
-	h.Fake.SendCommand(chat, "help", "")
-	calls := h.Wait("sendMessage", 2)
+	h.run(b)
+	h.fake.FailNext("sendMessage", 1, 429, "Too Many Requests: retry after 3", 3)
+	h.fake.SendCommand(chat, "help", "")
+	calls := h.wait("sendMessage", 2)
 	if slept := clock.Slept(); calls[0].ErrorCode != 429 || !calls[1].OK() || len(slept) != 1 || slept[0] != 3*time.Second {
 		t.Fatalf("calls %d/%d slept %v", calls[0].ErrorCode, calls[1].ErrorCode, slept)
 	}
@@ -290,11 +330,11 @@ func TestBotAPI429WaitsAndRetries(t *testing.T) {
 
 func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	h.Run(b)
-	h.Fake.BlockChat(chat)
-	h.Fake.SendCommand(chat, "help", "")
-	h.Wait("sendMessage", 1)
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.BlockChat(chat)
+	h.fake.SendCommand(chat, "help", "")
+	h.wait("sendMessage", 1)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
@@ -306,13 +346,13 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("a 403 was retried: %d calls", n)
 	}
 	// Coming back with /start clears the mark.
-	h.Fake.UnblockChat(chat)
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 2)
+	h.fake.UnblockChat(chat)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 2)
 	if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
 		t.Fatal("still marked blocked after /start")
 	}
@@ -320,7 +360,7 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 
 func TestHealthzAndMetrics(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/healthz")
@@ -328,10 +368,10 @@ func TestHealthzAndMetrics(t *testing.T) {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	stop := h.Run(b)
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
+	stop := h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	h.idle(b)
 	if resp, err := http.Get(srv.URL + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("/metrics on the webhook's listener: %v %v", resp, err)
 	}
@@ -348,11 +388,11 @@ func TestHealthzAndMetrics(t *testing.T) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if h.Rdb.Mini == nil {
+	if h.rdb.Mini == nil {
 		return // stopping a shared real Redis is not ours to do
 	}
 	stop()
-	h.Rdb.Mini.Close()
+	h.rdb.Mini.Close()
 	resp, err = http.Get(srv.URL + "/healthz")
 	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("healthz with Redis down: %v %v", resp, err)
@@ -362,20 +402,20 @@ func TestHealthzAndMetrics(t *testing.T) {
 
 func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	q := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix)
+	b := h.newBot(nil)
+	q := state.NewQueue(h.rdb.Client, h.rdb.Prefix)
 	// Chat 1 has a version-1 document; chat 2 one of a version this code does not know.
-	h.Rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
-	h.Rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
-	h.Run(b)
-	h.Fake.SendCommand(1, "help", "")
-	h.Fake.SendCommand(2, "help", "")
-	h.Wait("sendMessage", 3)
-	h.Idle(b)
-	if m := h.Fake.MessagesIn(1); len(m) != 1 || m[0].RawText != helpText(locales.Uk) {
+	h.rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
+	h.rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)
+	h.run(b)
+	h.fake.SendCommand(1, "help", "")
+	h.fake.SendCommand(2, "help", "")
+	h.wait("sendMessage", 3)
+	h.idle(b)
+	if m := h.fake.MessagesIn(1); len(m) != 1 || m[0].RawText != helpText(locales.Uk) {
 		t.Fatalf("migrated chat got %+v", m)
 	}
-	m := h.Fake.MessagesIn(2)
+	m := h.fake.MessagesIn(2)
 	if len(m) != 2 || m[0].RawText != locales.T(locales.Ru, "err.session_reset") || m[1].RawText != helpText(locales.Ru) {
 		t.Fatalf("reset chat got %d messages: %+v", len(m), m)
 	}
@@ -391,19 +431,19 @@ func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 // it gets no "please send text" answer.
 func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	h.Run(b)
-	h.Fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
+	b := h.newBot(nil)
+	h.run(b)
+	h.fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
 		MessageID: 900, Date: time.Now().Unix(), Chat: botapitest.Chat{ID: chat, Type: "private", FirstName: "B"},
 		From:            &botapitest.User{ID: chat, FirstName: "B"},
 		RefundedPayment: &botapitest.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
 	}})
-	h.Fake.SendCommand(chat, "help", "")
-	if got := h.Wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
+	h.fake.SendCommand(chat, "help", "")
+	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
 		t.Fatalf("sent %+v", got)
 	}
-	h.Idle(b)
-	if n := len(h.Fake.CallsFor("sendMessage")); n != 1 {
+	h.idle(b)
+	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("%d messages; the service message was answered", n)
 	}
 }

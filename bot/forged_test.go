@@ -34,12 +34,12 @@ func (s *syncBuffer) String() string {
 // calls of each kind.
 func textsSince(h *harness, sent, edited int) []string {
 	var out []string
-	for i, c := range h.Fake.CallsFor("sendMessage") {
+	for i, c := range h.fake.CallsFor("sendMessage") {
 		if i >= sent {
 			out = append(out, c.String("text"))
 		}
 	}
-	for i, c := range h.Fake.CallsFor("editMessageText") {
+	for i, c := range h.fake.CallsFor("editMessageText") {
 		if i >= edited {
 			out = append(out, c.String("text"))
 		}
@@ -56,32 +56,32 @@ func textsSince(h *harness, sent, edited int) []string {
 func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 	h := newHarness(t)
 	logs := &syncBuffer{}
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.newBot(func(o *bot.Options) {
 		o.Admins = []int64{999}
 		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
-	h.Run(b)
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
-	m := h.Menu()
+	h.run(b)
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	m := h.menu()
 	parts := strings.Split(button(t, m, locales.T(locales.En, "btn.help")), ":")
 	if len(parts) != 3 || parts[1] == "0" {
 		t.Fatalf("help button data %v", parts)
 	}
 	nonce := parts[1]
-	sent, edited := len(h.Fake.CallsFor("sendMessage")), len(h.Fake.CallsFor("editMessageText"))
+	sent, edited := len(h.fake.CallsFor("sendMessage")), len(h.fake.CallsFor("editMessageText"))
 	for _, data := range []string{
 		"1:0:l:broadcast", "1:0:l:rep_credit", "1:0:l:rep_tx", "1:0:l:adminorders", "1:0:l:orderchat",
 		"1:" + nonce + ":l:broadcast", "1:" + nonce + ":l:rep_credit", "1:" + nonce + ":l:adminorders", "1:" + nonce + ":l:orderchat",
 		"1:" + nonce + ":l:nosuchflow", "1:0:l:giftcards", "1:0:langs", "1:0:lang:en", "1:0:x", "1:0:confirm", "1:0:send",
 	} {
-		q := h.Fake.Press(chat, m.MessageID, data)
-		if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+		q := h.fake.Press(chat, m.MessageID, data)
+		if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 			t.Errorf("%s answered %q, want the outdated notice", data, a.Text)
 		}
 	}
-	h.Idle(b)
+	h.idle(b)
 	_, doc, _ := b.Queue.Conversation(context.Background(), chat)
 	if strings.Contains(string(doc), `"flow":"`) && !strings.Contains(string(doc), `"flow":""`) {
 		t.Fatalf("a forged press entered a flow: %s", doc)
@@ -94,7 +94,7 @@ func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Fatalf("forged presses logged errors:\n%s", logs.String())
 	}
-	noViolations(t, h.Fake)
+	noViolations(t, h.fake)
 }
 
 // An admin screen checks the admin flag when it is shown, not only when it
@@ -103,27 +103,27 @@ func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 // screen again, gets the menu instead, and leaves the flow.
 func TestAdminScreenChecksTheAdminFlagWhenShown(t *testing.T) {
 	h := newHarness(t)
-	stop := h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{chat} }))
-	h.Fake.SendCommand(chat, "start", "")
-	h.Wait("sendMessage", 1)
-	old := h.Menu()
-	h.Fake.SendCommand(chat, "broadcast", "")
-	compose := h.Wait("sendMessage", 2)[1]
+	stop := h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{chat} }))
+	h.fake.SendCommand(chat, "start", "")
+	h.wait("sendMessage", 1)
+	old := h.menu()
+	h.fake.SendCommand(chat, "broadcast", "")
+	compose := h.wait("sendMessage", 2)[1]
 	if !strings.Contains(compose.String("text"), "Broadcast") {
 		t.Fatalf("the admin did not get the compose screen: %q", compose.String("text"))
 	}
 	stop()
 
-	b := h.NewBot(nil) // no admins any more
-	h.Run(b)
-	sent, edited := len(h.Fake.CallsFor("sendMessage")), len(h.Fake.CallsFor("editMessageText"))
-	q := h.Fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.language")))
-	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
+	b := h.newBot(nil) // no admins any more
+	h.run(b)
+	sent, edited := len(h.fake.CallsFor("sendMessage")), len(h.fake.CallsFor("editMessageText"))
+	q := h.fake.Press(chat, old.MessageID, button(t, old, locales.T(locales.En, "btn.language")))
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "err.outdated") {
 		t.Fatalf("stale press answered %q", a.Text)
 	}
-	h.Fake.SendText(chat, "Hello everyone")
-	h.Wait("sendMessage", sent+1)
-	h.Idle(b)
+	h.fake.SendText(chat, "Hello everyone")
+	h.wait("sendMessage", sent+1)
+	h.idle(b)
 	for _, text := range textsSince(h, sent, edited) {
 		if strings.Contains(text, "Broadcast") {
 			t.Errorf("a former admin was shown %q", text)
@@ -133,7 +133,7 @@ func TestAdminScreenChecksTheAdminFlagWhenShown(t *testing.T) {
 	if strings.Contains(string(doc), "broadcast") {
 		t.Fatalf("the former admin is still in the broadcast flow: %s", doc)
 	}
-	noViolations(t, h.Fake)
+	noViolations(t, h.fake)
 }
 
 // A button press on a message in a group (or on an inline message) is
@@ -141,19 +141,19 @@ func TestAdminScreenChecksTheAdminFlagWhenShown(t *testing.T) {
 // A command sent in a group is ignored too.
 func TestGroupPressIsAnsweredAndIgnored(t *testing.T) {
 	h := newHarness(t)
-	b := h.NewBot(nil)
-	h.Run(b)
+	b := h.newBot(nil)
+	h.run(b)
 	const group = int64(-4001)
-	h.Fake.SendCommand(group, "start", "")
+	h.fake.SendCommand(group, "start", "")
 	for _, data := range []string{"1:0:m", "1:0:help", "1:0:l:broadcast", "garbage"} {
-		q := h.Fake.Press(group, 77, data)
-		h.WaitAnswer(q)
+		q := h.fake.Press(group, 77, data)
+		h.waitAnswer(q)
 	}
-	h.Idle(b)
+	h.idle(b)
 	for _, m := range []string{"sendMessage", "editMessageText", "editMessageReplyMarkup", "sendPhoto", "sendDocument"} {
-		for _, c := range h.Fake.CallsFor(m) {
+		for _, c := range h.fake.CallsFor(m) {
 			t.Errorf("%s in chat %d after group updates", m, c.Int("chat_id"))
 		}
 	}
-	noViolations(t, h.Fake)
+	noViolations(t, h.fake)
 }

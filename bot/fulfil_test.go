@@ -57,9 +57,9 @@ func newShop(t *testing.T) *shop {
 	}
 	s := &shop{
 		harness: h, sim: sim, client: client,
-		orders:  state.NewOrders(h.Rdb.Client, h.Rdb.Prefix),
-		sched:   state.NewSchedule(h.Rdb.Client, h.Rdb.Prefix),
-		wallets: state.NewWallets(h.Rdb.Client, h.Rdb.Prefix),
+		orders:  state.NewOrders(h.rdb.Client, h.rdb.Prefix),
+		sched:   state.NewSchedule(h.rdb.Client, h.rdb.Prefix),
+		wallets: state.NewWallets(h.rdb.Client, h.rdb.Prefix),
 		start:   sim.Balance(),
 		foreign: map[int]bool{},
 		cfg: fulfil.Config{
@@ -87,24 +87,24 @@ func newShop(t *testing.T) *shop {
 func (s *shop) worker(failpoint func(step string, id int64) error) *bot.Bot {
 	cfg := s.cfg
 	cfg.Failpoint = failpoint
-	return s.NewBot(func(o *bot.Options) {
+	return s.newBot(func(o *bot.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
 	})
 }
 
 // paid stores a paid order for q as payments would, and schedules it.
 func (s *shop) paid(q state.Quote, method string) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	created := s.paidUnscheduled(q, method)
 	if err := s.sched.Put(context.Background(), fulfil.OrderJob(created.ID), time.Now()); err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	return created
 }
 
 // paidUnscheduled stores a paid order for q as payments would, with no job.
 func (s *shop) paidUnscheduled(q state.Quote, method string) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	ctx := context.Background()
 	q.ID = fmt.Sprintf("q%d", time.Now().UnixNano())
 	q.ChatID, q.UserID = chat, chat
@@ -122,19 +122,19 @@ func (s *shop) paidUnscheduled(q state.Quote, method string) *state.Order {
 		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, Stars: q.Stars, PayMethod: method}
 	switch method {
 	case state.PayStars:
-		o.ChargeID = s.Fake.PushSuccessfulPayment(chat, q.ID, q.Stars, "")
+		o.ChargeID = s.fake.PushSuccessfulPayment(chat, q.ID, q.Stars, "")
 	case state.PayWallet:
 		o.ChargeID = "pay:" + q.ID
 		if _, _, err := s.wallets.Credit(ctx, chat, q.ShopUSD, "credit:"+q.ID, "test", "admin"); err != nil {
-			s.T.Fatal(err)
+			s.t.Fatal(err)
 		}
 		if _, err := s.wallets.Debit(ctx, chat, q.ShopUSD, o.ChargeID, "order"); err != nil {
-			s.T.Fatal(err)
+			s.t.Fatal(err)
 		}
 	}
 	created, _, err := s.orders.CreatePaid(ctx, o)
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	return created
 }
@@ -146,7 +146,7 @@ func giftCards(n int) state.Quote {
 
 // waitStatus waits until order id reaches status.
 func (s *shop) waitStatus(id int64, status string) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var o *state.Order
 	for time.Now().Before(deadline) {
@@ -156,29 +156,29 @@ func (s *shop) waitStatus(id int64, status string) *state.Order {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s.T.Fatalf("order %d stayed %s (reason %q), want %s", id, o.Status, o.Reason, status)
+	s.t.Fatalf("order %d stayed %s (reason %q), want %s", id, o.Status, o.Reason, status)
 	return nil
 }
 
 // waitMessage waits for a bot message in chatID containing substr.
 func (s *shop) waitMessage(chatID int64, substr string) botapitest.Message {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		for _, m := range s.Fake.MessagesIn(chatID) {
+		for _, m := range s.fake.MessagesIn(chatID) {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, substr) {
 				return m
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s.T.Fatalf("no message in chat %d containing %q", chatID, substr)
+	s.t.Fatalf("no message in chat %d containing %q", chatID, substr)
 	return botapitest.Message{}
 }
 
 func (s *shop) countMessages(chatID int64, substr string) int {
 	n := 0
-	for _, m := range s.Fake.MessagesIn(chatID) {
+	for _, m := range s.fake.MessagesIn(chatID) {
 		if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, substr) {
 			n++
 		}
@@ -189,7 +189,7 @@ func (s *shop) countMessages(chatID int64, substr string) int {
 // starRefunds counts successful refundStarPayment calls for the charge.
 func (s *shop) starRefunds(charge string) int {
 	n := 0
-	for _, c := range s.Fake.CallsFor("refundStarPayment") {
+	for _, c := range s.fake.CallsFor("refundStarPayment") {
 		if c.ErrorCode == 0 && c.Params["telegram_payment_charge_id"] == charge {
 			n++
 		}
@@ -201,7 +201,7 @@ func (s *shop) starRefunds(charge string) int {
 // or exactly one refund, and the upstream balance moved by exactly the
 // charged_usd of delivered orders (plus what the test spent itself).
 func (s *shop) checkInvariants() {
-	t := s.T
+	t := s.t
 	ctx := context.Background()
 	all, err := s.orders.List(ctx, 0, 1000, state.OrderFilter{})
 	if err != nil {
@@ -282,14 +282,14 @@ func TestHappyDeliveryPerLine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newShop(t)
 			o := s.paid(tc.quote, state.PayStars)
-			s.Run(s.worker(nil))
+			s.run(s.worker(nil))
 			got := s.waitStatus(o.ID, state.OrderDelivered)
 			m := s.waitMessage(chat, tc.want)
 			if tc.want == "<code>" {
 				if len(got.Codes) == 0 || !strings.Contains(m.RawText, "<code>"+got.Codes[0]+"</code>") {
 					t.Fatalf("codes %d, message %q", len(got.Codes), m.RawText)
 				}
-				if n := len(s.Fake.CallsFor("sendDocument")); n != 0 {
+				if n := len(s.fake.CallsFor("sendDocument")); n != 0 {
 					t.Fatalf("%d documents for a short list of codes", n)
 				}
 			} else if len(got.Codes) != 0 {
@@ -309,18 +309,18 @@ func TestHappyDeliveryPerLine(t *testing.T) {
 func TestManyCodesAlsoComeAsTxtFile(t *testing.T) {
 	s := newShop(t)
 	o := s.paid(giftCards(12), state.PayWallet)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	got := s.waitStatus(o.ID, state.OrderDelivered)
 	m := s.waitMessage(chat, "attached file")
 	if strings.Count(m.RawText, "<code>") != 12 {
 		t.Fatalf("message has %d codes", strings.Count(m.RawText, "<code>"))
 	}
-	docs := s.Wait("sendDocument", 1)
+	docs := s.wait("sendDocument", 1)
 	if docs[0].ErrorCode != 0 {
 		t.Fatalf("sendDocument failed: %s", docs[0].Description)
 	}
 	var doc botapitest.Message
-	for _, msg := range s.Fake.MessagesIn(chat) {
+	for _, msg := range s.fake.MessagesIn(chat) {
 		if msg.Document != nil {
 			doc = msg
 		}
@@ -334,7 +334,7 @@ func TestCreate429IsRetriedLater(t *testing.T) {
 	s := newShop(t)
 	s.sim.RateLimitNext(2, time.Second)
 	o := s.paid(giftCards(1), state.PayStars)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitStatus(o.ID, state.OrderDelivered)
 	if n := len(s.sim.Orders()); n != 1 {
 		t.Fatalf("%d upstream orders", n)
@@ -346,7 +346,7 @@ func TestCreate5xxBeforeExecutionIsRetriedAfterGrace(t *testing.T) {
 	s.sim.FailNextOn("/gift-cards/order", 1, http.StatusBadGateway)
 	o := s.paid(giftCards(1), state.PayStars)
 	start := time.Now()
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	got := s.waitStatus(o.ID, state.OrderDelivered)
 	if time.Since(start) < s.cfg.AnsweredGrace { // the server answered: the short grace
 		t.Fatal("retried before the grace period")
@@ -368,7 +368,7 @@ func TestAmbiguousCreateThatWasCreatedIsAdopted(t *testing.T) {
 			s := newShop(t)
 			tc.fault(s.sim)
 			o := s.paid(giftCards(1), state.PayStars)
-			s.Run(s.worker(nil))
+			s.run(s.worker(nil))
 			got := s.waitStatus(o.ID, state.OrderDelivered)
 			if s.sim.CreateCount() != 1 || got.Attempts != 1 {
 				t.Fatalf("creates %d, attempts %d: bought twice", s.sim.CreateCount(), got.Attempts)
@@ -382,7 +382,7 @@ func TestPoll429And5xxAreRetried(t *testing.T) {
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteAfter: 300 * time.Millisecond})
 	o := s.paid(giftCards(1), state.PayStars)
 	var once sync.Once
-	s.Run(s.worker(func(step string, id int64) error {
+	s.run(s.worker(func(step string, id int64) error {
 		if step == fulfil.FailpointPlaced {
 			once.Do(func() {
 				s.sim.FailNextOn("/orders/", 2, http.StatusServiceUnavailable)
@@ -412,7 +412,7 @@ func TestLookAlikeOrdersBeforeACutCreateAreNotAdopted(t *testing.T) {
 		s.foreign[int(up.Number)] = true
 	}
 	s.sim.CutAfterCreate(1)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark() // the shop runs, and has seen the upstream, when the buyer pays
 	o := s.paid(giftCards(1), state.PayStars)
 	got := s.waitDelivered(o.ID)
@@ -427,9 +427,9 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 		q := giftCards(1)
 		q.Item = resellersim.DemoGiftCardOutOfStock
 		o := s.paid(q, state.PayStars)
-		s.Run(s.worker(nil))
+		s.run(s.worker(nil))
 		s.waitStatus(o.ID, state.OrderRefunded)
-		if !s.Fake.Refunded(o.ChargeID) {
+		if !s.fake.Refunded(o.ChargeID) {
 			t.Fatal("the charge was not refunded")
 		}
 		s.waitMessage(chat, "could not be completed")
@@ -441,7 +441,7 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 		s.sim.SetBalance(decimal.NewFromInt(1))
 		s.start = decimal.NewFromInt(1)
 		o := s.paid(giftCards(1), state.PayWallet)
-		s.Run(s.worker(nil))
+		s.run(s.worker(nil))
 		s.waitStatus(o.ID, state.OrderRefunded)
 		s.waitMessage(admin, "upstream balance is too low")
 		s.waitMessage(chat, "temporarily unavailable")
@@ -458,7 +458,7 @@ func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 			s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 			o := s.paid(giftCards(1), method)
 			var crashed atomic.Bool
-			stop := s.Run(s.worker(func(step string, id int64) error {
+			stop := s.run(s.worker(func(step string, id int64) error {
 				if step == fulfil.FailpointRefunded {
 					crashed.Store(true)
 					return errors.New("crash")
@@ -473,7 +473,7 @@ func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 			if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
 				t.Fatalf("after the crash the order is %s", cur.Status)
 			}
-			s.Run(s.worker(nil))
+			s.run(s.worker(nil))
 			s.waitStatus(o.ID, state.OrderRefunded)
 			ctx := context.Background()
 			switch method {
@@ -504,7 +504,7 @@ func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
 	s.cfg.StuckAfter = 200 * time.Millisecond
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.paid(giftCards(1), state.PayStars)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
 	s.waitMessage(admin, "still not finished")
 	time.Sleep(500 * time.Millisecond)
@@ -519,17 +519,17 @@ func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
 
 func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
 	s := newShop(t)
-	s.Fake.BlockChat(chat)
+	s.fake.BlockChat(chat)
 	o := s.paid(giftCards(1), state.PayStars)
 	b := s.worker(nil)
-	s.Run(b)
+	s.run(b)
 	got := s.waitStatus(o.ID, state.OrderDelivered)
 	time.Sleep(100 * time.Millisecond)
 	if cur, _ := s.orders.Get(context.Background(), o.ID); !cur.DeliveredAt.IsZero() {
 		t.Fatal("delivered to a buyer who blocked the bot")
 	}
-	s.Fake.UnblockChat(chat)
-	s.Fake.SendCommand(chat, "start", "")
+	s.fake.UnblockChat(chat)
+	s.fake.SendCommand(chat, "start", "")
 	m := s.waitMessage(chat, "<code>"+got.Codes[0]+"</code>")
 	s.waitMessage(chat, "Welcome")
 	if cur := s.waitDelivered(o.ID); cur.DeliveredAt.IsZero() {
@@ -539,7 +539,7 @@ func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
 
 // waitTold waits until the buyer got the finished order's result.
 func (s *shop) waitTold(id int64) {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		o, err := s.orders.Get(context.Background(), id)
@@ -548,7 +548,7 @@ func (s *shop) waitTold(id int64) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s.T.Fatalf("the buyer never heard about order %d", id)
+	s.t.Fatalf("the buyer never heard about order %d", id)
 }
 
 func (s *shop) waitDelivered(id int64) *state.Order {
@@ -581,7 +581,7 @@ func TestRestartAtEachLifecycleStep(t *testing.T) {
 			o := s.paid(giftCards(1), state.PayStars)
 			hit := make(chan struct{})
 			var once sync.Once
-			stop := s.Run(s.worker(func(step string, id int64) error {
+			stop := s.run(s.worker(func(step string, id int64) error {
 				if step != tc.step {
 					return nil
 				}
@@ -594,7 +594,7 @@ func TestRestartAtEachLifecycleStep(t *testing.T) {
 				t.Fatal("the failpoint was never reached")
 			}
 			stop()
-			s.Run(s.worker(nil))
+			s.run(s.worker(nil))
 			s.waitStatus(o.ID, want)
 			s.waitTold(o.ID)
 			if s.sim.CreateCount() != 1 {
@@ -610,7 +610,7 @@ func TestUnscheduledPaidOrderIsResumedOnStart(t *testing.T) {
 	if err := s.sched.Remove(context.Background(), fulfil.OrderJob(o.ID)); err != nil {
 		t.Fatal(err)
 	}
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitStatus(o.ID, state.OrderDelivered)
 }
 
@@ -618,16 +618,16 @@ func TestMyOrdersShowsCodesAgain(t *testing.T) {
 	s := newShop(t)
 	o := s.paid(giftCards(2), state.PayStars)
 	b := s.worker(nil)
-	s.Run(b)
+	s.run(b)
 	got := s.waitStatus(o.ID, state.OrderDelivered)
 	s.waitMessage(chat, "<code>")
-	s.Fake.SendCommand(chat, "orders", "")
+	s.fake.SendCommand(chat, "orders", "")
 	list := s.waitMessage(chat, "Your orders")
-	s.Idle(b)
-	id := s.Fake.Press(chat, list.MessageID, button(t, list, "#"+strconv.FormatInt(o.ID, 10)+" · Apple Gift Card 10 USD"))
-	s.WaitAnswer(id)
-	s.Idle(b)
-	view, _ := s.Fake.Message(chat, list.MessageID)
+	s.idle(b)
+	id := s.fake.Press(chat, list.MessageID, button(t, list, "#"+strconv.FormatInt(o.ID, 10)+" · Apple Gift Card 10 USD"))
+	s.waitAnswer(id)
+	s.idle(b)
+	view, _ := s.fake.Message(chat, list.MessageID)
 	for _, c := range got.Codes {
 		if !strings.Contains(view.RawText, "<code>"+c+"</code>") {
 			t.Fatalf("order view lacks a code: %q", view.RawText)
@@ -642,9 +642,9 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 	s := newShop(t)
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	o := s.paid(giftCards(1), state.PayStars)
-	balance := s.Fake.StarBalance()
-	s.Fake.SetStarBalance(0) // refundStarPayment answers BALANCE_TOO_LOW
-	s.Run(s.worker(nil))
+	balance := s.fake.StarBalance()
+	s.fake.SetStarBalance(0) // refundStarPayment answers BALANCE_TOO_LOW
+	s.run(s.worker(nil))
 	s.waitMessage(admin, fmt.Sprintf("Refund of order #%d failed", o.ID))
 	time.Sleep(300 * time.Millisecond)
 	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
@@ -653,7 +653,7 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 	if n := s.countMessages(admin, "Refund of order"); n != 1 {
 		t.Fatalf("%d refund alerts", n)
 	}
-	s.Fake.SetStarBalance(balance)
+	s.fake.SetStarBalance(balance)
 	s.waitStatus(o.ID, state.OrderRefunded)
 	s.waitTold(o.ID)
 }
@@ -661,35 +661,35 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	s := newShop(t)
 	cfg := s.cfg
-	b := s.NewBot(func(o *bot.Options) {
+	b := s.newBot(func(o *bot.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
 		o.Checkout = &checkout.Options{Stars: true, Upstream: s.client}
 	})
 	sh := &flows.Shop{
-		Catalog:  catalog.New(s.client, state.NewCache(s.Rdb.Client, s.Rdb.Prefix), time.Minute),
+		Catalog:  catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
 		Pricing:  flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:   state.NewQuotes(s.Rdb.Client, s.Rdb.Prefix),
-		Limiter:  state.NewLimiter(s.Rdb.Client, s.Rdb.Prefix, 10, time.Minute),
+		Quotes:   state.NewQuotes(s.rdb.Client, s.rdb.Prefix),
+		Limiter:  state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 		Checkout: b.Checkout,
 	}
 	sh.Register(b.Engine)
-	s.Run(b)
-	s.Fake.SendCommand(chat, "giftcards", "")
-	s.Wait("sendMessage", 1)
-	s.Idle(b)
-	s.Tap(b, "Apple")
-	s.Tap(b, "US")
-	s.Tap(b, "Apple Gift Card 10 USD")
-	s.Say(b, "3")
-	s.Tap(b, locales.T(locales.En, "btn.pay"))
-	s.Wait("sendInvoice", 1)
+	s.run(b)
+	s.fake.SendCommand(chat, "giftcards", "")
+	s.wait("sendMessage", 1)
+	s.idle(b)
+	s.tap(b, "Apple")
+	s.tap(b, "US")
+	s.tap(b, "Apple Gift Card 10 USD")
+	s.say(b, "3")
+	s.tap(b, locales.T(locales.En, "btn.pay"))
+	s.wait("sendInvoice", 1)
 	var inv botapitest.Message
-	for _, m := range s.Fake.MessagesIn(chat) {
+	for _, m := range s.fake.MessagesIn(chat) {
 		if m.Invoice != nil {
 			inv = m
 		}
 	}
-	res, err := s.Fake.Pay(context.Background(), chat, inv.MessageID, botapitest.PayOptions{})
+	res, err := s.fake.Pay(context.Background(), chat, inv.MessageID, botapitest.PayOptions{})
 	if err != nil || res.Declined {
 		t.Fatalf("payment: %v %q", err, res.ErrorMessage)
 	}
@@ -714,13 +714,13 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 // waitWatermark waits until the running worker has read the upstream's
 // newest order number (orders paid afterwards look above it).
 func (s *shop) waitWatermark() {
-	s.T.Helper()
+	s.t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		if n, err := s.orders.UpstreamHint(context.Background()); err == nil && n > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.T.Fatal("the worker never read the upstream watermark")
+			s.t.Fatal("the worker never read the upstream watermark")
 		}
 	}
 }

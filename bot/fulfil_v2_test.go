@@ -57,20 +57,20 @@ func waitClosed(t *testing.T, c <-chan struct{}, what string) {
 // instead of buying again.
 func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
 	s := newShop(t)
-	warm := s.Run(s.worker(nil))
+	warm := s.run(s.worker(nil))
 	s.waitWatermark()
 	warm()
 	o := s.paid(state.Quote{Line: "stars", Item: "stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, state.PayStars)
-	rollback := s.Rdb.Snapshot(t)
+	rollback := s.rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.Run(s.worker(fp))
+	stop := s.run(s.worker(fp))
 	waitClosed(t, hit, "the stored upstream number")
 	stop()
 	rollback()
 	if got, _ := s.orders.Get(context.Background(), o.ID); got.Status != state.OrderPaid || got.UpstreamNumber != 0 {
 		t.Fatalf("the rollback left %s/%d", got.Status, got.UpstreamNumber)
 	}
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	got := s.waitDelivered(o.ID)
 	if n := s.sim.CreateCount(); n != 1 {
 		t.Fatalf("%d upstream creates for one order (upstream %d)", n, got.UpstreamNumber)
@@ -85,17 +85,17 @@ func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
 // stranger's.
 func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
 	s := newShop(t)
-	warm := s.Run(s.worker(nil))
+	warm := s.run(s.worker(nil))
 	s.waitWatermark()
 	warm()
 	o := s.paid(topUp("5123456789"), state.PayStars)
-	rollback := s.Rdb.Snapshot(t)
+	rollback := s.rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.Run(s.worker(fp))
+	stop := s.run(s.worker(fp))
 	waitClosed(t, hit, "the stored upstream number")
 	stop()
 	rollback()
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	got := s.waitStatus(o.ID, state.OrderNeedsReview)
 	if n := s.sim.CreateCount(); n != 1 || got.UpstreamNumber != 0 {
 		t.Fatalf("%d creates, upstream %d", n, got.UpstreamNumber)
@@ -113,7 +113,7 @@ func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
 func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 	s := newShop(t)
 	s.sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	o := s.paid(giftCards(1), state.PayStars)
 	// The worker dropped the refused attempt and waits out Retry-After;
 	// make its job due now instead of waiting 25 s in a test.
@@ -144,7 +144,7 @@ func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 // ends with the upstream order of their own player id.
 func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
 	s := newShop(t)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark()
 	s.sim.ScriptCreates(resellersim.CreatedThenCut())
 	a := s.paid(topUp("5111111111"), state.PayStars)
@@ -172,7 +172,7 @@ func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
 func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
 	s := newShop(t)
 	s.sim.SetClockOffset(-10 * time.Minute)
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark()
 	s.sim.CutAfterCreate(1)
 	o := s.paid(giftCards(1), state.PayStars)
@@ -188,7 +188,7 @@ func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
 func TestOrphanUpstreamOrderIsReportedOnce(t *testing.T) {
 	s := newShop(t)
 	s.cfg.OrphanEvery, s.cfg.OrphanAfter = 20*time.Millisecond, 50*time.Millisecond
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark()
 	up, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
 		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1})
@@ -246,24 +246,24 @@ func TestAdminRefundRacingAnUpstreamCompletionDelivers(t *testing.T) {
 func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 	s := newShop(t)
 	s.cfg.Settle = time.Minute // nobody may give up on it meanwhile
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark()
 	s.sim.SetBehavior(resellersim.DemoTopUpOffer, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.paidUnscheduled(topUp("5123456789"), state.PayStars)
-	rollback := s.Rdb.Snapshot(t)
+	rollback := s.rdb.Snapshot(t)
 	if err := s.sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
 	// The worker bumps its canary right after storing the number; wait for
 	// that, so the rollback takes the bump with it.
-	canaries, err := state.NewCanary(s.Rdb.Client, s.Rdb.Prefix+"fulfil:").Keys(context.Background())
+	canaries, err := state.NewCanary(s.rdb.Client, s.rdb.Prefix+"fulfil:").Keys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	bumps := func() (n int64) {
 		for _, k := range canaries {
-			v, _ := s.Rdb.Client.Get(context.Background(), k).Int64()
+			v, _ := s.rdb.Client.Get(context.Background(), k).Int64()
 			n += v
 		}
 		return n
@@ -299,12 +299,12 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 	s := newShop(t)
 	s.cfg.CodeSettle = time.Minute
-	warm := s.Run(s.worker(nil))
+	warm := s.run(s.worker(nil))
 	s.waitWatermark()
 	warm()
 	o := s.paid(giftCards(1), state.PayStars)
-	rollback := s.Rdb.Snapshot(t)
-	stop := s.Run(s.worker(nil))
+	rollback := s.rdb.Snapshot(t)
+	stop := s.run(s.worker(nil))
 	got := s.waitStatus(o.ID, state.OrderDelivered)
 	if len(got.Codes) == 0 || got.ClaimedAt.IsZero() {
 		t.Fatalf("delivered with codes %v, claimed at %v", got.Codes, got.ClaimedAt)
@@ -312,9 +312,9 @@ func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 	codes := got.Codes
 	stop()
 	rollback() // the crash: the claim and the delivered record are gone
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	end := s.waitStatusIn(o.ID, state.OrderDelivered, state.OrderNeedsReview)
-	for _, m := range s.Fake.MessagesIn(chat) {
+	for _, m := range s.fake.MessagesIn(chat) {
 		for _, c := range codes {
 			if strings.Contains(m.RawText, c) {
 				t.Fatalf("code %q reached the buyer before its claim was settled: %q", c, m.RawText)
@@ -333,7 +333,7 @@ func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 	s := newShop(t)
 	s.cfg.CodeSettle = 300 * time.Millisecond
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	o := s.paid(giftCards(1), state.PayStars)
 	got := s.waitDelivered(o.ID)
 	if got.DeliveredAt.Sub(got.ClaimedAt) < 300*time.Millisecond {
@@ -344,7 +344,7 @@ func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 
 // waitStatusIn waits until order id reaches one of statuses.
 func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var o *state.Order
 	for time.Now().Before(deadline) {
@@ -358,7 +358,7 @@ func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	s.T.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
+	s.t.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
 	return nil
 }
 
@@ -367,7 +367,7 @@ func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
 func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 	s := newShop(t)
 	s.cfg.PollMin = 10 * time.Second // a poll would come far too late
-	s.Run(s.worker(nil))
+	s.run(s.worker(nil))
 	s.waitWatermark()
 	a := s.paid(topUp("5111111111"), state.PayStars)
 	b := s.paid(topUp("5222222222"), state.PayStars)

@@ -39,7 +39,7 @@ func serveWebhook(t *testing.T, b *bot.Bot) string {
 }
 
 func webhookBot(h *harness, limits bot.HTTPLimits) *bot.Bot {
-	return h.NewBot(func(o *bot.Options) {
+	return h.newBot(func(o *bot.Options) {
 		o.WebhookURL, o.WebhookSecret, o.HTTPLimits = "https://shop.example/hook", "s3cret", limits
 	})
 }
@@ -81,12 +81,12 @@ func TestWebhookRejectsBodiesThatAreNotUpdates(t *testing.T) {
 	if n, err := b.Queue.Pending(context.Background()); err != nil || n != 0 {
 		t.Fatalf("%d chats queued from bodies that are not updates (%v)", n, err)
 	}
-	h.Run(b)
-	u := h.Fake.SendCommand(chat, "help", "")
-	if code, err := h.Fake.DeliverWebhook(context.Background(), url+"/hook", "s3cret", u); err != nil || code != 200 {
+	h.run(b)
+	u := h.fake.SendCommand(chat, "help", "")
+	if code, err := h.fake.DeliverWebhook(context.Background(), url+"/hook", "s3cret", u); err != nil || code != 200 {
 		t.Fatalf("a real update: %d %v", code, err)
 	}
-	h.Wait("sendMessage", 1)
+	h.wait("sendMessage", 1)
 }
 
 // rawRequest writes a request head announcing a 100-byte body, then feeds the
@@ -200,7 +200,7 @@ func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 	s := newShop(t)
 	s.sim.SetBehavior(resellersim.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
 	web, met := listenLocal(t), listenLocal(t)
-	b := s.NewBot(func(o *bot.Options) {
+	b := s.newBot(func(o *bot.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, s.cfg, []int64{admin}
 		o.WebhookURL, o.WebhookSecret = "https://shop.example/hook", "s3cret"
 		o.HTTPListener, o.MetricsListener = web, met
@@ -208,7 +208,7 @@ func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 	b.Alerts.WatchUpstream(s.client, decimal.NewFromInt(1), time.Hour)
 	good := s.paid(giftCards(1), state.PayStars)
 	bad := s.paid(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, state.PayStars)
-	s.Run(b)
+	s.run(b)
 	s.waitStatus(good.ID, state.OrderDelivered)
 	s.waitStatus(bad.ID, state.OrderRefunded)
 

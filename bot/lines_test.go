@@ -20,27 +20,27 @@ import (
 
 // newShopBot is a bot with the product lines over the upstream simulator.
 func (h *harness) newShopBot() *bot.Bot {
-	h.T.Helper()
+	h.t.Helper()
 	return h.newShopBotWith(nil)
 }
 
 // newShopBotWith is newShopBot over the simulator serving cat (nil: the
 // default catalog).
 func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
-	h.T.Helper()
+	h.t.Helper()
 	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: cat})
 	srv := httptest.NewServer(sim)
-	h.T.Cleanup(srv.Close)
+	h.t.Cleanup(srv.Close)
 	client, err := reseller.New(srv.URL+"/api/v1", "test-key")
 	if err != nil {
-		h.T.Fatal(err)
+		h.t.Fatal(err)
 	}
-	b := h.NewBot(nil)
+	b := h.newBot(nil)
 	shop := &flows.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix),
-		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
+		Quotes:  state.NewQuotes(h.rdb.Client, h.rdb.Prefix),
+		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
 	shop.Register(b.Engine)
 	return b
@@ -49,23 +49,23 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 func TestGiftCardsFromCommandToConfirmation(t *testing.T) {
 	h := newHarness(t)
 	b := h.newShopBot()
-	h.Run(b)
-	h.Fake.SendCommand(chat, "giftcards", "")
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
-	h.Tap(b, "Apple")
-	h.Tap(b, "US")
-	if m := h.Menu(); strings.Contains(m.Text, "500 USD") {
+	h.run(b)
+	h.fake.SendCommand(chat, "giftcards", "")
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	h.tap(b, "Apple")
+	h.tap(b, "US")
+	if m := h.menu(); strings.Contains(m.Text, "500 USD") {
 		t.Fatalf("a hidden card is shown: %q", m.Text)
 	}
-	h.Tap(b, "Apple Gift Card 10 USD")
-	h.Say(b, "2")
-	m := h.Menu()
+	h.tap(b, "Apple Gift Card 10 USD")
+	h.say(b, "2")
+	m := h.menu()
 	if !strings.Contains(m.Text, "Please check your order") || !strings.Contains(m.Text, "Apple Gift Card 10 USD") {
 		t.Fatalf("confirmation = %q", m.Text)
 	}
-	h.Tap(b, "💳")
-	if edits := h.Fake.CallsFor("editMessageText"); len(edits) < 3 {
+	h.tap(b, "💳")
+	if edits := h.fake.CallsFor("editMessageText"); len(edits) < 3 {
 		t.Fatalf("navigation must edit the menu in place: %d edits", len(edits))
 	}
 }
@@ -73,18 +73,18 @@ func TestGiftCardsFromCommandToConfirmation(t *testing.T) {
 func TestStarsFromCommandToConfirmation(t *testing.T) {
 	h := newHarness(t)
 	b := h.newShopBot()
-	h.Run(b)
-	h.Fake.SendCommand(chat, "stars", "")
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
-	h.Say(b, "t.me/durov")
-	h.Tap(b, "500")
-	m := h.Menu()
+	h.run(b)
+	h.fake.SendCommand(chat, "stars", "")
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	h.say(b, "t.me/durov")
+	h.tap(b, "500")
+	m := h.menu()
 	if !strings.Contains(m.Text, "@durov") || !strings.Contains(m.Text, locales.N(locales.En, "count.stars", 500)) {
 		t.Fatalf("confirmation = %q", m.Text)
 	}
-	q := h.Fake.Press(chat, m.MessageID, button(t, m, locales.T(locales.En, "btn.pay")))
-	if a := h.WaitAnswer(q); a.Text != locales.T(locales.En, "pay.disabled") {
+	q := h.fake.Press(chat, m.MessageID, button(t, m, locales.T(locales.En, "btn.pay")))
+	if a := h.waitAnswer(q); a.Text != locales.T(locales.En, "pay.disabled") {
 		t.Fatalf("pay answered %q", a.Text)
 	}
 }
@@ -92,13 +92,13 @@ func TestStarsFromCommandToConfirmation(t *testing.T) {
 func TestPremiumFromDeepLinkToConfirmation(t *testing.T) {
 	h := newHarness(t)
 	b := h.newShopBot()
-	h.Run(b)
-	h.Fake.SendCommand(chat, "start", "premium")
-	h.Wait("sendMessage", 1)
-	h.Idle(b)
-	h.Say(b, "@durov")
-	h.Tap(b, "3 months")
-	if m := h.Menu(); !strings.Contains(m.Text, "Telegram Premium for 3 months") {
+	h.run(b)
+	h.fake.SendCommand(chat, "start", "premium")
+	h.wait("sendMessage", 1)
+	h.idle(b)
+	h.say(b, "@durov")
+	h.tap(b, "3 months")
+	if m := h.menu(); !strings.Contains(m.Text, "Telegram Premium for 3 months") {
 		t.Fatalf("confirmation = %q", m.Text)
 	}
 }
@@ -124,22 +124,22 @@ func TestEveryLineReachesConfirmation(t *testing.T) {
 		t.Run(c.line, func(t *testing.T) {
 			h := newHarness(t)
 			b := h.newShopBot()
-			h.Run(b)
-			h.Fake.SendCommand(chat, c.cmd, c.arg)
-			h.Wait("sendMessage", 1)
-			h.Idle(b)
+			h.run(b)
+			h.fake.SendCommand(chat, c.cmd, c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
 			for _, st := range c.steps {
 				if label, ok := strings.CutPrefix(st, "tap:"); ok {
-					h.Tap(b, label)
+					h.tap(b, label)
 				} else {
-					h.Say(b, st)
+					h.say(b, st)
 				}
 			}
-			m := h.Menu()
+			m := h.menu()
 			if !strings.Contains(m.Text, "Please check your order") || !strings.Contains(m.Text, c.want) {
 				t.Fatalf("confirmation = %q", m.Text)
 			}
-			if v := h.Fake.Violations(); len(v) > 0 {
+			if v := h.fake.Violations(); len(v) > 0 {
 				t.Fatalf("Bot API schema violations: %v", v)
 			}
 		})
@@ -167,25 +167,25 @@ func TestTypedFieldsRefusedBeforeConfirmation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			b := h.newShopBot()
-			h.Run(b)
-			h.Fake.SendCommand(chat, "start", c.arg)
-			h.Wait("sendMessage", 1)
-			h.Idle(b)
+			h.run(b)
+			h.fake.SendCommand(chat, "start", c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
 			for _, st := range c.steps {
 				if label, ok := strings.CutPrefix(st, "tap:"); ok {
-					h.Tap(b, label)
+					h.tap(b, label)
 				} else {
-					h.Say(b, st)
+					h.say(b, st)
 				}
 			}
 			want := locales.T(locales.En, c.reason, "label", c.label, "max", 32, "options", "America, Europe, Asia, TW, HK, MO")
 			if h.lastNotice() != want {
 				t.Fatalf("no refusal %s; last notice %q", c.reason, h.lastNotice())
 			}
-			if m := h.Menu(); strings.Contains(m.Text, "Please check your order") {
+			if m := h.menu(); strings.Contains(m.Text, "Please check your order") {
 				t.Fatalf("a wrong answer reached the confirmation: %q", m.Text)
 			}
-			if v := h.Fake.Violations(); len(v) > 0 {
+			if v := h.fake.Violations(); len(v) > 0 {
 				t.Fatalf("Bot API schema violations: %v", v)
 			}
 		})
@@ -194,7 +194,7 @@ func TestTypedFieldsRefusedBeforeConfirmation(t *testing.T) {
 
 // lastNotice is the text of the last message before the live menu.
 func (h *harness) lastNotice() string {
-	calls := h.Fake.CallsFor("sendMessage")
+	calls := h.fake.CallsFor("sendMessage")
 	if len(calls) < 2 {
 		return ""
 	}
@@ -255,13 +255,13 @@ func TestBigCategoriesPageWithinTelegramLimits(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t)
 			b := h.newShopBotWith(bigCatalog(n))
-			h.Run(b)
-			h.Fake.SendCommand(chat, "start", c.arg)
-			h.Wait("sendMessage", 1)
-			h.Idle(b)
+			h.run(b)
+			h.fake.SendCommand(chat, "start", c.arg)
+			h.wait("sendMessage", 1)
+			h.idle(b)
 			pages := 0
 			for {
-				m := h.Menu()
+				m := h.menu()
 				pages++
 				if got := len(m.ReplyMarkup.Buttons()); got > 12 {
 					t.Fatalf("page %d has %d buttons", pages, got)
@@ -272,16 +272,16 @@ func TestBigCategoriesPageWithinTelegramLimits(t *testing.T) {
 				if pages > n {
 					t.Fatal("the pages never end")
 				}
-				h.Tap(b, "Next")
+				h.tap(b, "Next")
 			}
 			if pages < min(n/10, c.maxPages) {
 				t.Fatalf("%d pages for %d offers", pages, n)
 			}
-			h.Tap(b, c.pick)
-			if v := h.Fake.Violations(); len(v) > 0 {
+			h.tap(b, c.pick)
+			if v := h.fake.Violations(); len(v) > 0 {
 				t.Fatalf("Bot API limit violations: %v", v)
 			}
-			if m := h.Menu(); strings.Contains(m.Text, strings.Repeat("Ж", 200)) {
+			if m := h.menu(); strings.Contains(m.Text, strings.Repeat("Ж", 200)) {
 				t.Fatalf("an upstream name was not clipped: %d characters", len(m.Text))
 			}
 		})

@@ -39,7 +39,7 @@ func newChatShop(t *testing.T) *shop {
 // Telegram's per-chat pace (about a message a second) is left out: these
 // tests send many messages to one buyer, and the limiter has its own tests.
 func (s *shop) chatWorker() *bot.Bot {
-	b := s.NewBot(func(o *bot.Options) {
+	b := s.newBot(func(o *bot.Options) {
 		o.Reseller, o.Fulfil, o.Chat, o.Admins = s.client, s.cfg, chatCfg, []int64{admin}
 	})
 	fakePace(b.API)
@@ -54,11 +54,11 @@ func chatService() state.Quote {
 // placedChatOrder buys a chat-required service through the worker and
 // waits for the "being processed" notice with its chat button.
 func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
-	s.T.Helper()
+	s.t.Helper()
 	o := s.paid(chatService(), state.PayStars)
 	o = s.waitStatus(o.ID, state.OrderPlaced)
 	m := s.waitMessage(chat, "is being processed")
-	button(s.T, m, en("oc.btn_open"))
+	button(s.t, m, en("oc.btn_open"))
 	// The operator's greeting is relayed at once, naming the shop's order
 	// number (the one the buyer knows), not the upstream's.
 	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.ID))
@@ -68,48 +68,48 @@ func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
 // finish completes the order upstream and waits until it is delivered, so
 // the shop's invariants hold at the end of the test.
 func (s *shop) finish(o *state.Order) {
-	s.T.Helper()
+	s.t.Helper()
 	if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
 	s.waitStatus(o.ID, state.OrderDelivered)
 }
 
 // openChat presses the button on m and waits for the chat screen.
 func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
-	s.T.Helper()
-	before := len(s.Fake.MessagesIn(chat))
-	q, err := s.Fake.PressButton(chat, m.MessageID, label)
+	s.t.Helper()
+	before := len(s.fake.MessagesIn(chat))
+	q, err := s.fake.PressButton(chat, m.MessageID, label)
 	if err != nil {
-		s.T.Fatal(err)
+		s.t.Fatal(err)
 	}
-	s.WaitAnswer(q)
+	s.waitAnswer(q)
 	// A new message below, or the pressed one when it was the live menu.
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		for i, msg := range s.Fake.MessagesIn(chat) {
+		for i, msg := range s.fake.MessagesIn(chat) {
 			if (i >= before || msg.MessageID == m.MessageID) && strings.Contains(msg.RawText, "Chat about order") {
 				return msg
 			}
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.T.Fatalf("pressing %q showed no chat screen", label)
+	s.t.Fatalf("pressing %q showed no chat screen", label)
 	return botapitest.Message{}
 }
 
 // waitLast waits until the chat's newest bot message contains part.
 func (h *harness) waitLast(chatID int64, part string) botapitest.Message {
-	h.T.Helper()
+	h.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, ok := h.Fake.LastMessage(chatID); ok && strings.Contains(m.RawText, part) {
+		if m, ok := h.fake.LastMessage(chatID); ok && strings.Contains(m.RawText, part) {
 			return m
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	m, _ := h.Fake.LastMessage(chatID)
-	h.T.Fatalf("the last message in chat %d is %q, want it to contain %q", chatID, m.RawText, part)
+	m, _ := h.fake.LastMessage(chatID)
+	h.t.Fatalf("the last message in chat %d is %q, want it to contain %q", chatID, m.RawText, part)
 	return botapitest.Message{}
 }
 
@@ -125,7 +125,7 @@ func (s *shop) upstreamTexts(n int64, author string) []string {
 }
 
 func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessage {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		for _, m := range s.sim.ChatMessages(int(n)) {
@@ -135,13 +135,13 @@ func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessag
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.T.Fatalf("the upstream chat of %d never got %q from %s (has %q)", n, text, author, s.upstreamTexts(n, author))
+	s.t.Fatalf("the upstream chat of %d never got %q from %s (has %q)", n, text, author, s.upstreamTexts(n, author))
 	return resellersim.ChatMessage{}
 }
 
 // waitCount waits until exactly n bot messages in the chat contain part.
 func (s *shop) waitCount(chatID int64, part string, n int) {
-	s.T.Helper()
+	s.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if s.countMessages(chatID, part) == n {
@@ -149,7 +149,7 @@ func (s *shop) waitCount(chatID int64, part string, n int) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.T.Fatalf("chat %d has %d messages with %q, want %d", chatID, s.countMessages(chatID, part), part, n)
+	s.t.Fatalf("chat %d has %d messages with %q, want %d", chatID, s.countMessages(chatID, part), part, n)
 }
 
 func noViolations(t *testing.T, fake *botapitest.Server) {
@@ -165,7 +165,7 @@ func noViolations(t *testing.T, fake *botapitest.Server) {
 // the buyer exactly once, across a restart of the bot.
 func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	s := newChatShop(t)
-	stop := s.Run(s.chatWorker())
+	stop := s.run(s.chatWorker())
 	o, processing := s.placedChatOrder()
 	n := o.UpstreamNumber
 	if _, ok, _ := s.sched.Due(context.Background(), orderchat.ChatJob(o.ID)); ok {
@@ -182,13 +182,13 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	screen := s.openChat(processing, en("oc.btn_open"))
 	golden.Check(t, "orderchat/open", renderMessage(screen))
 
-	s.Fake.SendText(chat, "My 2FA code is <1234> & ready")
+	s.fake.SendText(chat, "My 2FA code is <1234> & ready")
 	s.waitUpstream(n, resellersim.AuthorClient, "My 2FA code is <1234> & ready")
 	s.waitMessage(chat, en("oc.sent"))
 	s.waitMessage(chat, "Got it: My 2FA code is &lt;1234&gt; &amp; ready")
 
 	photo := botapitest.TestJPEG(120, 80, color.RGBA{R: 10, G: 200, B: 90, A: 255})
-	s.Fake.SendPhotoData(chat, "the receipt", photo)
+	s.fake.SendPhotoData(chat, "the receipt", photo)
 	sent := s.waitUpstream(n, resellersim.AuthorClient, "the receipt")
 	if got, ok := s.sim.ChatImage(sent.Image); !ok || !bytes.Equal(got, photo) {
 		t.Fatalf("the upstream got %d image bytes, want the buyer's %d", len(got), len(photo))
@@ -200,7 +200,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	if err := s.sim.OperatorSays(int(n), "While you were away: all set"); err != nil {
 		t.Fatal(err)
 	}
-	s.Run(s.chatWorker())
+	s.run(s.chatWorker())
 	s.waitMessage(chat, "While you were away: all set")
 
 	proof := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00")
@@ -229,7 +229,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	if got := s.upstreamTexts(n, resellersim.AuthorClient); len(got) != 2 {
 		t.Errorf("upstream has the buyer's messages %q, want exactly two", got)
 	}
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // /cancel and the Close button leave the chat; text after that is not sent
@@ -237,38 +237,38 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 func TestOrderChatCloseAndCommands(t *testing.T) {
 	s := newChatShop(t)
 	b := s.chatWorker()
-	s.Run(b)
+	s.run(b)
 	o, processing := s.placedChatOrder()
 	screen := s.openChat(processing, en("oc.btn_open"))
 
-	s.Fake.SendCommand(chat, "help", "")
+	s.fake.SendCommand(chat, "help", "")
 	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars")))
-	s.Fake.SendText(chat, "still in the chat")
+	s.fake.SendText(chat, "still in the chat")
 	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
 
-	q, err := s.Fake.PressButton(chat, screen.MessageID, en("oc.btn_close"))
+	q, err := s.fake.PressButton(chat, screen.MessageID, en("oc.btn_close"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := s.WaitAnswer(q); a.Text != en("oc.closed") {
+	if a := s.waitAnswer(q); a.Text != en("oc.closed") {
 		t.Fatalf("close answered %q", a.Text)
 	}
-	s.Idle(b)
-	s.Fake.SendText(chat, "after closing")
+	s.idle(b)
+	s.fake.SendText(chat, "after closing")
 	s.waitCount(chat, en("menu.text_hint"), 1)
 
 	s.openChat(processing, en("oc.btn_open"))
-	s.Fake.SendCommand(chat, "cancel", "")
+	s.fake.SendCommand(chat, "cancel", "")
 	s.waitMessage(chat, en("oc.closed")) // not "Cancelled. Nothing was charged."
-	s.Idle(b)
+	s.idle(b)
 	s.waitCount(chat, en("cancel.done"), 0)
-	s.Fake.SendText(chat, "after cancel")
+	s.fake.SendText(chat, "after cancel")
 	s.waitCount(chat, en("menu.text_hint"), 2)
 	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 1 {
 		t.Fatalf("upstream got %q: text outside the chat was sent", got)
 	}
 	s.finish(o)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // The chat is opened from "My orders" too, and only for the buyer's own
@@ -276,26 +276,26 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 	s := newChatShop(t)
 	b := s.chatWorker()
-	s.Run(b)
+	s.run(b)
 	o, _ := s.placedChatOrder()
 
 	// From "My orders": the order's view has the button.
-	s.Fake.SendCommand(chat, "orders", "")
+	s.fake.SendCommand(chat, "orders", "")
 	list := s.waitLast(chat, en("orders.title"))
-	q, err := s.Fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
+	q, err := s.fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.WaitAnswer(q)
+	s.waitAnswer(q)
 	view := s.waitLast(chat, "Order #")
 	s.openChat(view, en("oc.btn_open"))
 
 	// Someone else forging the button sees nothing of the order.
 	const other = int64(5002)
 	before := len(s.sim.ChatMessages(int(o.UpstreamNumber)))
-	s.WaitAnswer(s.Fake.Press(other, 1, "1:0:oc:"+strconv.FormatInt(o.ID, 10)))
+	s.waitAnswer(s.fake.Press(other, 1, "1:0:oc:"+strconv.FormatInt(o.ID, 10)))
 	s.waitLast(other, en("oc.not_found", "id", o.ID))
-	s.Fake.SendText(other, "let me in")
+	s.fake.SendText(other, "let me in")
 	s.waitCount(other, en("menu.text_hint"), 1)
 	if got := len(s.sim.ChatMessages(int(o.UpstreamNumber))); got != before {
 		t.Fatalf("a stranger's press changed the upstream chat: %d -> %d messages", before, got)
@@ -307,7 +307,7 @@ func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 	o2 := s.waitStatus(s.paid(noChat, state.PayStars).ID, state.OrderPlaced)
 	o3 := s.waitStatus(s.paid(giftCards(1), state.PayWallet).ID, state.OrderDelivered)
 	for _, id := range []int64{o2.ID, o3.ID} {
-		s.WaitAnswer(s.Fake.Press(chat, 1, "1:0:oc:"+strconv.FormatInt(id, 10)))
+		s.waitAnswer(s.fake.Press(chat, 1, "1:0:oc:"+strconv.FormatInt(id, 10)))
 		s.waitLast(chat, en("oc.no_chat", "id", id))
 	}
 	if c := s.countMessages(chat, fmt.Sprintf("order #%d:", o2.ID)); c != 0 {
@@ -315,7 +315,7 @@ func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 	}
 	s.finish(o)
 	s.finish(o2)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // Frozen and read-only chats are explained, and what the buyer writes is
@@ -324,7 +324,7 @@ func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	s := newChatShop(t)
 	b := s.chatWorker()
-	s.Run(b)
+	s.run(b)
 	o, processing := s.placedChatOrder()
 	n := int(o.UpstreamNumber)
 	s.openChat(processing, en("oc.btn_open"))
@@ -332,11 +332,11 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	if err := s.sim.SetChatReadOnly(n, true); err != nil {
 		t.Fatal(err)
 	}
-	s.Fake.SendText(chat, "are you there?")
+	s.fake.SendText(chat, "are you there?")
 	s.waitLast(chat, en("oc.not_sent_read_only"))
-	s.Fake.SendPhoto(chat, "")
+	s.fake.SendPhoto(chat, "")
 	s.waitLast(chat, en("oc.not_sent_read_only"))
-	s.Fake.SendText(chat, "")
+	s.fake.SendText(chat, "")
 	s.waitLast(chat, en("oc.unsupported"))
 	screen := s.openChat(processing, en("oc.btn_open"))
 	if !strings.Contains(screen.RawText, en("oc.read_only")) {
@@ -349,7 +349,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	if err := s.sim.FreezeChat(n); err != nil {
 		t.Fatal(err)
 	}
-	s.Fake.SendText(chat, "hello?")
+	s.fake.SendText(chat, "hello?")
 	s.waitLast(chat, en("oc.not_sent_frozen"))
 	screen = s.openChat(processing, en("oc.btn_open"))
 	if !strings.Contains(screen.RawText, en("oc.frozen")) {
@@ -360,7 +360,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	}
 
 	s.finish(o)
-	sched := state.NewNamedSchedule(s.Rdb.Client, s.Rdb.Prefix, "chat")
+	sched := state.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, ok, err := sched.Due(context.Background(), orderchat.ChatJob(o.ID)); err == nil && !ok {
@@ -371,7 +371,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // Admins read any order's chat with the achat button; anyone else gets the
@@ -379,20 +379,20 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 func TestAdminReadsOrderChatTranscript(t *testing.T) {
 	s := newChatShop(t)
 	b := s.chatWorker()
-	s.Run(b)
+	s.run(b)
 	o, processing := s.placedChatOrder()
 	s.openChat(processing, en("oc.btn_open"))
-	s.Fake.SendText(chat, "login is <me>")
+	s.fake.SendText(chat, "login is <me>")
 	s.waitMessage(chat, "Got it: login is &lt;me&gt;")
 	data := "1:0:achat:" + strconv.FormatInt(o.ID, 10)
 
 	// The admin reaches the transcript from the order's admin view.
-	s.Fake.SendCommand(admin, "order", strconv.FormatInt(o.ID, 10))
-	view := s.WaitText(admin, en("ao.order.title", "id", o.ID))
-	if _, err := s.Fake.PressButton(admin, view.MessageID, en("ao.btn.chat")); err != nil {
+	s.fake.SendCommand(admin, "order", strconv.FormatInt(o.ID, 10))
+	view := s.waitText(admin, en("ao.order.title", "id", o.ID))
+	if _, err := s.fake.PressButton(admin, view.MessageID, en("ao.btn.chat")); err != nil {
 		t.Fatalf("no chat button on /order %d: %v\n%s", o.ID, err, renderMessage(view))
 	}
-	tr := s.WaitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
+	tr := s.waitText(admin, "Chat of order #"+strconv.FormatInt(o.ID, 10))
 	for _, want := range []string{
 		"<b>Operator</b>", "<b>Buyer</b>", "login is &lt;me&gt;", "Got it: login is &lt;me&gt;",
 		fmt.Sprintf("upstream #%d", o.UpstreamNumber), fmt.Sprintf("I am the operator for order #%d", o.UpstreamNumber),
@@ -405,22 +405,22 @@ func TestAdminReadsOrderChatTranscript(t *testing.T) {
 		t.Errorf("transcript out of order:\n%s", tr.RawText)
 	}
 
-	before := len(s.Fake.MessagesIn(chat))
-	q := s.Fake.Press(chat, processing.MessageID, data)
-	if a := s.WaitAnswer(q); a.Text != en("err.outdated") {
+	before := len(s.fake.MessagesIn(chat))
+	q := s.fake.Press(chat, processing.MessageID, data)
+	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
 		t.Fatalf("a buyer's achat answered %q", a.Text)
 	}
-	s.Idle(b)
-	for _, m := range s.Fake.MessagesIn(chat)[before:] {
+	s.idle(b)
+	for _, m := range s.fake.MessagesIn(chat)[before:] {
 		if strings.Contains(m.RawText, "Chat of order") {
 			t.Fatalf("a buyer saw the transcript: %q", m.RawText)
 		}
 	}
 	// Unknown orders are said to be unknown.
-	s.WaitAnswer(s.Fake.Press(admin, 1, "1:0:achat:999"))
-	s.WaitText(admin, en("oc.admin_not_found", "id", int64(999)))
+	s.waitAnswer(s.fake.Press(admin, 1, "1:0:achat:999"))
+	s.waitText(admin, en("oc.admin_not_found", "id", int64(999)))
 	s.finish(o)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // Upstream 429s and 5xx while polling the chat are waited out; the
@@ -433,7 +433,7 @@ func TestOrderChatPollRetries429And5xx(t *testing.T) {
 			chatGets.Add(1)
 		}
 	})
-	s.Run(s.chatWorker())
+	s.run(s.chatWorker())
 	o, _ := s.placedChatOrder()
 	n := int(o.UpstreamNumber)
 	s.waitMessage(chat, fmt.Sprintf("I am the operator for order #%d", o.ID))
@@ -459,7 +459,7 @@ func TestOrderChatPollRetries429And5xx(t *testing.T) {
 		}
 	}
 	s.finish(o)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // An order placed before the relay existed (no chat record, no chat job)
@@ -491,28 +491,28 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := s.chatWorker()
-	s.Run(b) // resumes the order's tracking; nothing starts its chat
+	s.run(b) // resumes the order's tracking; nothing starts its chat
 	greeting := fmt.Sprintf("I am the operator for order #%d", o.ID)
 	if c := s.countMessages(chat, greeting); c != 0 {
 		t.Fatalf("greeting relayed %d times before the chat was opened", c)
 	}
 
-	s.Fake.SendCommand(chat, "orders", "")
+	s.fake.SendCommand(chat, "orders", "")
 	list := s.waitLast(chat, en("orders.title"))
-	qid, err := s.Fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
+	qid, err := s.fake.PressButton(chat, list.MessageID, "#"+strconv.FormatInt(o.ID, 10)+" · PSN Turkey 500 TRY")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.WaitAnswer(qid)
+	s.waitAnswer(qid)
 	view := s.waitLast(chat, "Order #")
 	s.openChat(view, en("oc.btn_open"))
 	s.waitMessage(chat, greeting)
-	info, err := state.NewOrderChats(s.Rdb.Client, s.Rdb.Prefix).Info(ctx, o.ID)
+	info, err := state.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
 	if err != nil || !info.Known || !info.Enabled {
 		t.Fatalf("chat record after opening: %+v %v", info, err)
 	}
 	s.finish(o)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
 
 // An operator message whose image points inside the shop's network (another
@@ -527,7 +527,7 @@ func TestOrderChatRefusesInternalImageURLs(t *testing.T) {
 		_, _ = w.Write([]byte("# HELP shopbot_secret internal metrics\n"))
 	}))
 	t.Cleanup(internal.Close)
-	s.Run(s.chatWorker())
+	s.run(s.chatWorker())
 	o, _ := s.placedChatOrder()
 	n := int(o.UpstreamNumber)
 	for i, ref := range []string{internal.URL + "/metrics", "http://169.254.169.254/latest/meta-data/"} {
@@ -543,9 +543,9 @@ func TestOrderChatRefusesInternalImageURLs(t *testing.T) {
 	if n := reached.Load(); n != 0 {
 		t.Fatalf("the internal server got %d requests", n)
 	}
-	for _, c := range s.Fake.CallsFor("sendDocument") {
+	for _, c := range s.fake.CallsFor("sendDocument") {
 		t.Fatalf("a document was sent: %v", c)
 	}
 	s.finish(o)
-	noViolations(t, s.Fake)
+	noViolations(t, s.fake)
 }
