@@ -165,16 +165,19 @@ func (s *adminShop) sayAdmin(text, want string) botapitest.Message {
 
 func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest.Message {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var found botapitest.Message
+	if s.until(func() bool {
 		msgs := s.fake.MessagesIn(chatID)
 		for _, m := range msgs[min(before, len(msgs)):] {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, want) {
-				s.idle(s.b)
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		s.idle(s.b)
+		return found
 	}
 	s.t.Fatalf("no new message in chat %d containing %q", chatID, want)
 	return botapitest.Message{}
@@ -410,16 +413,11 @@ func TestAdminRunNowPollsAWaitingOrder(t *testing.T) {
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.paid(giftCards(1), state.PayStars)
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
-	deadline := time.Now().Add(10 * time.Second)
-	for { // wait until the first poll is done and the next is an hour away
+	if !s.until(func() bool { // the first poll is done and the next is an hour away
 		at, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
-		if ok && at.After(aoBase.Add(30*time.Minute)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the order's next poll was never scheduled")
-		}
-		time.Sleep(5 * time.Millisecond)
+		return ok && at.After(aoBase.Add(30*time.Minute))
+	}) {
+		t.Fatal("the order's next poll was never scheduled")
 	}
 	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
@@ -457,9 +455,11 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 			}
 			got := s.waitStatus(o.ID, state.OrderRefunded)
 			s.waitTold(o.ID)
-			// Let the worker pass over the order again before counting.
-			time.Sleep(200 * time.Millisecond)
+			// Count once the worker is done with the order (its job is gone).
 			ctx := context.Background()
+			if !s.until(func() bool { _, due, err := s.sched.Due(ctx, fulfil.OrderJob(o.ID)); return err == nil && !due }) {
+				t.Fatal("the refunded order kept its job")
+			}
 			switch method {
 			case state.PayStars:
 				if n := s.starRefunds(o.ChargeID); n != 1 {
@@ -529,10 +529,8 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 	o := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
 	ours := s.newest() // what our cut create made
 	// The worker raises the alert just after the order reaches needs_review.
-	for deadline := time.Now().Add(5 * time.Second); !s.reviewAlertRaised(o.ID); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no review alert")
-		}
+	if !s.untilWithin(5*time.Second, func() bool { return s.reviewAlertRaised(o.ID) }) {
+		t.Fatal("no review alert")
 	}
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.adopt"))

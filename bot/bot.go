@@ -54,6 +54,10 @@ type Options struct {
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
+	// Notify, when set, is called after the shop changed what a test waits
+	// for: an update handled, an order moved to a new status. Tests wait on
+	// it (bottest) instead of sleeping; nil in production.
+	Notify func()
 
 	// The features (wire.go), each configured by its own options.
 	Reseller *reseller.Client // places and tracks paid orders; nil: no fulfilment worker

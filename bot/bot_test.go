@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -65,6 +66,10 @@ func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.
 func (h *harness) press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
 	h.t.Helper()
 	return h.Press(b, chatID, m, label)
+}
+func (h *harness) until(cond func() bool) bool { return h.Until(cond) }
+func (h *harness) untilWithin(d time.Duration, cond func() bool) bool {
+	return h.UntilWithin(d, cond)
 }
 func (h *harness) botMessages(chatID int64) []botapitest.Message { return h.BotMessages(chatID) }
 func (h *harness) noViolations()                                 { h.t.Helper(); h.NoViolations() }
@@ -162,7 +167,7 @@ func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 		}
 	}
 	h.wait("sendMessage", 1)
-	time.Sleep(100 * time.Millisecond)
+	h.idle(b) // every delivery was taken in (or dropped as seen) and handled
 	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("update handled %d times", n)
 	}
@@ -294,11 +299,14 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	shutting := make(chan struct{})
+	b := h.newBot(func(o *bot.Options) {
+		o.Logger = slog.New(&onMessage{Handler: slog.DiscardHandler, msg: "shutting down: no new updates; finishing those in flight", seen: shutting})
+	})
 	started := make(chan struct{}, 1)
 	b.SetTestHook(func(u *models.Update) {
 		started <- struct{}{}
-		time.Sleep(500 * time.Millisecond)
+		<-shutting // still in flight when the shutdown begins
 	})
 	stop := h.run(b)
 	h.fake.SendCommand(chat, "help", "")
@@ -335,17 +343,10 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 	h.fake.BlockChat(chat)
 	h.fake.SendCommand(chat, "help", "")
 	h.wait("sendMessage", 1)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("403 not recorded on the buyer")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !h.untilWithin(5*time.Second, func() bool { blocked, _ := b.Users.Blocked(context.Background(), chat); return blocked }) {
+		t.Fatal("403 not recorded on the buyer")
 	}
-	time.Sleep(50 * time.Millisecond)
+	h.idle(b) // the update is done: a retry would have come before
 	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("a 403 was retried: %d calls", n)
 	}
@@ -451,6 +452,23 @@ func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 var fakePace = bottest.FakePace
 
 type fakeClock = bottest.PaceClock
+
+// onMessage closes seen when a log record says msg.
+type onMessage struct {
+	slog.Handler
+	msg  string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (h *onMessage) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
+}
 
 // helpText is /help as a buyer sees it when payments take Stars only.
 func helpText(lang locales.Lang) string {

@@ -53,7 +53,11 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	}))
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.orders = state.NewOrders(rdb, opts.Prefix)
-	b.orders.Now, b.orders.Observe = opts.Now, b.metrics.ObserveOrder
+	b.orders.Now = opts.Now
+	b.orders.Observe = func(o *state.Order, from string) {
+		b.metrics.ObserveOrder(o, from)
+		b.notify()
+	}
 	b.wallets = state.NewWallets(rdb, opts.Prefix)
 	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
 	schedule := state.NewSchedule(rdb, opts.Prefix)

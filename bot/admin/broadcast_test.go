@@ -60,30 +60,22 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	}
 	jobs := state.NewBroadcasts(h.Rdb.Client, h.Rdb.Prefix)
 	job := func() *state.BroadcastJob {
-		for range 200 {
-			if j, err := jobs.Get(ctx, "1"); err == nil {
-				return j
-			}
-			time.Sleep(10 * time.Millisecond)
+		var j *state.BroadcastJob
+		if !h.Until(func() bool { var err error; j, err = jobs.Get(ctx, "1"); return err == nil }) {
+			t.Fatal("no broadcast job")
 		}
-		t.Fatal("no broadcast job")
-		return nil
+		return j
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for job().Pos < 120 {
-		if time.Now().After(deadline) {
-			t.Fatalf("broadcast stuck at %+v", job())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !h.UntilWithin(30*time.Second, func() bool { j, err := jobs.Get(ctx, "1"); return err == nil && j.Pos >= 120 }) {
+		t.Fatalf("broadcast stuck at %+v", job())
 	}
 	stopFirst() // the process dies mid-broadcast; another one carries it on
 	h.Run(h.NewBot(withAdmin))
-	deadline = time.Now().Add(60 * time.Second)
-	for job().Status != state.BroadcastDone {
-		if time.Now().After(deadline) {
-			t.Fatalf("broadcast not finished: %+v", job())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !h.UntilWithin(60*time.Second, func() bool {
+		j, err := jobs.Get(ctx, "1")
+		return err == nil && j.Status == state.BroadcastDone
+	}) {
+		t.Fatalf("broadcast not finished: %+v", job())
 	}
 	j := job()
 	if j.Sent != buyers-int64(len(blocked)) || j.Blocked != int64(len(blocked)) || j.Failed != 0 {

@@ -487,13 +487,8 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	h, b, w := creditShop(t, false)
 	h.Fake.BlockChat(buyer)
 	// The bot learns of the block from the my_chat_member update it polls.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if blocked, _ := b.Users.Blocked(context.Background(), buyer); blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the bot never saw the buyer block it")
-		}
+	if !h.UntilWithin(5*time.Second, func() bool { blocked, _ := b.Users.Blocked(context.Background(), buyer); return blocked }) {
+		t.Fatal("the bot never saw the buyer block it")
 	}
 	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	if !strings.Contains(confirm.RawText, "Wallet payments are off") {

@@ -30,11 +30,66 @@ type Harness struct {
 	T    *testing.T
 	Fake *botapitest.Server
 	Rdb  *statetest.Redis
+
+	mu      sync.Mutex
+	changed chan struct{} // closed when a bot of the harness changed something
 }
 
 // New returns a harness whose servers close when the test ends.
 func New(t *testing.T) *Harness {
-	return &Harness{T: t, Fake: botapitest.NewT(t), Rdb: statetest.New(t)}
+	return &Harness{T: t, Fake: botapitest.NewT(t), Rdb: statetest.New(t), changed: make(chan struct{})}
+}
+
+// Notify wakes every Until (the bots' Options.Notify).
+func (h *Harness) Notify() {
+	h.mu.Lock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}
+
+func (h *Harness) changes() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+// WaitLimit is how long Until waits before giving up.
+const WaitLimit = 10 * time.Second
+
+// recheck is how often Until looks again when nothing told it to: the
+// safety net for the few changes no notice covers (a field of an order
+// that keeps its status, the upstream simulator's own state).
+const recheck = 20 * time.Millisecond
+
+// Until waits until cond holds and reports whether it did within
+// WaitLimit. It looks again whenever the shop does something a test can
+// see: a Bot API call (the fake server's notice), an update handled or an
+// order moved (the bots' Notify); and every recheck for what no notice
+// covers. It never sleeps.
+func (h *Harness) Until(cond func() bool) bool { return h.UntilWithin(WaitLimit, cond) }
+
+// UntilWithin is Until with its own limit.
+func (h *Harness) UntilWithin(limit time.Duration, cond func() bool) bool {
+	calls, stop := h.Fake.Subscribe()
+	defer stop()
+	tick := time.NewTicker(recheck)
+	defer tick.Stop()
+	expire := time.NewTimer(limit)
+	defer expire.Stop()
+	for !cond() {
+		select {
+		case _, ok := <-calls:
+			if !ok {
+				calls = nil // the server closed
+			}
+		case <-h.changes():
+		case <-tick.C:
+		case <-expire.C:
+			return cond()
+		}
+	}
+	return true
 }
 
 // NewBot builds a bot on the harness's fake server and Redis; mod adjusts
@@ -45,6 +100,7 @@ func (h *Harness) NewBot(mod func(*bot.Options)) *bot.Bot {
 		Token: h.Fake.Token(), APIURL: h.Fake.URL(), Prefix: h.Rdb.Prefix,
 		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Notify: h.Notify,
 	}
 	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -103,28 +159,19 @@ func (h *Harness) Wait(method string, n int) []botapitest.Call {
 // Idle waits until no chat has updates queued or in progress.
 func (h *Harness) Idle(b *bot.Bot) {
 	h.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if n, err := b.Queue.Pending(context.Background()); err == nil && n == 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !h.Until(func() bool { n, err := b.Queue.Pending(context.Background()); return err == nil && n == 0 }) {
+		h.T.Fatal("the queue never drained")
 	}
-	h.T.Fatal("the queue never drained")
 }
 
 // WaitAnswer waits for the answer to callback query id.
 func (h *Harness) WaitAnswer(id string) botapitest.CallbackAnswer {
 	h.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if a, ok := h.Fake.CallbackAnswer(id); ok {
-			return a
-		}
-		time.Sleep(5 * time.Millisecond)
+	var a botapitest.CallbackAnswer
+	if !h.Until(func() bool { var ok bool; a, ok = h.Fake.CallbackAnswer(id); return ok }) {
+		h.T.Fatalf("callback query %s never answered", id)
 	}
-	h.T.Fatalf("callback query %s never answered", id)
-	return botapitest.CallbackAnswer{}
+	return a
 }
 
 // Menu is the bot's last message in the buyer's chat.
@@ -234,12 +281,8 @@ func (h *Harness) Command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.
 	h.T.Helper()
 	n := len(h.BotMessages(chatID))
 	h.Fake.SendCommand(chatID, cmd, arg)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.BotMessages(chatID)) <= n {
-		if time.Now().After(deadline) {
-			h.T.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !h.Until(func() bool { return len(h.BotMessages(chatID)) > n }) {
+		h.T.Fatalf("no answer to /%s %s in chat %d", cmd, arg, chatID)
 	}
 	h.Idle(b)
 	msgs := h.BotMessages(chatID)
@@ -271,14 +314,17 @@ func (h *Harness) NoViolations() {
 // WaitText waits until a message in chatID contains part.
 func (h *Harness) WaitText(chatID int64, part string) botapitest.Message {
 	h.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var found botapitest.Message
+	if h.Until(func() bool {
 		for _, m := range h.Fake.MessagesIn(chatID) {
 			if strings.Contains(m.RawText, part) {
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		return found
 	}
 	h.T.Fatalf("chat %d never showed %q", chatID, part)
 	return botapitest.Message{}
@@ -296,12 +342,8 @@ func (h *Harness) SayIn(b *bot.Bot, chatID int64, text string) {
 // WaitBotMessages waits until chatID has n bot messages.
 func (h *Harness) WaitBotMessages(chatID int64, n int) {
 	h.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.BotMessages(chatID)) < n {
-		if time.Now().After(deadline) {
-			h.T.Fatalf("chat %d: %d bot messages, want %d", chatID, len(h.BotMessages(chatID)), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !h.Until(func() bool { return len(h.BotMessages(chatID)) >= n }) {
+		h.T.Fatalf("chat %d: %d bot messages, want %d", chatID, len(h.BotMessages(chatID)), n)
 	}
 }
 

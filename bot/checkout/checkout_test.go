@@ -159,16 +159,16 @@ func (s *payShop) payInvoice(opts botapitest.PayOptions) botapitest.PayResult {
 // order waits for the quote's order.
 func (s *payShop) order(quoteID string) *state.Order {
 	s.T.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		o, err := s.pay.Orders.ByQuote(context.Background(), quoteID)
-		if err == nil {
-			return o
-		}
-		if !errors.Is(err, state.ErrOrderNotFound) {
+	var o *state.Order
+	var err error
+	if s.Until(func() bool {
+		o, err = s.pay.Orders.ByQuote(context.Background(), quoteID)
+		return !errors.Is(err, state.ErrOrderNotFound)
+	}) {
+		if err != nil {
 			s.T.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		return o
 	}
 	s.T.Fatalf("no order for quote %s", quoteID)
 	return nil
@@ -186,19 +186,16 @@ func (s *payShop) noOrder(quoteID string) {
 // then schedule it, so a reader may see the order a moment before its job.
 func (s *payShop) scheduled(o *state.Order) {
 	s.T.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, ok, err := s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID))
-		if err != nil {
-			s.T.Fatalf("read the job of order %d: %v", o.ID, err)
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.T.Fatalf("order %d is not scheduled for fulfilment", o.ID)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var err error
+	if !s.UntilWithin(5*time.Second, func() bool {
+		var ok bool
+		_, ok, err = s.pay.Schedule.Due(context.Background(), "order:"+itoa(o.ID))
+		return ok || err != nil
+	}) {
+		s.T.Fatalf("order %d is not scheduled for fulfilment", o.ID)
+	}
+	if err != nil {
+		s.T.Fatalf("read the job of order %d: %v", o.ID, err)
 	}
 }
 
@@ -216,19 +213,15 @@ func (s *payShop) texts(c int64, sub string) []string {
 // sweep runs the Stars sweep, waiting out the run the bot makes at start.
 func (s *payShop) sweep() int {
 	s.T.Helper()
-	for range 200 {
-		n, err := s.pay.Sweep(context.Background())
-		if errors.Is(err, checkout.ErrSweepBusy) {
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		if err != nil {
-			s.T.Fatal(err)
-		}
-		return n
+	var n int
+	var err error
+	if !s.Until(func() bool { n, err = s.pay.Sweep(context.Background()); return !errors.Is(err, checkout.ErrSweepBusy) }) {
+		s.T.Fatal("the sweep stayed busy")
 	}
-	s.T.Fatal("the sweep stayed busy")
-	return 0
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	return n
 }
 
 func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
@@ -332,12 +325,8 @@ func TestSecondChargeForPaidQuoteIsRefunded(t *testing.T) {
 	first := s.payInvoice(botapitest.PayOptions{})
 	o := s.order(q.ID)
 	second := s.Fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.Fake.Refunded(second) {
-		if time.Now().After(deadline) {
-			t.Fatal("second charge not refunded")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !s.Until(func() bool { return s.Fake.Refunded(second) }) {
+		t.Fatal("second charge not refunded")
 	}
 	// The same second charge arrives again: refunded once, told once.
 	s.Fake.PushSuccessfulPayment(chat, "q:"+q.ID, q.Stars, second)

@@ -133,12 +133,7 @@ func TestSweepRunsStarsPartWhenWalletPartFails(t *testing.T) {
 	}
 	var n int
 	var err error
-	for range 200 {
-		if n, err = s.pay.Sweep(ctx); !errors.Is(err, checkout.ErrSweepBusy) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	s.Until(func() bool { n, err = s.pay.Sweep(ctx); return !errors.Is(err, checkout.ErrSweepBusy) })
 	if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
 		t.Fatalf("sweep error %v, want the wallet part's", err)
 	}
@@ -194,15 +189,8 @@ func newPayShopUpstream(t *testing.T, orphanEvery time.Duration) *payShop {
 func (s *payShop) waitOrphanMark() {
 	s.T.Helper()
 	orders := state.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m, err := orders.OrphanMark(context.Background()); err == nil && m > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.T.Fatal("the orphan scan never set its mark")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !s.Until(func() bool { m, err := orders.OrphanMark(context.Background()); return err == nil && m > 0 }) {
+		s.T.Fatal("the orphan scan never set its mark")
 	}
 }
 
@@ -215,12 +203,8 @@ func TestChargeWhoseQuoteACrashTookIsRefundedWhenNothingWasBought(t *testing.T) 
 	s.startedSweep()
 	s.waitOrphanMark()
 	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.Fake.Refunded(charge) {
-		if time.Now().After(deadline) {
-			t.Fatal("the charge was never refunded")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !s.Until(func() bool { return s.Fake.Refunded(charge) }) {
+		t.Fatal("the charge was never refunded")
 	}
 	s.sweep()
 	if n := len(s.Fake.CallsFor("refundStarPayment")); n != 1 {
@@ -244,19 +228,23 @@ func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *t
 	}
 	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
 	ctx := context.Background()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if rv, err := s.reviews().Get(ctx, charge); err == nil {
-			if rv.Reason != state.ReviewQuoteGone {
-				t.Fatalf("listed as %q", rv.Reason)
-			}
-			break
+	var rv *state.ChargeReview
+	var swept time.Time
+	if !s.UntilWithin(15*time.Second, func() bool {
+		var err error
+		if rv, err = s.reviews().Get(ctx, charge); err == nil {
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the charge was never listed for review")
+		if time.Since(swept) >= 20*time.Millisecond { // a sweep at most every 20 ms, not at each of its own calls
+			s.sweep()
+			swept = time.Now()
 		}
-		s.sweep()
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatal("the charge was never listed for review")
+	}
+	if rv.Reason != state.ReviewQuoteGone {
+		t.Fatalf("listed as %q", rv.Reason)
 	}
 	if s.Fake.Refunded(charge) {
 		t.Fatal("a charge whose order may exist upstream was refunded")
@@ -280,12 +268,8 @@ func TestChargeWhoseQuoteACrashTookIgnoresOrphansOlderThanIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.Fake.Refunded(charge) {
-		if time.Now().After(deadline) {
-			t.Fatal("an orphan older than the charge held its refund back")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !s.Until(func() bool { return s.Fake.Refunded(charge) }) {
+		t.Fatal("an orphan older than the charge held its refund back")
 	}
 	if n, _ := s.reviews().Len(ctx); n != 0 {
 		t.Fatalf("%d charges listed for review", n)
