@@ -56,6 +56,7 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 		tune(&cfg)
 	}
 	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
+	fakePace(b.API) // many messages to one buyer: paced on a fake clock, so the tests do not wait for it
 	s.run(b)
 	t.Cleanup(func() {
 		if v := s.fake.Violations(); len(v) > 0 {

@@ -41,6 +41,7 @@ func (h *harness) alertsTo(chatID int64, part string) int {
 func TestAlertDeduplication(t *testing.T) {
 	h := newHarness(t)
 	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
+	fakePace(b.API) // several alerts to one admin: paced on a fake clock
 	client, sim := simReseller(t, "k")
 	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	ctx := context.Background()

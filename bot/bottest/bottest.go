@@ -156,6 +156,17 @@ func (h *Harness) Wait(method string, n int) []botapitest.Call {
 	return calls
 }
 
+// Listening waits until a bot polls for updates: it has set itself up
+// (getMe, the webhook, the command menu) and listens.
+func (h *Harness) Listening() {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	defer cancel()
+	if err := h.Fake.WaitPolling(ctx, 1); err != nil {
+		h.T.Fatal(err)
+	}
+}
+
 // Idle waits until no chat has updates queued or in progress.
 func (h *Harness) Idle(b *bot.Bot) {
 	h.T.Helper()

@@ -76,6 +76,13 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 		if o.Reseller == upstreamHere {
 			o.Reseller = client
 		}
+		if o.Now == nil {
+			// Charges are dated in whole seconds: a shop clock a second
+			// behind Telegram's dates a charge paid right after the start
+			// after the store's epoch, as in life, where the store is
+			// older than the second a buyer pays in.
+			o.Now = func() time.Time { return time.Now().Add(-time.Second) }
+		}
 		o.Checkout = &popts
 	})
 	pay := b.Checkout
@@ -88,7 +95,7 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 	}
 	shop.Register(b.Engine)
 	h.Run(b)
-	h.Wait("getUpdates", 1) // set up: polling starts after the commands are registered
+	h.Listening() // set up: polling starts after the commands are registered
 	return &payShop{Harness: h, b: b, pay: pay, sim: sim, client: client}
 }
 
