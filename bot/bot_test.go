@@ -63,16 +63,11 @@ func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.
 	h.t.Helper()
 	return h.Command(b, chatID, cmd, arg)
 }
-func (h *harness) press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
-	h.t.Helper()
-	return h.Press(b, chatID, m, label)
-}
 func (h *harness) until(cond func() bool) bool { return h.Until(cond) }
 func (h *harness) untilWithin(d time.Duration, cond func() bool) bool {
 	return h.UntilWithin(d, cond)
 }
-func (h *harness) botMessages(chatID int64) []botapitest.Message { return h.BotMessages(chatID) }
-func (h *harness) noViolations()                                 { h.t.Helper(); h.NoViolations() }
+func (h *harness) noViolations() { h.t.Helper(); h.NoViolations() }
 func (h *harness) waitText(chatID int64, part string) botapitest.Message {
 	h.t.Helper()
 	return h.WaitText(chatID, part)
