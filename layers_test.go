@@ -14,8 +14,11 @@ import (
 // allowed lists, for each package of the module, the packages of the
 // module it may import (its tests may import more). Layers point down:
 // the upstream client, the store and the texts know nothing of the shop;
-// the flows know nothing of Telegram; the order lifecycle knows nothing of
-// the bot that hosts it; only commands put everything together.
+// the flows know nothing of Telegram; the features (checkout, fulfil,
+// orderchat, support, admin) know nothing of the bot that hosts them and
+// reach Telegram and each other through small interfaces of their own;
+// bot, the Telegram adapter, assembles them; only commands put everything
+// together.
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             nil,
@@ -23,17 +26,35 @@ var allowed = map[string][]string{
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       nil,
+	"shopbot/flows/golden":         nil,
 	"shopbot/bot/jobs":             {"shopbot/state"},
 	// The flows are pure: the texts only. They reach the catalog, the quote
 	// store and the rate limit through interfaces of their own, which
 	// bot/catalog implements over the upstream client and the store.
-	"shopbot/flows":         {"shopbot/locales"},
-	"shopbot/bot/catalog":   {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
+	"shopbot/flows":       {"shopbot/locales"},
+	"shopbot/bot/catalog": {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
+	// The features: never the bot, never one another but for fulfil's
+	// contract (OrderJob, ItemName, the chat button), which the others read.
 	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot":           {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state"},
+	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	// The Telegram adapter, which assembles the features.
+	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/orderchat",
+		"shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	// The whole shop for tests, as bot.New assembles it.
+	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},
 	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state"},
 }
+
+// telegramClient is the Bot API client library. Only the adapter (bot)
+// speaks it; the load benchmark measures a bare bot of that library as its
+// floor, so it imports it too.
+const telegramClient = "github.com/go-telegram/bot"
+
+var speaksTelegram = map[string]bool{"shopbot/bot": true, "shopbot/cmd/loadbench": true}
 
 func TestImportsPointDown(t *testing.T) {
 	seen := 0
@@ -62,6 +83,9 @@ func TestImportsPointDown(t *testing.T) {
 		}
 		seen++
 		for _, dep := range pkg.Imports {
+			if (dep == telegramClient || strings.HasPrefix(dep, telegramClient+"/")) && !speaksTelegram[imp] {
+				t.Errorf("%s imports %s: only the Telegram adapter (shopbot/bot) may", imp, dep)
+			}
 			if !strings.HasPrefix(dep, "shopbot/") || slices.Contains(rules, "*") {
 				continue
 			}

@@ -15,7 +15,9 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/bot/fulfil"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -54,6 +56,7 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 		tune(&cfg)
 	}
 	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
+	fakePace(b.API) // many messages to one buyer: paced on a fake clock, so the tests do not wait for it
 	s.run(b)
 	t.Cleanup(func() {
 		if v := s.fake.Violations(); len(v) > 0 {
@@ -131,7 +134,7 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if _, err := s.b.Alerts().Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
+	if _, err := s.b.Alerts.Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
 		s.t.Fatal(err)
 	}
 	return o
@@ -163,16 +166,19 @@ func (s *adminShop) sayAdmin(text, want string) botapitest.Message {
 
 func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest.Message {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var found botapitest.Message
+	if s.until(func() bool {
 		msgs := s.fake.MessagesIn(chatID)
 		for _, m := range msgs[min(before, len(msgs)):] {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, want) {
-				s.idle(s.b)
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		s.idle(s.b)
+		return found
 	}
 	s.t.Fatalf("no new message in chat %d containing %q", chatID, want)
 	return botapitest.Message{}
@@ -201,14 +207,7 @@ func (s *adminShop) now(m botapitest.Message) botapitest.Message {
 	return cur
 }
 
-func hasButton(m botapitest.Message, label string) bool {
-	for _, b := range m.ReplyMarkup.Buttons() {
-		if b.Text == label {
-			return true
-		}
-	}
-	return false
-}
+var hasButton = bottest.HasButton
 
 func en(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }
 
@@ -252,7 +251,7 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 	s.finished(premium, state.PayWallet, state.OrderDelivered)
 
 	list := s.command("orders", "", "Shop orders")
-	golden(t, "adminorders/list", stable(renderMessage(list)))
+	golden.Check(t, "adminorders/list", stable(renderMessage(list)))
 	if !strings.Contains(list.RawText, `<a href="tg://user?id=5001">5001</a>`) {
 		t.Fatalf("the buyer is not linked: %q", list.RawText)
 	}
@@ -262,16 +261,16 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 		t.Fatalf("status picker = %q", m.Text)
 	}
 	s.press(list, en("ao.status.delivered"))
-	golden(t, "adminorders/list_delivered", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered", stable(renderMessage(s.now(list))))
 	s.press(list, en("btn.next"))
-	golden(t, "adminorders/list_delivered_page2", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered_page2", stable(renderMessage(s.now(list))))
 	s.press(list, en("btn.prev"))
 	if m := s.now(list); !strings.Contains(m.Text, "#8") || strings.Contains(m.Text, "#2 ") {
 		t.Fatalf("back on the first page: %q", m.Text)
 	}
 	s.press(list, en("ao.btn.line", "line", en("ao.all")))
 	s.press(list, en("line.giftcards"))
-	golden(t, "adminorders/list_delivered_giftcards", stable(renderMessage(s.now(list))))
+	golden.Check(t, "adminorders/list_delivered_giftcards", stable(renderMessage(s.now(list))))
 
 	// An order opens from its button; its list is one tap away.
 	s.press(list, "#5 · Apple Gift Card 10 USD")
@@ -302,7 +301,7 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	s.external = s.external.Add(s.newest().ChargedUSD)
 
 	view := s.command("order", itoa(delivered.ID), "Order #"+itoa(delivered.ID)+"</b>")
-	golden(t, "adminorders/order_delivered", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_delivered", stable(renderMessage(view)))
 	for _, c := range delivered.Codes {
 		if strings.Contains(view.RawText, c) {
 			t.Fatal("a code is shown before the admin asked for it")
@@ -321,10 +320,10 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	}
 
 	view = s.command("order", itoa(refunded.ID), "Order #"+itoa(refunded.ID)+"</b>")
-	golden(t, "adminorders/order_refunded", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_refunded", stable(renderMessage(view)))
 
 	view = s.command("order", itoa(review.ID), "Order #"+itoa(review.ID)+"</b>")
-	golden(t, "adminorders/order_needs_review", stable(renderMessage(view)))
+	golden.Check(t, "adminorders/order_needs_review", stable(renderMessage(view)))
 }
 
 func TestAdminOrderByUpstreamNumberAndBadNumbers(t *testing.T) {
@@ -415,16 +414,11 @@ func TestAdminRunNowPollsAWaitingOrder(t *testing.T) {
 	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.paid(giftCards(1), state.PayStars)
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
-	deadline := time.Now().Add(10 * time.Second)
-	for { // wait until the first poll is done and the next is an hour away
+	if !s.until(func() bool { // the first poll is done and the next is an hour away
 		at, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
-		if ok && at.After(aoBase.Add(30*time.Minute)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the order's next poll was never scheduled")
-		}
-		time.Sleep(5 * time.Millisecond)
+		return ok && at.After(aoBase.Add(30*time.Minute))
+	}) {
+		t.Fatal("the order's next poll was never scheduled")
 	}
 	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
@@ -462,9 +456,11 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 			}
 			got := s.waitStatus(o.ID, state.OrderRefunded)
 			s.waitTold(o.ID)
-			// Let the worker pass over the order again before counting.
-			time.Sleep(200 * time.Millisecond)
+			// Count once the worker is done with the order (its job is gone).
 			ctx := context.Background()
+			if !s.until(func() bool { _, due, err := s.sched.Due(ctx, fulfil.OrderJob(o.ID)); return err == nil && !due }) {
+				t.Fatal("the refunded order kept its job")
+			}
 			switch method {
 			case state.PayStars:
 				if n := s.starRefunds(o.ChargeID); n != 1 {
@@ -534,10 +530,8 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 	o := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
 	ours := s.newest() // what our cut create made
 	// The worker raises the alert just after the order reaches needs_review.
-	for deadline := time.Now().Add(5 * time.Second); !s.reviewAlertRaised(o.ID); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no review alert")
-		}
+	if !s.untilWithin(5*time.Second, func() bool { return s.reviewAlertRaised(o.ID) }) {
+		t.Fatal("no review alert")
 	}
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.adopt"))
@@ -666,4 +660,43 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	}
 	s.waitStatus(o.ID, state.OrderDelivered)
 	s.waitTold(o.ID)
+}
+
+// /balance with the upstream simulator: two paid orders held in
+// processing upstream, one paid in Stars and one from a wallet.
+func TestBalanceReport(t *testing.T) {
+	s := newShop(t)
+	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	b := s.worker(nil)
+	fakePace(b.API)
+	s.run(b)
+	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
+	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
+	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
+	// Upstream: 1,000 at the start, minus the 1 + 2 cards at 10.35 each.
+	if !s.sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
+		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
+	}
+	if s.fake.StarBalance() != 962 {
+		t.Fatalf("star balance %d", s.fake.StarBalance())
+	}
+	m := s.command(b, admin, "balance", "")
+	for _, want := range []string{
+		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
+		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
+		"2 orders", "Buyers paid 962 ⭐ (≈ $12.51) and $12.50 from shop wallets, ≈ $25.01 in all", // 12.506 + 12.50
+	} {
+		if !strings.Contains(m.RawText, strings.ReplaceAll(want, " ⭐", "\u00a0⭐")) {
+			t.Errorf("/balance lacks %q:\n%s", want, m.RawText)
+		}
+	}
+	golden.Check(t, "reports/balance", renderMessage(m))
+	// Finish both so the shop's invariants hold.
+	for _, o := range []*state.Order{o1, o2} {
+		if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
+			t.Fatal(err)
+		}
+		s.waitStatus(o.ID, state.OrderDelivered)
+	}
+	s.noViolations()
 }

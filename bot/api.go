@@ -20,6 +20,10 @@ import (
 // recorded on the buyer and never retried.
 var ErrBlocked = flows.ErrBlocked
 
+// BroadcastRate is the most broadcast messages sent per second, below
+// Telegram's 30/s so buyers' own conversations keep flowing.
+const BroadcastRate = 25
+
 // Class says how urgent an outgoing call is. Telegram documents no limit
 // for answering a user; it signals its limits with 429 and retry_after,
 // which every class honours. Local pacing applies only to messages the

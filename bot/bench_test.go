@@ -44,6 +44,7 @@ func BenchmarkUpdate(b *testing.B) {
 	r.Client.AddHook(hook)
 	engine := flows.NewEngine(nil, locales.En)
 	var handled atomic.Int64
+	changed := make(chan struct{}, 1) // an update was handled
 	engine.HandleButton("ping", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		s.Set("pings", fmt.Sprint(len(s.Get("pings"))+1))
 		handled.Add(1)
@@ -54,6 +55,12 @@ func BenchmarkUpdate(b *testing.B) {
 		// Webhook mode: no poller, so the fake's own copies of the presses are not fetched.
 		WebhookURL: "https://bench.example/hook", WebhookSecret: "s",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Notify: func() {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
 	}, r.Client, engine)
 	if err != nil {
 		b.Fatal(err)
@@ -87,10 +94,10 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 	acceptDone := time.Now()
 	for handled.Load() < int64(b.N) {
-		time.Sleep(200 * time.Microsecond)
+		<-changed
 	}
 	for n, _ := bt.Queue.Pending(ctx); n > 0; n, _ = bt.Queue.Pending(ctx) {
-		time.Sleep(200 * time.Microsecond)
+		<-changed
 	}
 	b.ReportMetric(float64(acceptDone.Sub(start).Microseconds())/float64(b.N), "accept-us/update")
 	elapsed := time.Since(start)

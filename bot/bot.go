@@ -14,9 +14,12 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 	"github.com/redis/go-redis/v9"
-	"github.com/shopspring/decimal"
 
+	"shopbot/bot/admin"
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
+	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -46,51 +49,46 @@ type Options struct {
 	Metrics         *Metrics
 	Now             func() time.Time
 	HTTPClient      *http.Client
-	ShutdownGrace   time.Duration    // how long in-flight updates may take on shutdown; default 8s
-	IdlePoll        time.Duration    // how often idle workers look for work from other processes; default 100ms
-	Reseller        *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
-	Fulfil          fulfil.Config    // fulfilment timing and test failpoints
-	Chat            ChatConfig       // order chat relay timing
+	ShutdownGrace   time.Duration // how long in-flight updates may take on shutdown; default 8s
+	IdlePoll        time.Duration // how often idle workers look for work from other processes; default 100ms
 	// Journal records paid orders and upstream creates outside Redis
 	// (state.Journal); nil keeps them in this process's memory only.
 	Journal *state.Journal
-	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for admin
-	// figures: revenue in USD and margins. Default 0.013.
-	StarsUSDRate decimal.Decimal
-	// LowBalanceUSD is the upstream balance below which admins are alerted.
-	LowBalanceUSD decimal.Decimal
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
-	// SupportURL is an external helpdesk linked from support (SUPPORT_URL).
-	SupportURL string
-	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows the
-	// default terms. TermsURL links the full terms (TERMS_URL).
-	TermsText, TermsURL string
+	// Notify, when set, is called after the shop changed what a test waits
+	// for: an update handled, an order moved to a new status. Tests wait on
+	// it (bottest) instead of sleeping; nil in production.
+	Notify func()
+
+	// The features (wire.go), each configured by its own options.
+	Reseller *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
+	// Checkout configures payments; nil: payments are off (a pre-checkout
+	// query is refused).
+	Checkout *checkout.Options
+	Fulfil   fulfil.Config    // fulfilment timing and test failpoints
+	Chat     orderchat.Config // order chat relay timing
+	Support  support.Options  // the helpdesk link and the shop's terms
+	Admin    admin.Options    // the Star rate of the admins' figures
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
 // may share one Redis.
 type Bot struct {
-	opts    Options
-	rdb     redis.UniversalClient
-	Queue   *state.Queue
-	Users   *state.Users
-	API     *API
-	Engine  *flows.Engine
-	log     *slog.Logger
-	metrics *Metrics
-	admins  map[int64]bool
-	wake    chan struct{}
-	floods  chan struct{} // closed once this replica hears others' flood waits
-	ready   chan int64    // chats this process just stored updates for
-	bc      *broadcaster
-	ful     *fulfil.Fulfiller
-	durable *state.Durability // shared by every money write
-	chat    *orderChat
-	watch   *upstreamWatch
-	pay     *Payments // nil: payments disabled
-	hooks   []func(ctx context.Context, b *Bot, u *models.Update) bool
+	opts     Options
+	rdb      redis.UniversalClient
+	Queue    *state.Queue
+	Users    *state.Users
+	API      *API
+	Engine   *flows.Engine
+	log      *slog.Logger
+	metrics  *Metrics
+	admins   map[int64]bool
+	wake     chan struct{}
+	floods   chan struct{} // closed once this replica hears others' flood waits
+	ready    chan int64    // chats this process just stored updates for
+	features               // the shop's features, assembled by wire
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 }
@@ -132,9 +130,6 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 8 * time.Second
 	}
-	if !opts.StarsUSDRate.IsPositive() {
-		opts.StarsUSDRate = decimal.RequireFromString("0.013")
-	}
 	opts.HTTPLimits = opts.HTTPLimits.withDefaults()
 	if opts.CommandsRetry <= 0 {
 		opts.CommandsRetry = 30 * time.Second
@@ -161,52 +156,14 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
-	b.bc = newBroadcaster(b)
-	b.bc.register(engine)
-	orders := b.newOrders()
-	b.metrics.addSource(storeSource{queue: b.Queue, orders: orders, reviews: state.NewChargeReviews(rdb, opts.Prefix)})
-	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
-		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
-	}))
-	b.Queue.Durable = b.durable // an acknowledged update survives a failover
 	b.Queue.Stored = b.stored
-	b.ful = fulfil.New(fulfil.Deps{
-		Orders: orders, Schedule: state.NewSchedule(rdb, opts.Prefix), Wallets: b.wallets(),
-		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts(), Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
-		Durable: b.durable, Journal: opts.Journal,
-		OnLoss: func() {
-			if b.pay != nil {
-				b.pay.SweepSoon()
-			}
-		},
-	}, opts.Fulfil)
-	b.registerOrders(engine)
-	b.registerReports(engine)
-	b.chat = newOrderChat(b)
-	b.ful.SetChats(chatHooks{b.chat})
-	b.chat.register(engine)
-	newSupport(b).register(engine)
+	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
 			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
 		}
 	}
 	return b, nil
-}
-
-// newOrders returns an order store whose changes are counted in the
-// metrics.
-func (b *Bot) newOrders() *state.Orders {
-	o := state.NewOrders(b.rdb, b.opts.Prefix)
-	o.Now = b.opts.Now
-	o.Observe = b.metrics.ObserveOrder
-	return o
-}
-
-// Hook lets other parts of the shop (payments, admin) take updates before
-// the flow engine: a hook returning true has handled the update.
-func (b *Bot) Hook(h func(ctx context.Context, b *Bot, u *models.Update) bool) {
-	b.hooks = append(b.hooks, h)
 }
 
 // IsAdmin reports whether id is in ADMIN_IDS.
@@ -234,22 +191,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	}
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); b.bc.run(intakeCtx) }()
-	wg.Add(1)
-	go func() { defer wg.Done(); b.watchUpstream(intakeCtx) }()
+	b.runFeatures(intakeCtx, &wg)
 	wg.Add(1)
 	go func() { defer wg.Done(); b.listenFloods(intakeCtx) }()
-	if b.opts.Reseller != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); b.ful.Run(intakeCtx) }()
-		wg.Add(1)
-		go func() { defer wg.Done(); b.chat.run(intakeCtx) }()
-	}
-	if b.pay != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); b.pay.sweepLoop(intakeCtx) }()
-	}
 	if b.opts.WebhookURL == "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); b.poll(intakeCtx) }()
@@ -330,6 +274,22 @@ func (b *Bot) retryCommands(ctx context.Context) {
 
 // buyerCommands are shown in Telegram's command menu, in this order.
 var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
+
+// buyerCommandList is the buyers' command menu: /wallet joins it when the
+// wallet is enabled.
+func (b *Bot) buyerCommandList() []string {
+	if b.Checkout == nil || !b.Checkout.WalletEnabled() {
+		return buyerCommands
+	}
+	var out []string
+	for _, c := range buyerCommands {
+		if c == "language" {
+			out = append(out, "wallet")
+		}
+		out = append(out, c)
+	}
+	return out
+}
 
 // adminCommands are added to the buyers' list in each admin's own chat
 // (where /orders lists the whole shop's orders).

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,129 +18,62 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
 	"shopbot/state/statetest"
 )
 
-const chat = int64(5001)
+const chat = bottest.Chat
 
+const admin = int64(9000)
+
+// harness is the shop's test harness (bottest), with the helpers of this
+// package's tests as its methods.
 type harness struct {
+	*bottest.Harness
 	t    *testing.T
 	fake *botapitest.Server
 	rdb  *statetest.Redis
 }
 
 func newHarness(t *testing.T) *harness {
-	return &harness{t: t, fake: botapitest.NewT(t), rdb: statetest.New(t)}
+	h := bottest.New(t)
+	return &harness{Harness: h, t: t, fake: h.Fake, rdb: h.Rdb}
 }
 
-// newBot builds a bot on the harness's fake server and Redis.
-func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot {
-	h.t.Helper()
-	opts := bot.Options{
-		Token: h.fake.Token(), APIURL: h.fake.URL(), Prefix: h.rdb.Prefix,
-		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
-	if mod != nil {
-		mod(&opts)
-	}
-	b, err := bot.New(opts, h.rdb.Client, flows.NewEngine(nil, locales.En))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return b
-}
+// The shared helpers of bottest, under the names this package's tests use.
 
-// run starts b and returns a stop function that cancels it and checks that
-// Run returned nil.
-func (h *harness) run(b *bot.Bot) (stop func() time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.Run(ctx) }()
-	var once sync.Once
-	stop = func() time.Duration {
-		var took time.Duration
-		once.Do(func() {
-			start := time.Now()
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					h.t.Errorf("Run returned %v", err)
-				}
-			case <-time.After(15 * time.Second):
-				h.t.Error("Run did not return within 15s of cancel")
-			}
-			took = time.Since(start)
-		})
-		return took
-	}
-	h.t.Cleanup(func() { stop() })
-	return stop
-}
-
+func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot     { h.t.Helper(); return h.NewBot(mod) }
+func (h *harness) run(b *bot.Bot) (stop func() time.Duration) { return h.Run(b) }
 func (h *harness) wait(method string, n int) []botapitest.Call {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	calls, err := h.fake.WaitFor(ctx, method, n)
-	if err != nil {
-		h.t.Fatalf("waiting for %d %s: %v (have %d)", n, method, err, len(h.fake.CallsFor(method)))
-	}
-	return calls
+	return h.Wait(method, n)
 }
-
-// idle waits until no chat has updates queued or in progress.
-func (h *harness) idle(b *bot.Bot) {
-	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if n, err := b.Queue.Pending(context.Background()); err == nil && n == 0 {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.t.Fatal("the queue never drained")
-}
-
+func (h *harness) idle(b *bot.Bot) { h.t.Helper(); h.Idle(b) }
 func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if a, ok := h.fake.CallbackAnswer(id); ok {
-			return a
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	h.t.Fatalf("callback query %s never answered", id)
-	return botapitest.CallbackAnswer{}
+	return h.WaitAnswer(id)
 }
-
-func (h *harness) menu() botapitest.Message {
+func (h *harness) menu() botapitest.Message      { h.t.Helper(); return h.Menu() }
+func (h *harness) tap(b *bot.Bot, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
+func (h *harness) say(b *bot.Bot, text string)   { h.t.Helper(); h.Say(b, text) }
+func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
 	h.t.Helper()
-	m, ok := h.fake.LastMessage(chat)
-	if !ok {
-		h.t.Fatal("no bot message in the chat")
-	}
-	return m
+	return h.Command(b, chatID, cmd, arg)
+}
+func (h *harness) until(cond func() bool) bool { return h.Until(cond) }
+func (h *harness) untilWithin(d time.Duration, cond func() bool) bool {
+	return h.UntilWithin(d, cond)
+}
+func (h *harness) noViolations() { h.t.Helper(); h.NoViolations() }
+func (h *harness) waitText(chatID int64, part string) botapitest.Message {
+	h.t.Helper()
+	return h.WaitText(chatID, part)
 }
 
-func button(t *testing.T, m botapitest.Message, label string) string {
-	t.Helper()
-	for _, b := range m.ReplyMarkup.Buttons() {
-		if b.Text == label {
-			return b.CallbackData
-		}
-	}
-	t.Fatalf("no button %q on message %d", label, m.MessageID)
-	return ""
-}
+var button = bottest.Button
 
 func TestStartShowsMainMenuAndRegistersCommands(t *testing.T) {
 	h := newHarness(t)
@@ -229,7 +162,7 @@ func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 		}
 	}
 	h.wait("sendMessage", 1)
-	time.Sleep(100 * time.Millisecond)
+	h.idle(b) // every delivery was taken in (or dropped as seen) and handled
 	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("update handled %d times", n)
 	}
@@ -361,11 +294,14 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(nil)
+	shutting := make(chan struct{})
+	b := h.newBot(func(o *bot.Options) {
+		o.Logger = slog.New(&onMessage{Handler: slog.DiscardHandler, msg: "shutting down: no new updates; finishing those in flight", seen: shutting})
+	})
 	started := make(chan struct{}, 1)
 	b.SetTestHook(func(u *models.Update) {
 		started <- struct{}{}
-		time.Sleep(500 * time.Millisecond)
+		<-shutting // still in flight when the shutdown begins
 	})
 	stop := h.run(b)
 	h.fake.SendCommand(chat, "help", "")
@@ -402,17 +338,10 @@ func TestBlockedBuyerIsRecordedNotRetried(t *testing.T) {
 	h.fake.BlockChat(chat)
 	h.fake.SendCommand(chat, "help", "")
 	h.wait("sendMessage", 1)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if blocked, _ := b.Users.Blocked(context.Background(), chat); blocked {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("403 not recorded on the buyer")
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !h.untilWithin(5*time.Second, func() bool { blocked, _ := b.Users.Blocked(context.Background(), chat); return blocked }) {
+		t.Fatal("403 not recorded on the buyer")
 	}
-	time.Sleep(50 * time.Millisecond)
+	h.idle(b) // the update is done: a retry would have come before
 	if n := len(h.fake.CallsFor("sendMessage")); n != 1 {
 		t.Fatalf("a 403 was retried: %d calls", n)
 	}
@@ -515,37 +444,30 @@ func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 	}
 }
 
-// fakePace puts the API on a fake clock that moves only when it sleeps:
-// every pace and flood wait stays in force, and a test never waits for it.
-func fakePace(a *bot.API) *fakeClock {
-	c := &fakeClock{now: time.Now()}
-	a.Now, a.Sleep = c.Now, c.Sleep
-	return c
+var fakePace = bottest.FakePace
+
+type fakeClock = bottest.PaceClock
+
+// onMessage closes seen when a log record says msg.
+type onMessage struct {
+	slog.Handler
+	msg  string
+	seen chan struct{}
+	once sync.Once
 }
 
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept []time.Duration
-}
+func (h *onMessage) Enabled(context.Context, slog.Level) bool { return true }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.slept = append(c.slept, d)
-	return ctx.Err()
-}
-
-// Slept returns the sleeps so far.
-func (c *fakeClock) Slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.slept...)
+func (h *onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
 }
 
 // helpText is /help as a buyer sees it when payments take Stars only.
 func helpText(lang locales.Lang) string {
 	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"))
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

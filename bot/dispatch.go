@@ -81,6 +81,13 @@ func (b *Bot) work(stop, workCtx context.Context) {
 	}
 }
 
+// notify tells a waiting test that something changed (Options.Notify).
+func (b *Bot) notify() {
+	if b.opts.Notify != nil {
+		b.opts.Notify()
+	}
+}
+
 // serveChat handles the claimed chat's updates in order, keeping the lease
 // alive, until its queue is empty, the streak ends or shutdown begins.
 func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
@@ -92,6 +99,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
 		save, doc := b.handleClaim(ctx, c)
 		keep := streak < maxStreak && stop.Err() == nil
 		next, err := b.Queue.Done(ctx, c, save, doc, keep, b.opts.Now())
+		b.notify()
 		switch {
 		case errors.Is(err, state.ErrLeaseLost), errors.Is(err, state.ErrConflict):
 			b.log.Warn("update will be handled again", "chat", c.Chat, "update", c.UpdateID, "reason", err)
@@ -165,11 +173,6 @@ func (b *Bot) handleClaim(ctx context.Context, c *state.Claim) (save bool, doc [
 		}
 		result = "ignored"
 		return false, nil
-	}
-	for _, h := range b.hooks {
-		if h(ctx, b, &u) {
-			return false, nil
-		}
 	}
 	changed, err := b.handleUpdate(ctx, c.Chat, &u, &sess, loaded)
 	if err != nil {

@@ -1,4 +1,16 @@
-// Package bot is the Telegram side of the shop: update intake (long polling
-// and webhook), per-chat dispatch, rendering flow screens into Bot API calls,
-// outgoing rate limits, metrics and health endpoints.
+// Package bot is the shop's Telegram adapter, and the only package that
+// speaks go-telegram: update intake (long polling and webhook, intake.go),
+// per-chat dispatch on workers (dispatch.go), each update turned into the
+// typed event it means and handed to whoever takes that kind (handler.go:
+// flow events to the engine, payments to checkout, an admin's reply to
+// support), rendering flow replies into Bot API calls (handler.go), the
+// calls the features make behind their small interfaces (messages.go,
+// stars.go), outgoing pacing and retries (api.go, tgcall.go), metrics and
+// health endpoints (metrics.go, http.go).
+//
+// bot.New also assembles the shop's features from their own options
+// (wire.go): checkout (payments), fulfil (paid orders to delivered),
+// orderchat (the operator chat relay), support (tickets) and admin
+// (reports, orders, credit, broadcasts, alerts). None of them imports this
+// package.
 package bot

@@ -19,6 +19,7 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/catalog"
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -146,14 +147,13 @@ func giftCards(n int) state.Quote {
 // waitStatus waits until order id reaches status.
 func (s *shop) waitStatus(id int64, status string) *state.Order {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
 	var o *state.Order
-	for time.Now().Before(deadline) {
+	if s.untilWithin(15*time.Second, func() bool {
 		var err error
-		if o, err = s.orders.Get(context.Background(), id); err == nil && o.Status == status {
-			return o
-		}
-		time.Sleep(10 * time.Millisecond)
+		o, err = s.orders.Get(context.Background(), id)
+		return err == nil && o.Status == status
+	}) {
+		return o
 	}
 	s.t.Fatalf("order %d stayed %s (reason %q), want %s", id, o.Status, o.Reason, status)
 	return nil
@@ -162,14 +162,17 @@ func (s *shop) waitStatus(id int64, status string) *state.Order {
 // waitMessage waits for a bot message in chatID containing substr.
 func (s *shop) waitMessage(chatID int64, substr string) botapitest.Message {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var found botapitest.Message
+	if s.untilWithin(15*time.Second, func() bool {
 		for _, m := range s.fake.MessagesIn(chatID) {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, substr) {
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		return found
 	}
 	s.t.Fatalf("no message in chat %d containing %q", chatID, substr)
 	return botapitest.Message{}
@@ -456,17 +459,18 @@ func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 			s := newShop(t)
 			s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 			o := s.paid(giftCards(1), method)
-			var crashed atomic.Bool
+			crashed := make(chan struct{})
+			var once sync.Once
 			stop := s.run(s.worker(func(step string, id int64) error {
 				if step == fulfil.FailpointRefunded {
-					crashed.Store(true)
+					once.Do(func() { close(crashed) })
 					return errors.New("crash")
 				}
 				return nil
 			}))
-			deadline := time.Now().Add(10 * time.Second)
-			for !crashed.Load() && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
+			select {
+			case <-crashed:
+			case <-time.After(10 * time.Second):
 			}
 			stop()
 			if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
@@ -506,7 +510,11 @@ func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
 	s.run(s.worker(nil))
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
 	s.waitMessage(admin, "still not finished")
-	time.Sleep(500 * time.Millisecond)
+	// The worker checks again at each poll: three more polls and still one alert.
+	polls := s.polls.Load()
+	if !s.until(func() bool { return s.polls.Load() >= polls+3 }) {
+		t.Fatal("the worker stopped polling the order")
+	}
 	if n := s.countMessages(admin, "still not finished"); n != 1 {
 		t.Fatalf("%d stuck alerts", n)
 	}
@@ -523,7 +531,15 @@ func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
 	b := s.worker(nil)
 	s.run(b)
 	got := s.waitStatus(o.ID, state.OrderDelivered)
-	time.Sleep(100 * time.Millisecond)
+	// The codes went to the blocked chat (refused) and the worker is done
+	// with the order: it waits for /start.
+	s.wait("sendMessage", 1)
+	if !s.until(func() bool {
+		_, due, err := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
+		return err == nil && !due
+	}) {
+		t.Fatal("the worker kept the delivery job")
+	}
 	if cur, _ := s.orders.Get(context.Background(), o.ID); !cur.DeliveredAt.IsZero() {
 		t.Fatal("delivered to a buyer who blocked the bot")
 	}
@@ -539,26 +555,22 @@ func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
 // waitTold waits until the buyer got the finished order's result.
 func (s *shop) waitTold(id int64) {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	if !s.untilWithin(15*time.Second, func() bool {
 		o, err := s.orders.Get(context.Background(), id)
-		if err == nil && (!o.DeliveredAt.IsZero() || o.NotifiedStatus == state.OrderRefunded) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		return err == nil && (!o.DeliveredAt.IsZero() || o.NotifiedStatus == state.OrderRefunded)
+	}) {
+		s.t.Fatalf("the buyer never heard about order %d", id)
 	}
-	s.t.Fatalf("the buyer never heard about order %d", id)
 }
 
 func (s *shop) waitDelivered(id int64) *state.Order {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		o, err := s.orders.Get(context.Background(), id)
-		if err == nil && (!o.DeliveredAt.IsZero() || time.Now().After(deadline)) {
-			return o
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var o *state.Order
+	s.untilWithin(5*time.Second, func() bool {
+		var err error
+		o, err = s.orders.Get(context.Background(), id)
+		return err == nil && !o.DeliveredAt.IsZero()
+	})
+	return o
 }
 
 func TestRestartAtEachLifecycleStep(t *testing.T) {
@@ -645,7 +657,9 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 	s.fake.SetStarBalance(0) // refundStarPayment answers BALANCE_TOO_LOW
 	s.run(s.worker(nil))
 	s.waitMessage(admin, fmt.Sprintf("Refund of order #%d failed", o.ID))
-	time.Sleep(300 * time.Millisecond)
+	// The worker tries again (RetryMin): two more refused refunds, still one alert.
+	tries := len(s.fake.CallsFor("refundStarPayment"))
+	s.wait("refundStarPayment", tries+2)
 	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderRefunding {
 		t.Fatalf("order is %s while the refund fails", cur.Status)
 	}
@@ -660,8 +674,10 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	s := newShop(t)
 	cfg := s.cfg
-	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin} })
-	pay := bot.NewPayments(bot.PaymentOptions{Stars: true, Upstream: s.client})
+	b := s.newBot(func(o *bot.Options) {
+		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
+		o.Checkout = &checkout.Options{Stars: true, Upstream: s.client}
+	})
 	sh := &flows.Shop{
 		Catalog: catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
@@ -669,7 +685,6 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 		Limiter: state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 	}
 	sh.Register(b.Engine)
-	b.UsePayments(pay)
 	s.run(b)
 	s.fake.SendCommand(chat, "giftcards", "")
 	s.wait("sendMessage", 1)
@@ -690,11 +705,8 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	if err != nil || res.Declined {
 		t.Fatalf("payment: %v %q", err, res.ErrorMessage)
 	}
-	o, err := s.orders.ByCharge(context.Background(), res.ChargeID)
-	for i := 0; err != nil && i < 500; i++ {
-		time.Sleep(10 * time.Millisecond)
-		o, err = s.orders.ByCharge(context.Background(), res.ChargeID)
-	}
+	var o *state.Order
+	s.until(func() bool { o, err = s.orders.ByCharge(context.Background(), res.ChargeID); return err == nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -712,12 +724,7 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 // newest order number (orders paid afterwards look above it).
 func (s *shop) waitWatermark() {
 	s.t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if n, err := s.orders.UpstreamHint(context.Background()); err == nil && n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatal("the worker never read the upstream watermark")
-		}
+	if !s.untilWithin(5*time.Second, func() bool { n, err := s.orders.UpstreamHint(context.Background()); return err == nil && n > 0 }) {
+		s.t.Fatal("the worker never read the upstream watermark")
 	}
 }

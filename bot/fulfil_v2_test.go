@@ -262,16 +262,13 @@ func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 	// make its job due now instead of waiting 25 s in a test.
 	// The note is written before the job is rescheduled, so wait for both:
 	// hurrying in between would be overwritten by the 25 s reschedule.
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	if !s.untilWithin(15*time.Second, func() bool {
 		cur, _ := s.orders.Get(context.Background(), o.ID)
 		due, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
-		if cur != nil && len(cur.History) > 0 && strings.Contains(cur.History[len(cur.History)-1].Note, "not sent") &&
-			ok && due.After(cur.History[len(cur.History)-1].At.Add(20*time.Second)) { // past the 15 s lease: rescheduled
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the 429 was not returned to the worker")
-		}
+		return cur != nil && len(cur.History) > 0 && strings.Contains(cur.History[len(cur.History)-1].Note, "not sent") &&
+			ok && due.After(cur.History[len(cur.History)-1].At.Add(20*time.Second)) // past the 15 s lease: rescheduled
+	}) {
+		t.Fatal("the 429 was not returned to the worker")
 	}
 	if _, err := s.sched.Hurry(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err)
@@ -342,13 +339,11 @@ func TestOrphanUpstreamOrderIsReportedOnce(t *testing.T) {
 	s.external = s.external.Add(up.ChargedUSD)
 	s.waitMessage(admin, "belongs to no order of ours")
 	// Wait for a later pass to move past it before counting.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if mark, _ := s.orders.OrphanMark(context.Background()); mark >= int64(up.Number) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the orphan scan never moved past the reported order")
-		}
+	if !s.untilWithin(5*time.Second, func() bool {
+		mark, _ := s.orders.OrphanMark(context.Background())
+		return mark >= int64(up.Number)
+	}) {
+		t.Fatal("the orphan scan never moved past the reported order")
 	}
 	if n := s.countMessages(admin, "belongs to no order of ours"); n != 1 {
 		t.Fatalf("the orphan was reported %d times", n)
@@ -412,13 +407,8 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 		return n
 	}
 	before := bumps()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if bumps() > before {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker never bumped its canary")
-		}
+	if !s.untilWithin(5*time.Second, func() bool { return bumps() > before }) {
+		t.Fatal("the worker never bumped its canary")
 	}
 	rollback() // the order is back in paid, with no job
 	if err := s.sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
@@ -488,18 +478,19 @@ func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 // waitStatusIn waits until order id reaches one of statuses.
 func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
 	s.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
 	var o *state.Order
-	for time.Now().Before(deadline) {
+	if s.untilWithin(15*time.Second, func() bool {
 		var err error
 		if o, err = s.orders.Get(context.Background(), id); err == nil {
 			for _, st := range statuses {
 				if o.Status == st && (st != state.OrderDelivered || o.UpstreamNumber != 0) {
-					return o
+					return true
 				}
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return false
+	}) {
+		return o
 	}
 	s.t.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
 	return nil
@@ -517,15 +508,13 @@ func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 	c := s.paid(topUp("5333333333"), state.PayStars)
 	deadline := time.Now().Add(5 * time.Second)
 	for _, o := range []*state.Order{a, b, c} {
-		for {
-			got, err := s.orders.Get(context.Background(), o.ID)
-			if err == nil && got.UpstreamNumber != 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("order %d was not placed within 5 s (%s): it waited for a poll", o.ID, got.Status)
-			}
-			time.Sleep(5 * time.Millisecond)
+		var got *state.Order
+		if !s.untilWithin(time.Until(deadline), func() bool {
+			var err error
+			got, err = s.orders.Get(context.Background(), o.ID)
+			return err == nil && got.UpstreamNumber != 0
+		}) {
+			t.Fatalf("order %d was not placed within 5 s (%s): it waited for a poll", o.ID, got.Status)
 		}
 	}
 	if n := s.sim.CreateCount(); n != 3 {

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"shopbot/bot/checkout"
+	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -73,16 +76,62 @@ type wireCallback struct {
 	GameShortName   string `json:"game_short_name"`
 }
 
-// handleUpdate turns an update into a flow event, runs the engine and
-// renders its reply. It reports whether the session changed.
+// handleUpdate turns an update into the event it means (eventOf) and
+// hands that to whoever takes events of its kind: payments to checkout, a
+// membership change to the buyer records, a press, command or message to
+// the flow engine. It reports whether the session changed.
 func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s *flows.Session, loaded flows.LoadResult) (bool, error) {
 	now := b.opts.Now()
-	var ev flows.Event
-	var cq *models.CallbackQuery
+	switch ev := b.eventOf(u).(type) {
+	case checkout.PreCheckoutQuery:
+		if b.Checkout != nil {
+			b.Checkout.PreCheckout(ctx, ev)
+			return false, nil
+		}
+		lang := b.Engine.LangFor(s, userOf(u))
+		return false, b.AnswerPreCheckout(ctx, ev.ID, locales.T(lang, "pay.disabled"))
+	case checkout.Payment:
+		if b.Checkout != nil {
+			b.Checkout.Paid(ctx, ev)
+		}
+		return false, nil // without payments: nothing for the buyer to answer
+	case memberChange:
+		return false, b.Users.SetBlocked(ctx, ev.chat, ev.blocked, now)
+	case supportReply:
+		if b.support.TakeReply(ctx, ev.reply) {
+			return false, nil
+		}
+		ev.otherwise.Now = now // not a reply to a relayed message: the flows answer
+		return b.handleFlowEvent(ctx, chat, nil, ev.otherwise, s, loaded)
+	case flows.Event:
+		ev.Now = now
+		return b.handleFlowEvent(ctx, chat, u.CallbackQuery, ev, s, loaded)
+	}
+	return false, nil
+}
+
+// memberChange is the buyer blocking the bot (or leaving it) or coming back.
+type memberChange struct {
+	chat    int64
+	blocked bool
+}
+
+// supportReply is an admin's reply to a message: an answer to a support
+// ticket when it replies to a relayed one, otherwise a flow event.
+type supportReply struct {
+	reply     support.Reply
+	otherwise flows.Event
+}
+
+// eventOf is what an update means to the shop: a checkout.PreCheckoutQuery,
+// a checkout.Payment, a memberChange, a supportReply, a flows.Event, or nil
+// for what the shop does not answer (messages outside private chats or without a
+// sender, our own refunds echoed back).
+func (b *Bot) eventOf(u *models.Update) any {
 	switch {
 	case u.CallbackQuery != nil:
-		cq = u.CallbackQuery
-		ev = flows.Event{Kind: flows.EvButton, User: flowUser(cq.From, b.admins)}
+		cq := u.CallbackQuery
+		ev := flows.Event{Kind: flows.EvButton, User: flowUser(cq.From, b.admins)}
 		if cq.Message.Message != nil {
 			ev.MsgID = cq.Message.Message.ID
 		} else if cq.Message.InaccessibleMessage != nil {
@@ -93,15 +142,26 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 			cb = flows.Callback{Version: "?", Action: "?"} // not ours: treated as stale
 		}
 		ev.Button = cb
+		return ev
+	case u.Message != nil && u.Message.SuccessfulPayment != nil:
+		m, sp := u.Message, u.Message.SuccessfulPayment
+		p := checkout.Payment{
+			ChargeID: sp.TelegramPaymentChargeID, ChatID: m.Chat.ID, Currency: sp.Currency,
+			Total: int64(sp.TotalAmount), Payload: sp.InvoicePayload, At: time.Unix(int64(m.Date), 0),
+		}
+		if m.From != nil {
+			p.UserID, p.LanguageCode = m.From.ID, m.From.LanguageCode
+		}
+		return p
 	case u.Message != nil:
 		m := u.Message
 		if m.Chat.Type != models.ChatTypePrivate || m.From == nil {
-			return false, nil // the shop lives in private chats only
+			return nil // the shop lives in private chats only
 		}
-		if m.RefundedPayment != nil || m.SuccessfulPayment != nil {
-			return false, nil // service messages about payments: nothing for the buyer to answer
+		if m.RefundedPayment != nil {
+			return nil // our own refund echoed back: nothing to do or say
 		}
-		ev.User = flowUser(*m.From, b.admins)
+		ev := flows.Event{User: flowUser(*m.From, b.admins)}
 		switch {
 		case m.Text != "":
 			if cmd, arg, ok := parseCommand(m.Text); ok {
@@ -114,23 +174,32 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		default:
 			ev.Kind = flows.EvText // stickers, voice...: the flow asks again for text
 		}
+		if m.ReplyToMessage != nil && ev.User.Admin && ev.Kind != flows.EvCommand {
+			r := support.Reply{Admin: m.Chat.ID, ReplyTo: m.ReplyToMessage.ID, LanguageCode: m.From.LanguageCode, Text: m.Text}
+			if len(m.Photo) > 0 {
+				r.Text, r.Photo = m.Caption, m.Photo[len(m.Photo)-1].FileID
+			}
+			return supportReply{reply: r, otherwise: ev}
+		}
+		return ev
 	case u.MyChatMember != nil:
 		st := u.MyChatMember.NewChatMember.Type
-		blocked := st == models.ChatMemberTypeBanned || st == models.ChatMemberTypeLeft
-		return false, b.Users.SetBlocked(ctx, u.MyChatMember.Chat.ID, blocked, now)
+		return memberChange{chat: u.MyChatMember.Chat.ID, blocked: st == models.ChatMemberTypeBanned || st == models.ChatMemberTypeLeft}
 	case u.PreCheckoutQuery != nil:
-		// Reached only when no payment hook took it: payments are off.
-		lang := b.Engine.LangFor(s, userOf(u))
-		return false, b.API.Do(ctx, "answerPreCheckoutQuery", 0, func(ctx context.Context) error {
-			_, err := b.API.TG.AnswerPreCheckoutQuery(ctx, &tgbot.AnswerPreCheckoutQueryParams{
-				PreCheckoutQueryID: u.PreCheckoutQuery.ID, OK: false, ErrorMessage: locales.T(lang, "pay.disabled"),
-			})
-			return err
-		})
-	default:
-		return false, nil
+		pq := u.PreCheckoutQuery
+		q := checkout.PreCheckoutQuery{ID: pq.ID, Currency: pq.Currency, Total: int64(pq.TotalAmount), Payload: pq.InvoicePayload}
+		if pq.From != nil {
+			q.UserID, q.LanguageCode = pq.From.ID, pq.From.LanguageCode
+		}
+		return q
 	}
-	ev.Now = now
+	return nil
+}
+
+// handleFlowEvent runs a press, command or message through the flow
+// engine, carries out the effects its reply asks for (effects) and renders
+// it.
+func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.CallbackQuery, ev flows.Event, s *flows.Session, loaded flows.LoadResult) (bool, error) {
 	r, err := b.Engine.Handle(ctx, s, ev)
 	if err == nil {
 		r, err = b.effects(ctx, s, ev, r)
@@ -166,10 +235,10 @@ func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *
 	}
 	env := b.Engine.Env(s, ev)
 	paid := flows.PaymentsDisabled(env)
-	if b.pay != nil {
+	if b.Checkout != nil {
 		var err error
 		// The shop's record of a quote is the flows' one (tags aside).
-		if paid, err = b.pay.Pay(ctx, env, s, (*state.Quote)(r.Pay)); err != nil {
+		if paid, err = b.Checkout.Pay(ctx, env, s, (*state.Quote)(r.Pay)); err != nil {
 			return nil, err
 		}
 	}

@@ -205,7 +205,7 @@ func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 		o.WebhookURL, o.WebhookSecret = "https://shop.example/hook", "s3cret"
 		o.HTTPListener, o.MetricsListener = web, met
 	})
-	b.WatchUpstream(s.client, decimal.NewFromInt(1), time.Hour)
+	b.Alerts.WatchUpstream(s.client, decimal.NewFromInt(1), time.Hour)
 	good := s.paid(giftCards(1), state.PayStars)
 	bad := s.paid(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, state.PayStars)
 	s.run(b)

@@ -46,30 +46,6 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 	return b
 }
 
-// tap presses the live menu's button whose label starts with prefix and
-// waits until the bot has handled it.
-func (h *harness) tap(b *bot.Bot, prefix string) {
-	h.t.Helper()
-	m := h.menu()
-	for _, btn := range m.ReplyMarkup.Buttons() {
-		if strings.HasPrefix(btn.Text, prefix) {
-			h.waitAnswer(h.fake.Press(chat, m.MessageID, btn.CallbackData))
-			h.idle(b)
-			return
-		}
-	}
-	h.t.Fatalf("no button %q on %q", prefix, m.Text)
-}
-
-// say sends text and waits for the screen the bot sends anew in answer.
-func (h *harness) say(b *bot.Bot, text string) {
-	h.t.Helper()
-	n := len(h.fake.CallsFor("sendMessage"))
-	h.fake.SendText(chat, text)
-	h.wait("sendMessage", n+1)
-	h.idle(b)
-}
-
 func TestGiftCardsFromCommandToConfirmation(t *testing.T) {
 	h := newHarness(t)
 	b := h.newShopBot()

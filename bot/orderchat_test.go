@@ -16,12 +16,14 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
+	"shopbot/flows/golden"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
 
-var chatCfg = bot.ChatConfig{Tick: 10 * time.Millisecond, Lease: 2 * time.Second, PollFast: 20 * time.Millisecond,
+var chatCfg = orderchat.Config{Tick: 10 * time.Millisecond, Lease: 2 * time.Second, PollFast: 20 * time.Millisecond,
 	PollSlow: 100 * time.Millisecond, RelayStale: 2 * time.Second}
 
 // newChatShop is a shop whose manual-service orders stay processing until
@@ -83,14 +85,17 @@ func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
 	}
 	s.waitAnswer(q)
 	// A new message below, or the pressed one when it was the live menu.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var screen botapitest.Message
+	if s.until(func() bool {
 		for i, msg := range s.fake.MessagesIn(chat) {
 			if (i >= before || msg.MessageID == m.MessageID) && strings.Contains(msg.RawText, "Chat about order") {
-				return msg
+				screen = msg
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		return screen
 	}
 	s.t.Fatalf("pressing %q showed no chat screen", label)
 	return botapitest.Message{}
@@ -99,14 +104,14 @@ func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
 // waitLast waits until the chat's newest bot message contains part.
 func (h *harness) waitLast(chatID int64, part string) botapitest.Message {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if m, ok := h.fake.LastMessage(chatID); ok && strings.Contains(m.RawText, part) {
-			return m
-		}
-		time.Sleep(5 * time.Millisecond)
+	var m botapitest.Message
+	if h.until(func() bool {
+		var ok bool
+		m, ok = h.fake.LastMessage(chatID)
+		return ok && strings.Contains(m.RawText, part)
+	}) {
+		return m
 	}
-	m, _ := h.fake.LastMessage(chatID)
 	h.t.Fatalf("the last message in chat %d is %q, want it to contain %q", chatID, m.RawText, part)
 	return botapitest.Message{}
 }
@@ -124,14 +129,17 @@ func (s *shop) upstreamTexts(n int64, author string) []string {
 
 func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessage {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var found resellersim.ChatMessage
+	if s.until(func() bool {
 		for _, m := range s.sim.ChatMessages(int(n)) {
 			if m.Author == author && m.Text == text {
-				return m
+				found = m
+				return true
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		return false
+	}) {
+		return found
 	}
 	s.t.Fatalf("the upstream chat of %d never got %q from %s (has %q)", n, text, author, s.upstreamTexts(n, author))
 	return resellersim.ChatMessage{}
@@ -140,12 +148,8 @@ func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessag
 // waitCount waits until exactly n bot messages in the chat contain part.
 func (s *shop) waitCount(chatID int64, part string, n int) {
 	s.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if s.countMessages(chatID, part) == n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	if s.until(func() bool { return s.countMessages(chatID, part) == n }) {
+		return
 	}
 	s.t.Fatalf("chat %d has %d messages with %q, want %d", chatID, s.countMessages(chatID, part), part, n)
 }
@@ -166,7 +170,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	stop := s.run(s.chatWorker())
 	o, processing := s.placedChatOrder()
 	n := o.UpstreamNumber
-	if _, ok, _ := s.sched.Due(context.Background(), bot.ChatJob(o.ID)); ok {
+	if _, ok, _ := s.sched.Due(context.Background(), orderchat.ChatJob(o.ID)); ok {
 		t.Fatal("the chat job is in the order schedule, where the fulfilment worker would claim it")
 	}
 
@@ -178,7 +182,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	button(t, relayed, en("oc.btn_reply"))
 
 	screen := s.openChat(processing, en("oc.btn_open"))
-	golden(t, "orderchat/open", renderMessage(screen))
+	golden.Check(t, "orderchat/open", renderMessage(screen))
 
 	s.fake.SendText(chat, "My 2FA code is <1234> & ready")
 	s.waitUpstream(n, resellersim.AuthorClient, "My 2FA code is <1234> & ready")
@@ -359,15 +363,11 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 
 	s.finish(o)
 	sched := state.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok, err := sched.Due(context.Background(), bot.ChatJob(o.ID)); err == nil && !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("polling of a finished order's frozen chat never ended")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !s.until(func() bool {
+		_, ok, err := sched.Due(context.Background(), orderchat.ChatJob(o.ID))
+		return err == nil && !ok
+	}) {
+		t.Fatal("polling of a finished order's frozen chat never ended")
 	}
 	noViolations(t, s.fake)
 }

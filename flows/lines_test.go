@@ -2,9 +2,7 @@ package flows_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,11 +12,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
+	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller/resellersim"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // world is one chat driven through the engine with the test shop.
 type world struct {
@@ -135,24 +132,7 @@ func (w *world) record(in string, r *flows.Reply) {
 // golden compares the transcript with testdata/<name>.golden.
 func (w *world) golden(name string) {
 	w.t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	got := w.out.String()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			w.t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			w.t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		w.t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		w.t.Errorf("%s differs from the golden file (go test ./flows -update rewrites it):\n%s", path, got)
-	}
+	golden.Check(w.t, name, w.out.String())
 }
 
 // script is one row of a line's table: inputs and what must hold after.

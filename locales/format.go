@@ -47,6 +47,15 @@ func Decimal(lang Lang, d decimal.Decimal, places int32) string {
 	return localizeNumeral(lang, d.StringFixed(places))
 }
 
+// SignedMoney is Money with an explicit sign, as a ledger shows a
+// movement: "+$5.00", "−$5.00" (a true minus sign).
+func SignedMoney(lang Lang, usd decimal.Decimal) string {
+	if usd.IsNegative() {
+		return "−" + Money(lang, usd.Neg())
+	}
+	return "+" + Money(lang, usd)
+}
+
 // Money formats a USD amount with two decimals, rounded half away from
 // zero (half-up by magnitude: 1.005 -> 1.01): en "$1,234.50" and
 // "-$1,234.50", ru and uk "1 234,50 $" and "-1 234,50 $" (no-break spaces).

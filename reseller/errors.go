@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Error types the API documents in error.type. Unknown types are kept as
@@ -226,15 +225,7 @@ func snippet(body []byte) string {
 		}
 		return r
 	}, strings.ToValidUTF8(string(body), "?"))
-	s = strings.TrimSpace(s)
-	if len(s) > maxErrorSnippet {
-		cut := maxErrorSnippet
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
+	return truncate(strings.TrimSpace(s), maxErrorSnippet)
 }
 
 // newRateLimitError builds a *RateLimitError from a 429 answer.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
@@ -133,10 +134,15 @@ func (m *Money) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// truncate shortens s to at most n bytes for use in messages.
+// truncate shortens s to at most n bytes, cut at a character boundary,
+// for use in error messages. (The client knows nothing of the shop's texts:
+// buyer-facing text is clipped with locales.Clip.)
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }

@@ -127,7 +127,8 @@ type Server struct {
 	nextUpdateID   int64
 	updatesChanged chan struct{}
 	pollGen        int64
-	polling        int // getUpdates requests waiting for an update
+	polling        int           // getUpdates requests waiting for an update
+	pollingChanged chan struct{} // closed when polling changes
 	allowedUpdates []string
 
 	seq          int64
@@ -172,6 +173,7 @@ func New(opts ...Option) (*Server, error) {
 		schema:         sch,
 		done:           make(chan struct{}),
 		callsChanged:   make(chan struct{}),
+		pollingChanged: make(chan struct{}),
 		subs:           map[int]*subscriber{},
 		chats:          map[int64]*chatState{},
 		users:          map[int64]User{},

@@ -191,6 +191,7 @@ func (s *Server) getUpdates(ctx context.Context, c *Call) (any, *APIError) {
 		}
 		ch := s.updatesChanged
 		s.polling++
+		s.pollingChangedLocked()
 		s.mu.Unlock()
 		stop := false
 		select {
@@ -204,6 +205,7 @@ func (s *Server) getUpdates(ctx context.Context, c *Call) (any, *APIError) {
 		}
 		s.mu.Lock()
 		s.polling--
+		s.pollingChangedLocked()
 		if stop {
 			s.mu.Unlock()
 			return []json.RawMessage{}, nil
@@ -420,5 +422,30 @@ func (s *Server) DeliverPending(ctx context.Context, url, secret string) (int, e
 		}
 		s.mu.Unlock()
 		n++
+	}
+}
+
+func (s *Server) pollingChangedLocked() {
+	close(s.pollingChanged)
+	s.pollingChanged = make(chan struct{})
+}
+
+// WaitPolling waits until at least n getUpdates requests are blocked in a
+// long poll: the bot has set itself up and is listening.
+func (s *Server) WaitPolling(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		p, ch := s.polling, s.pollingChanged
+		s.mu.Unlock()
+		if p >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("botapitest: waiting for %d long polls, %d waiting: %w", n, p, ctx.Err())
+		case <-s.done:
+			return fmt.Errorf("botapitest: waiting for %d long polls: server closed", n)
+		}
 	}
 }

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	tgbot "github.com/go-telegram/bot"
-
+	"shopbot/bot"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -50,8 +49,7 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	tg, err := tgbot.New(cfg.TelegramToken, tgbot.WithServerURL(cfg.TelegramAPIURL), tgbot.WithSkipGetMe(),
-		tgbot.WithHTTPClient(10*time.Second, &http.Client{Timeout: 10 * time.Second}))
+	tg, err := bot.NewProbe(cfg.TelegramAPIURL, cfg.TelegramToken, 10*time.Second)
 	if err != nil {
 		fmt.Fprintln(stderr, "telegram client:", scrubSecrets(err.Error(), cfg))
 		return 1
@@ -70,16 +68,16 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 	return code
 }
 
-func checkTelegram(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {
+func checkTelegram(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult {
 	r := checkResult{name: "telegram"}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	me, err := tg.GetMe(ctx)
+	username, id, err := tg.Me(ctx)
 	if err != nil {
 		r.status, r.detail = "FAIL", "getMe: "+scrubSecrets(err.Error(), cfg)+" (is TELEGRAM_TOKEN right?)"
 		return r
 	}
-	r.status, r.detail = "ok", fmt.Sprintf("bot @%s (id %d)", me.Username, me.ID)
+	r.status, r.detail = "ok", fmt.Sprintf("bot @%s (id %d)", username, id)
 	return r
 }
 
@@ -241,11 +239,11 @@ func checkLive(ctx context.Context, getenv func(string) string, stdout, stderr i
 	return 0
 }
 
-func checkWebhook(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {
+func checkWebhook(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult {
 	r := checkResult{name: "webhook"}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	info, err := tg.GetWebhookInfo(ctx)
+	info, err := tg.Webhook(ctx)
 	switch {
 	case err != nil:
 		r.status, r.detail = "FAIL", "getWebhookInfo: "+scrubSecrets(err.Error(), cfg)
@@ -253,10 +251,10 @@ func checkWebhook(ctx context.Context, cfg *Config, tg *tgbot.Bot) checkResult {
 		r.status, r.detail = "warn", "no webhook is set yet; the bot sets WEBHOOK_URL when it starts"
 	case info.URL != cfg.WebhookURL:
 		r.status, r.detail = "warn", fmt.Sprintf("the webhook points to %s; the bot will set WEBHOOK_URL when it starts", info.URL)
-	case info.LastErrorMessage != "" && time.Since(time.Unix(int64(info.LastErrorDate), 0)) < time.Hour:
-		r.status, r.detail = "FAIL", fmt.Sprintf("Telegram's last delivery failed: %s (%d updates pending)", info.LastErrorMessage, info.PendingUpdateCount)
+	case info.LastErrorMessage != "" && time.Since(info.LastErrorDate) < time.Hour:
+		r.status, r.detail = "FAIL", fmt.Sprintf("Telegram's last delivery failed: %s (%d updates pending)", info.LastErrorMessage, info.Pending)
 	default:
-		r.status, r.detail = "ok", fmt.Sprintf("set to WEBHOOK_URL, %d updates pending", info.PendingUpdateCount)
+		r.status, r.detail = "ok", fmt.Sprintf("set to WEBHOOK_URL, %d updates pending", info.Pending)
 	}
 	return r
 }

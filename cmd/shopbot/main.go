@@ -20,8 +20,11 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot"
+	"shopbot/bot/admin"
 	"shopbot/bot/catalog"
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -144,8 +147,8 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
-	var pay *bot.Payments
 	var upstream *reseller.Client // places and tracks paid orders
+	var pay *checkout.Options
 	if cfg.ResellerURL != "" {
 		client, err := reseller.New(cfg.ResellerURL, cfg.ResellerKey,
 			reseller.WithObserver(metrics.ObserveUpstream), reseller.WithMediaHosts(cfg.MediaHosts...))
@@ -153,9 +156,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
 		upstream = client
-		shop := newLines(cfg, client, conn.Client, state.DefaultPrefix)
-		pay = bot.NewPayments(bot.PaymentOptions{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client})
-		shop.Register(engine)
+		pay = &checkout.Options{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client}
 	}
 	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
 	if err != nil {
@@ -166,17 +167,18 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
-		Reseller: upstream, StarsUSDRate: cfg.StarsUSDRate, LowBalanceUSD: cfg.LowBalanceUSD,
-		SupportURL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL,
+		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
+		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
+		Checkout: pay,
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
 	}
-	if pay != nil {
-		b.UsePayments(pay)
+	if upstream != nil {
+		newLines(cfg, upstream, conn.Client, state.DefaultPrefix).Register(engine)
 	}
 	if upstream != nil {
-		b.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
+		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
 	}
 	return b, nil
 }

@@ -1,0 +1,141 @@
+package admin
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+
+	"shopbot/flows"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Options are the admin side's settings.
+type Options struct {
+	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for the
+	// figures: revenue in USD and margins.
+	StarsUSDRate decimal.Decimal
+	// Wallet says buyers may pay from the shop wallet (/credit warns when
+	// they may not).
+	Wallet bool
+}
+
+// Telegram is what the admin side needs of the Bot API; the bot's
+// Telegram adapter implements it. Errors wrap flows.ErrBlocked when the
+// user blocked the bot.
+type Telegram interface {
+	Sender
+	// SendBulk sends a broadcast message, paced so that it never takes the
+	// capacity replies need.
+	SendBulk(ctx context.Context, chat int64, text string) (int, error)
+	// EditText edits a message's HTML text, with buttons (rows nil: none).
+	// An edit that changes nothing is no error.
+	EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error
+	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
+	StarBalance(ctx context.Context) (amount, nano int64, err error)
+}
+
+// Upstream is what the admin side reads of the reseller account
+// (reseller.Client implements it).
+type Upstream interface {
+	Me(ctx context.Context) (*reseller.Account, error)
+	Transactions(ctx context.Context, opts *reseller.TransactionsOptions) (*reseller.TransactionList, error)
+	Order(ctx context.Context, number int64) (*reseller.Order, error)
+}
+
+// Fulfilment is the fulfilment worker's admin operations on one order
+// (fulfil.Fulfiller implements it).
+type Fulfilment interface {
+	Resend(ctx context.Context, o *state.Order, note string) error
+	Hurry(ctx context.Context, id int64) (running bool, err error)
+	Refund(ctx context.Context, id int64, from, note string) error
+	Adopt(ctx context.Context, id int64, up *reseller.Order, note string) error
+	PlaceAgain(ctx context.Context, id int64, note string) error
+}
+
+// Chats is the operator chat relay of manual-service orders
+// (orderchat.Relay).
+type Chats interface {
+	// HasChat reports whether the order's messages carry a chat button.
+	HasChat(ctx context.Context, o *state.Order) bool
+	// TranscriptButton is an admin's button that shows order id's chat.
+	TranscriptButton(text string, id int64) flows.Button
+}
+
+// Sessions reads a chat's stored conversation (state.Queue), for a
+// buyer's language.
+type Sessions interface {
+	Conversation(ctx context.Context, chat int64) (int64, []byte, error)
+}
+
+// Deps are the stores and services the admin side uses. The stores are
+// the shop's (built once, shared with checkout and fulfilment).
+type Deps struct {
+	Telegram Telegram
+	Upstream Upstream // nil: no upstream configured
+	Fulfil   Fulfilment
+	Chats    Chats
+	Orders   *state.Orders
+	Wallets  *state.Wallets
+	Users    *state.Users
+	Sessions Sessions
+	// Engine is where the admin commands and flows live.
+	Engine *flows.Engine
+	Redis  redis.UniversalClient // broadcasts and the credit audit
+	Prefix string                // the shop's Redis key prefix
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Admin is the shop's admin side and the buyers' order list: /orders (a
+// buyer's own orders; an admin's the whole shop's), /order, /balance,
+// /transactions, /stats, /credit and /broadcast.
+type Admin struct {
+	opts     Options
+	tg       Telegram
+	up       Upstream
+	ful      Fulfilment
+	chats    Chats
+	orders   *state.Orders
+	wallets  *state.Wallets
+	users    *state.Users
+	sessions Sessions
+	engine   *flows.Engine
+	log      *slog.Logger
+	now      func() time.Time
+	rdb      redis.UniversalClient
+	prefix   string
+	bc       *broadcaster
+}
+
+// New returns the admin side over d's stores and services.
+func New(opts Options, d Deps) *Admin {
+	if !opts.StarsUSDRate.IsPositive() {
+		opts.StarsUSDRate = decimal.RequireFromString("0.013")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Admin{
+		opts: opts, tg: d.Telegram, up: d.Upstream, ful: d.Fulfil, chats: d.Chats,
+		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions,
+		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
+		bc: newBroadcaster(d),
+	}
+}
+
+// Register adds the commands, buttons and flows to the engine.
+func (ad *Admin) Register(e *flows.Engine) {
+	ad.bc.register(e)
+	ad.registerOrders(e)
+	ad.registerReports(e)
+}
+
+// Run carries the broadcasts on until ctx ends.
+func (ad *Admin) Run(ctx context.Context) { ad.bc.run(ctx) }

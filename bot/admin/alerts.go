@@ -1,0 +1,174 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+)
+
+// Alerts tell admins about trouble once per occurrence: an alert's key is
+// remembered in Redis (shared by every process) until the condition clears,
+// so polling the same condition again sends nothing. They also watch the
+// upstream account (WatchUpstream).
+type Alerts struct {
+	tg     Sender
+	rdb    redis.UniversalClient
+	p      string
+	admins []int64
+	lang   locales.Lang // the admins' language
+	log    *slog.Logger
+	now    func() time.Time
+	watch  *upstreamWatch
+	// OnBalance, when set, is told every upstream balance the watch reads
+	// (the bot's balance gauge).
+	OnBalance func(usd decimal.Decimal)
+}
+
+// Sender sends an HTML message with optional buttons (the bot's Telegram
+// adapter). Errors wrap flows.ErrBlocked when the user blocked the bot.
+type Sender interface {
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+}
+
+// AlertsDeps are what alerts use.
+type AlertsDeps struct {
+	Telegram Sender
+	Admins   []int64
+	Lang     locales.Lang          // the admins' language
+	Redis    redis.UniversalClient // which alerts are raised
+	Prefix   string                // the shop's Redis key prefix
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// NewAlerts returns the admins' alerts.
+func NewAlerts(d AlertsDeps) *Alerts {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Alerts{tg: d.Telegram, rdb: d.Redis, p: d.Prefix + "alert:", admins: d.Admins, lang: d.Lang, log: d.Log, now: d.Now}
+}
+
+// Raise sends text to every admin unless the alert key is already raised.
+// It reports whether it sent.
+func (a *Alerts) Raise(ctx context.Context, key, text string) (bool, error) {
+	ok, err := a.rdb.SetArgs(ctx, a.p+key, a.now().Unix(), redis.SetArgs{Mode: "NX", TTL: 30 * 24 * time.Hour}).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil || ok != "OK" {
+		return false, fmt.Errorf("raise alert %s: %w", key, err)
+	}
+	a.log.Warn("admin alert", "alert", key)
+	for _, id := range a.admins {
+		if _, err := a.tg.Send(ctx, id, text, nil); err != nil {
+			a.log.Warn("send admin alert", "admin", id, "alert", key, "err", err)
+		}
+	}
+	return true, nil
+}
+
+// Clear ends an alert's occurrence, so the next Raise alerts again. It
+// reports whether the alert was raised.
+func (a *Alerts) Clear(ctx context.Context, key string) (bool, error) {
+	n, err := a.rdb.Del(ctx, a.p+key).Result()
+	return n > 0, err
+}
+
+// AccountReader reads the upstream account (the reseller client does).
+type AccountReader interface {
+	Me(ctx context.Context) (*reseller.Account, error)
+}
+
+// Alert keys of the upstream watch.
+const (
+	AlertLowBalance  = "upstream:low-balance"
+	AlertKeyRejected = "upstream:unauthorized"
+	AlertBlocked     = "upstream:blocked"
+)
+
+// WatchUpstream makes RunWatch poll the upstream account every interval
+// and alert admins when the key is rejected (401), the account is blocked
+// (403 or BLOCKED), or the balance drops below low; each once per
+// occurrence, with a note when the balance recovers. Call it before the
+// bot runs.
+func (a *Alerts) WatchUpstream(acct AccountReader, low decimal.Decimal, every time.Duration) {
+	a.watch = &upstreamWatch{acct: acct, low: low, every: every}
+}
+
+type upstreamWatch struct {
+	acct  AccountReader
+	low   decimal.Decimal
+	every time.Duration
+}
+
+// RunWatch polls the upstream account until ctx ends (nothing to do
+// without WatchUpstream).
+func (a *Alerts) RunWatch(ctx context.Context) {
+	if a.watch == nil {
+		return
+	}
+	t := time.NewTicker(a.watch.every)
+	defer t.Stop()
+	for {
+		a.CheckUpstream(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// CheckUpstream reads the upstream account once and raises or clears the
+// upstream alerts. It returns the account when it could be read.
+func (a *Alerts) CheckUpstream(ctx context.Context) *reseller.Account {
+	if a.watch == nil {
+		return nil
+	}
+	al, lang := a, a.lang
+	me, err := a.watch.acct.Me(ctx)
+	switch {
+	case reseller.IsUnauthorized(err):
+		_, _ = al.Raise(ctx, AlertKeyRejected, locales.T(lang, "alert.key_rejected"))
+		return nil
+	case reseller.IsForbidden(err):
+		_, _ = al.Raise(ctx, AlertBlocked, locales.T(lang, "alert.blocked"))
+		return nil
+	case err != nil:
+		if ctx.Err() == nil {
+			a.log.Warn("read upstream account", "err", err)
+		}
+		return nil
+	}
+	_, _ = al.Clear(ctx, AlertKeyRejected)
+	if me.Status == reseller.AccountBlocked {
+		_, _ = al.Raise(ctx, AlertBlocked, locales.T(lang, "alert.blocked"))
+	} else {
+		_, _ = al.Clear(ctx, AlertBlocked)
+	}
+	bal := me.BalanceUSD.Decimal
+	if a.OnBalance != nil {
+		a.OnBalance(bal)
+	}
+	if bal.LessThan(a.watch.low) {
+		_, _ = al.Raise(ctx, AlertLowBalance, locales.T(lang, "alert.low_balance", "balance", locales.Money(lang, bal), "low", locales.Money(lang, a.watch.low)))
+	} else if was, _ := al.Clear(ctx, AlertLowBalance); was {
+		for _, id := range a.admins {
+			_, _ = a.tg.Send(ctx, id, locales.T(lang, "alert.balance_recovered", "balance", locales.Money(lang, bal)), nil)
+		}
+	}
+	return me
+}

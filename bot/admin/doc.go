@@ -1,0 +1,18 @@
+// Package admin is the shop's admin side, and the order lists of buyers
+// and admins (one /orders command for both):
+//   - admin.go: Options, Deps (the small interfaces it needs of Telegram,
+//     the upstream, the fulfilment worker and the chat relay), New,
+//     Register, Run;
+//   - alerts.go: alerts to admins, once per occurrence, and the watch of
+//     the upstream account (key rejected, account blocked, low balance);
+//   - broadcast.go: /broadcast, resumable jobs any replica carries on;
+//   - reports.go: /balance, /transactions, /stats and /credit (a wallet
+//     credit, with its audit);
+//   - orders.go: /orders for admins (the shop's orders, filters) and
+//     /order N (one order: resend, hurry, refund, adopt, place again);
+//   - myorders.go: "My orders", a buyer's own orders and codes again.
+//
+// Admin commands answer anyone else exactly as an unknown command would
+// (flows.AdminOnly). The package reaches Telegram and the other features
+// through the interfaces in admin.go, never through the bot itself.
+package admin

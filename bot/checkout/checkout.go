@@ -1,0 +1,218 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Options configure how buyers pay (DESIGN "How money flows").
+type Options struct {
+	Stars    bool     // Telegram Stars invoices
+	Wallet   bool     // the shop wallet
+	Upstream Upstream // re-prices a quote and reads the balance at pre-checkout
+	// InvoiceLimit invoices per buyer per InvoiceWindow (default 10 a minute).
+	InvoiceLimit  int
+	InvoiceWindow time.Duration
+	// SweepEvery is how often the Stars sweep runs (default 10 minutes);
+	// SweepWindow how far back it reads the Star transactions (default 30 days).
+	SweepEvery  time.Duration
+	SweepWindow time.Duration
+	// CheckTimeout bounds the upstream checks of a pre-checkout query,
+	// which Telegram wants answered within 10 s (default 7 s).
+	CheckTimeout time.Duration
+	// InvoiceSending is how long an invoice may be "being sent" (marked,
+	// no message id recorded yet) before the next Pay takes it for lost
+	// (a replica killed around sendInvoice) and sends a fresh one; until
+	// then a second Pay is told it is on its way (default 30 s, measured
+	// with the bot's clock).
+	InvoiceSending time.Duration
+}
+
+// Upstream is what payments read from the reseller (reseller.Client
+// implements it): the current price and stock of a quote's item, and the
+// account balance.
+type Upstream interface {
+	Me(ctx context.Context) (*reseller.Account, error)
+	GiftCardOffers(ctx context.Context, categoryID string) (*reseller.GiftCardOffers, error)
+	GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, error)
+	StarsPricing(ctx context.Context) (*reseller.StarsPricing, error)
+	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, error)
+	TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, error)
+	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, error)
+	StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, error)
+	StoreRates(ctx context.Context) (*reseller.StoreRates, error)
+}
+
+// Checkout takes the buyer's money exactly once: Stars invoices with
+// pre-checkout checks, successful payments, the shop wallet and the sweep
+// of Star transactions whose update was lost. Its Pay answers flows' Reply.Pay.
+// A paid order is created with state.Orders.CreatePaid and scheduled as
+// "order:<id>"; fulfilment takes it from there.
+type Checkout struct {
+	opts     Options
+	tg       Telegram
+	alerts   Alerter
+	orphans  Orphans // nil until SetOrphans: a lost quote's charge goes to review
+	engine   *flows.Engine
+	log      *slog.Logger
+	now      func() time.Time
+	rdb      redis.UniversalClient
+	prefix   string // the shop's key prefix
+	p        string // key prefix of payment bookkeeping
+	Quotes   *state.Quotes
+	Orders   *state.Orders
+	Wallets  *state.Wallets
+	Schedule *state.Schedule
+	// Reviews lists the Star charges the sweep could not prove
+	// undelivered, for admins.
+	Reviews *state.ChargeReviews
+	journal *state.Journal
+	limiter *state.Limiter
+	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
+}
+
+// Button actions of the payment-method choice.
+const (
+	actPayStars  = "pst"
+	actPayWallet = "pwl"
+)
+
+// Payload prefix of our invoices: "q:<quote id>".
+const payloadPrefix = "q:"
+
+// WalletRef is the wallet ledger ref (and the order's ChargeID) of a
+// wallet payment for quote id.
+func WalletRef(quoteID string) string { return "pay:quote:" + quoteID }
+
+// AlertBalanceShort is raised when a pre-checkout finds the upstream
+// balance below an order's cost, and cleared when one finds it enough.
+const AlertBalanceShort = "upstream:balance-short"
+
+// New returns the checkout configured by opts over d's stores and
+// services. Register adds its buttons and commands to the engine; Run
+// runs the Stars sweep.
+func New(opts Options, d Deps) *Checkout {
+	if !opts.Stars && !opts.Wallet {
+		opts.Stars = true
+	}
+	if opts.InvoiceLimit <= 0 {
+		opts.InvoiceLimit = 10
+	}
+	if opts.InvoiceWindow <= 0 {
+		opts.InvoiceWindow = time.Minute
+	}
+	if opts.SweepEvery <= 0 {
+		opts.SweepEvery = 10 * time.Minute
+	}
+	if opts.SweepWindow <= 0 {
+		opts.SweepWindow = 30 * 24 * time.Hour
+	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = 7 * time.Second
+	}
+	if opts.InvoiceSending <= 0 {
+		opts.InvoiceSending = 30 * time.Second
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Checkout{
+		opts: opts, tg: d.Telegram, alerts: d.Alerts, engine: d.Engine, log: d.Log, now: d.Now,
+		rdb: d.Redis, prefix: d.Prefix, p: d.Prefix + "pay:",
+		Quotes: state.NewQuotes(d.Redis, d.Prefix), Orders: d.Orders, Wallets: d.Wallets,
+		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal,
+		limiter: state.NewLimiter(d.Redis, d.Prefix+"pay:", opts.InvoiceLimit, opts.InvoiceWindow),
+		kick:    make(chan struct{}, 1),
+	}
+}
+
+// SetOrphans wires in the fulfilment worker's view of unclaimed upstream
+// orders after both are built (the worker's OnLoss runs the sweep).
+func (p *Checkout) SetOrphans(o Orphans) { p.orphans = o }
+
+// Register adds the payment-method buttons and, when the wallet is
+// enabled, /wallet and its line in /help.
+func (p *Checkout) Register(e *flows.Engine) {
+	e.HandleButton(actPayStars, p.chosen)
+	e.HandleButton(actPayWallet, p.chosen)
+	if p.opts.Wallet {
+		e.HandleCommand("wallet", p.walletCommand)
+		e.HelpPayment = "help.pay_wallet"
+	}
+}
+
+// WalletEnabled reports whether buyers may pay from the shop wallet.
+func (p *Checkout) WalletEnabled() bool { return p.opts.Wallet }
+
+// Pay starts paying a confirmed quote: an invoice (Stars), a wallet debit,
+// or the choice between them.
+func (p *Checkout) Pay(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error) {
+	if r, err := p.alreadyPaid(ctx, env, q); r != nil || err != nil {
+		return r, err
+	}
+	switch {
+	case p.opts.Stars && p.opts.Wallet:
+		bal, err := p.Wallets.Balance(ctx, env.User.ID)
+		if err != nil {
+			return nil, err
+		}
+		total := locales.Stars(env.Lang, q.Stars) + " · " + locales.Money(env.Lang, q.ShopUSD)
+		return &flows.Reply{Save: true, Screen: &flows.Screen{
+			Text: env.T("pay.choose", "total", total, "balance", locales.Money(env.Lang, bal)),
+			Rows: [][]flows.Button{
+				{{Text: env.T("btn.pay_stars", "stars", locales.Stars(env.Lang, q.Stars)), Action: actPayStars, Arg: q.ID}},
+				{{Text: env.T("btn.pay_wallet", "balance", locales.Money(env.Lang, bal)), Action: actPayWallet, Arg: q.ID}},
+				{{Text: env.T("btn.back"), Action: "b"}, {Text: env.T("btn.cancel"), Action: "x"}},
+			},
+		}}, nil
+	case p.opts.Wallet:
+		return p.payWallet(ctx, env, s, q)
+	default:
+		return p.invoice(ctx, env, q)
+	}
+}
+
+// chosen handles the payment-method buttons.
+func (p *Checkout) chosen(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	q, err := p.Quotes.Load(ctx, ev.Button.Arg)
+	if err != nil && !errors.Is(err, state.ErrNoQuote) {
+		return nil, err
+	}
+	if err != nil || q.UserID != env.User.ID || q.Expired(env.Now) {
+		return &flows.Reply{Answer: env.T("pay.expired"), Alert: true, NoScreen: true}, nil
+	}
+	if r, err := p.alreadyPaid(ctx, env, q); r != nil || err != nil {
+		return r, err
+	}
+	if ev.Button.Action == actPayWallet && p.opts.Wallet {
+		return p.payWallet(ctx, env, s, q)
+	}
+	if ev.Button.Action == actPayStars && p.opts.Stars {
+		return p.invoice(ctx, env, q)
+	}
+	return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+}
+
+// alreadyPaid answers politely when q already has an order.
+func (p *Checkout) alreadyPaid(ctx context.Context, env *flows.Env, q *state.Quote) (*flows.Reply, error) {
+	o, err := p.Orders.ByQuote(ctx, q.ID)
+	if errors.Is(err, state.ErrOrderNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
+}

@@ -1,0 +1,122 @@
+package checkout
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/flows"
+	"shopbot/state"
+)
+
+// Telegram is what checkout needs of the Bot API; the bot's Telegram
+// adapter implements it. Errors wrap flows.ErrBlocked when the buyer
+// blocked the bot.
+type Telegram interface {
+	// Send sends an HTML message with optional buttons.
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	// SendInvoice sends a Stars invoice and returns its message id.
+	SendInvoice(ctx context.Context, inv Invoice) (int, error)
+	// AnswerPreCheckout answers a pre-checkout query: ok when refusal is
+	// "", else refused with that text.
+	AnswerPreCheckout(ctx context.Context, queryID, refusal string) error
+	// RefundStars gives a Star payment back; a charge refunded before
+	// counts as done (nil).
+	RefundStars(ctx context.Context, userID int64, chargeID string) error
+	// StarTransactions reads a page of the bot's Star transactions, newest
+	// first.
+	StarTransactions(ctx context.Context, offset, limit int) ([]StarTransaction, error)
+}
+
+// Alerter tells admins about trouble once per key until it is cleared.
+type Alerter interface {
+	Raise(ctx context.Context, key, text string) (bool, error)
+	Clear(ctx context.Context, key string) (bool, error)
+}
+
+// Orphans is the fulfilment worker's view of upstream orders nobody
+// claims: a charge whose quote Redis lost is refunded only when every
+// upstream order since it is claimed.
+type Orphans interface {
+	// OrphanAfter is how long an upstream order may stay unclaimed before
+	// admins hear of it.
+	OrphanAfter() time.Duration
+	// AllClaimed reports whether every upstream order created since since
+	// is claimed by an order of ours (all), and whether the unclaimed ones
+	// are known to the worker (known).
+	AllClaimed(ctx context.Context, since time.Time) (all, known bool, err error)
+}
+
+// Deps are the stores and services checkout uses. The stores are the
+// shop's (built once and shared with fulfilment and admin).
+type Deps struct {
+	Telegram Telegram
+	Alerts   Alerter
+	// Engine gives the buyers' languages and the admins' one.
+	Engine   *flows.Engine
+	Redis    redis.UniversalClient // payment bookkeeping (invoices, refund marks, the sweep lock)
+	Prefix   string                // the shop's Redis key prefix
+	Orders   *state.Orders
+	Wallets  *state.Wallets
+	Schedule *state.Schedule
+	Reviews  *state.ChargeReviews
+	// Journal records each paid order outside Redis (state.Journal), so a
+	// paid order lost together with its quote is rebuilt; nil: none.
+	Journal *state.Journal
+	Log     *slog.Logger
+	Now      func() time.Time
+}
+
+// Invoice is a Stars invoice for one quote.
+type Invoice struct {
+	ChatID             int64
+	Title, Description string
+	Payload            string // "q:<quote id>"
+	Label              string // the price line
+	Stars              int64
+}
+
+// PreCheckoutQuery is Telegram's last question before a buyer pays an
+// invoice: the shop answers yes or no (with a reason) within 10 s.
+type PreCheckoutQuery struct {
+	ID           string
+	UserID       int64 // 0 when Telegram did not say who pays
+	LanguageCode string
+	Currency     string
+	Total        int64
+	Payload      string
+}
+
+// Payment is a successful payment as Telegram reports it in the buyer's
+// chat.
+type Payment struct {
+	ChargeID     string // telegram_payment_charge_id
+	UserID       int64  // 0 when the message has no sender
+	LanguageCode string
+	ChatID       int64
+	Currency     string
+	Total        int64
+	Payload      string
+	At           time.Time // the message's date
+}
+
+// StarTransaction is one entry of the bot's Star transactions.
+type StarTransaction struct {
+	ID     string
+	Date   int64 // Unix seconds
+	Amount int64
+	// Refund is an outgoing transaction to a user: a refund, carrying the
+	// id of the charge it gave back.
+	Refund bool
+	// Buyer is set for an incoming payment from a user.
+	Buyer *StarBuyer
+}
+
+// StarBuyer is who paid an incoming Star transaction, and for what.
+type StarBuyer struct {
+	UserID       int64
+	LanguageCode string
+	Payload      string
+}

@@ -1,0 +1,124 @@
+package checkout_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"shopbot/bot"
+	"shopbot/bot/botapitest"
+	"shopbot/locales"
+)
+
+// testClock is a clock the test moves by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Now()} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func clockShop(t *testing.T, clk *testClock) *payShop {
+	return newPayShopWith(t, true, false, func(o *bot.Options) { o.Now = clk.Now }, nil)
+}
+
+// markSending leaves what a replica killed between marking the invoice and
+// sending it leaves behind.
+func (s *payShop) markSending(quoteID string, at time.Time) {
+	s.T.Helper()
+	err := s.Rdb.Client.HSet(context.Background(), s.Rdb.Prefix+"pay:q:"+quoteID, "inv", "sending", "inv_at", strconv.FormatInt(at.UnixMilli(), 10)).Err()
+	if err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+func TestKilledBetweenMarkingAndSendingInvoiceLetsBuyerPayAgain(t *testing.T) {
+	clk := newTestClock()
+	s := clockShop(t, clk)
+	q := s.quote(1)
+	s.markSending(q.ID, clk.Now())
+	// Within the bound, the invoice may still be on its way.
+	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sending") {
+		t.Fatalf("Pay while sending answered %q", r.Answer)
+	}
+	clk.Advance(29 * time.Second)
+	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sending") {
+		t.Fatalf("Pay 29 s later answered %q", r.Answer)
+	}
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 0 {
+		t.Fatalf("%d invoices while one was being sent", n)
+	}
+	// No message id after the bound: the invoice is taken for lost.
+	clk.Advance(2 * time.Second)
+	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sent") {
+		t.Fatalf("Pay after the bound answered %q", r.Answer)
+	}
+	if n := len(s.Fake.CallsFor("sendInvoice")); n != 1 {
+		t.Fatalf("%d invoices", n)
+	}
+	// Now it is in the chat, and it pays.
+	clk.Advance(time.Minute)
+	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_again") {
+		t.Fatalf("Pay after sending answered %q", r.Answer)
+	}
+	res := s.payInvoice(botapitest.PayOptions{})
+	if res.Declined {
+		t.Fatalf("declined: %q", res.ErrorMessage)
+	}
+	if o := s.order(q.ID); o.ChargeID != res.ChargeID {
+		t.Fatalf("order %+v", o)
+	}
+}
+
+func TestTwoInvoicesOfOneQuoteMakeOneOrder(t *testing.T) {
+	clk := newTestClock()
+	s := clockShop(t, clk)
+	s.startedSweep()
+	q := s.quote(1)
+	s.checkout(q)
+	first := s.invoice()
+	// The replica that sent it died before recording its message id.
+	s.markSending(q.ID, clk.Now())
+	clk.Advance(31 * time.Second)
+	if r := s.checkout(q); r.Answer != locales.T(locales.En, "pay.invoice_sent") {
+		t.Fatalf("Pay after the bound answered %q", r.Answer)
+	}
+	second := s.invoice()
+	if second.MessageID == first.MessageID {
+		t.Fatal("no fresh invoice")
+	}
+	// The buyer pays both: the first one's update is lost, the sweep finds it.
+	ctx := context.Background()
+	lost, err := s.Fake.Pay(ctx, chat, first.MessageID, botapitest.PayOptions{LoseUpdate: true})
+	if err != nil || lost.Declined {
+		t.Fatalf("first: %+v %v", lost, err)
+	}
+	paid, err := s.Fake.Pay(ctx, chat, second.MessageID, botapitest.PayOptions{})
+	if err != nil || paid.Declined {
+		t.Fatalf("second: %+v %v", paid, err)
+	}
+	o := s.order(q.ID)
+	if n := s.sweep(); n != 1 {
+		t.Fatalf("sweep repaired %d", n)
+	}
+	if !s.Fake.Refunded(lost.ChargeID) || s.Fake.Refunded(paid.ChargeID) {
+		t.Fatalf("refunded: lost %v, paid %v", s.Fake.Refunded(lost.ChargeID), s.Fake.Refunded(paid.ChargeID))
+	}
+	if n, _ := s.pay.Orders.CountByUser(ctx, chat); n != 1 || o.ChargeID != paid.ChargeID {
+		t.Fatalf("%d orders, order %+v", n, o)
+	}
+}

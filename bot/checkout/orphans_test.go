@@ -1,0 +1,96 @@
+package checkout_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"shopbot/bot/checkout"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+	"shopbot/state/statetest"
+)
+
+// fakeTelegram records what checkout asks of Telegram.
+type fakeTelegram struct {
+	mu       sync.Mutex
+	refunded []string
+	sent     []string
+}
+
+func (f *fakeTelegram) Send(_ context.Context, _ int64, text string, _ [][]flows.Button) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, text)
+	return len(f.sent), nil
+}
+
+func (f *fakeTelegram) SendInvoice(context.Context, checkout.Invoice) (int, error) { return 1, nil }
+func (f *fakeTelegram) AnswerPreCheckout(context.Context, string, string) error    { return nil }
+func (f *fakeTelegram) StarTransactions(context.Context, int, int) ([]checkout.StarTransaction, error) {
+	return nil, nil
+}
+
+func (f *fakeTelegram) RefundStars(_ context.Context, _ int64, charge string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refunded = append(f.refunded, charge)
+	return nil
+}
+
+type noAlerts struct{}
+
+func (noAlerts) Raise(context.Context, string, string) (bool, error) { return true, nil }
+func (noAlerts) Clear(context.Context, string) (bool, error)         { return false, nil }
+
+// allClaimed is a fulfilment worker that has every upstream order claimed.
+type allClaimed struct{}
+
+func (allClaimed) OrphanAfter() time.Duration { return 10 * time.Minute }
+func (allClaimed) AllClaimed(context.Context, time.Time) (bool, bool, error) {
+	return true, true, nil
+}
+
+// newCheckout is checkout alone: no bot, its Telegram and admins faked.
+func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *state.ChargeReviews) {
+	rdb := statetest.New(t)
+	tg := &fakeTelegram{}
+	reviews := state.NewChargeReviews(rdb.Client, rdb.Prefix)
+	c := checkout.New(checkout.Options{Stars: true}, checkout.Deps{
+		Telegram: tg, Alerts: noAlerts{}, Engine: flows.NewEngine(nil, locales.En),
+		Redis: rdb.Client, Prefix: rdb.Prefix,
+		Orders: state.NewOrders(rdb.Client, rdb.Prefix), Wallets: state.NewWallets(rdb.Client, rdb.Prefix),
+		Schedule: state.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
+	})
+	return c, tg, reviews
+}
+
+// A charge whose quote a Redis crash took is refunded only when the
+// fulfilment worker, wired in late with SetOrphans, says every upstream
+// order since is claimed; until it is wired, nothing proves the charge
+// bought nothing, and it is listed for an admin instead.
+func TestLostQuoteChargeNeedsTheWorkersWordToBeRefunded(t *testing.T) {
+	ctx := context.Background()
+	paid := checkout.Payment{UserID: chat, ChatID: chat, Currency: "XTR", Total: 120, Payload: "q:lostinacrash", At: time.Now()}
+
+	c, tg, reviews := newCheckout(t)
+	first := paid
+	first.ChargeID = "charge-1"
+	c.Paid(ctx, first)
+	if rv, err := reviews.Get(ctx, first.ChargeID); err != nil || rv.Reason != state.ReviewQuoteGone || len(tg.refunded) != 0 {
+		t.Fatalf("without the worker: review %+v %v, refunds %v", rv, err, tg.refunded)
+	}
+
+	c.SetOrphans(allClaimed{})
+	second := paid
+	second.ChargeID = "charge-2"
+	c.Paid(ctx, second)
+	if len(tg.refunded) != 1 || tg.refunded[0] != second.ChargeID {
+		t.Fatalf("with the worker: refunds %v", tg.refunded)
+	}
+	if n, _ := reviews.Len(ctx); n != 1 {
+		t.Fatalf("%d charges listed for review", n)
+	}
+}

@@ -1,0 +1,243 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"shopbot/bot/fulfil"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// starCharge is one incoming Stars payment, from an update or the sweep.
+type starCharge struct {
+	ID      string
+	UserID  int64
+	ChatID  int64
+	Payload string
+	Amount  int64
+	At      time.Time // when it was paid
+}
+
+// Paid records a successful Stars payment.
+func (p *Checkout) Paid(ctx context.Context, m Payment) {
+	if m.Currency != "XTR" || m.UserID == 0 {
+		p.log.Warn("successful payment not in Stars; ignored", "chat", m.ChatID, "currency", m.Currency)
+		return
+	}
+	c := starCharge{ID: m.ChargeID, UserID: m.UserID, ChatID: m.ChatID, Payload: m.Payload, Amount: m.Total, At: m.At}
+	if _, err := p.settle(ctx, c, m.LanguageCode, false); errors.Is(err, errSettleLater) {
+		p.log.Info("payment settles later", "charge", c.ID, "chat", c.ChatID)
+	} else if err != nil {
+		// The sweep finds the charge again and finishes the job.
+		p.log.Error("record payment", "charge", c.ID, "chat", c.ChatID, "err", err)
+	}
+}
+
+// settle turns a Stars charge into a paid, scheduled order, exactly once:
+// a charge that already has an order changes nothing; a charge for a quote
+// paid by another charge, or that does not match its quote, is refunded.
+// A charge whose quote is gone is refunded only when this store provably
+// holds every record of it (it recorded the invoice) and no order was made
+// for the quote; otherwise nothing proves it bought nothing, and it is
+// listed for admin review instead (reviewed = true).
+//
+// repair says the sweep found the charge without an order: Redis may have
+// lost the order after it was placed upstream, so the new order looks for
+// its create above the orphan scan's mark (everything below it is claimed
+// or reported) rather than above the newest number seen now.
+func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, repair bool) (reviewed bool, err error) {
+	if o, err := p.Orders.ByCharge(ctx, c.ID); err == nil {
+		return false, p.ensureScheduled(ctx, o)
+	} else if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+c.ID).Result(); err != nil {
+		return false, fmt.Errorf("read refund mark of charge %s: %w", c.ID, err)
+	} else if done > 0 {
+		return false, nil
+	}
+	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)
+	lang := p.langOf(ctx, qid, langCode)
+	amount := locales.Stars(lang, c.Amount)
+	if !ok {
+		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+	}
+	q, err := p.Quotes.Load(ctx, qid)
+	if errors.Is(err, state.ErrNoQuote) {
+		return p.settleQuoteGone(ctx, c, qid, lang)
+	}
+	if err != nil {
+		return false, err
+	}
+	if c.Amount < q.Stars || q.UserID != c.UserID {
+		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+	}
+	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount)
+	if repair {
+		if mark, err := p.Orders.OrphanMark(ctx); err == nil && mark > 0 {
+			order.Watermark = mark
+		}
+	}
+	o, dup, err := p.Orders.CreatePaid(ctx, order)
+	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+		return false, p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
+	}
+	if err != nil {
+		return false, err
+	}
+	if dup {
+		return false, p.ensureScheduled(ctx, o)
+	}
+	p.log.Info("order paid", "order", o.ID, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
+	p.journalPaid(o)
+	if err := p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now()); err != nil {
+		return false, err
+	}
+	if _, err := p.tg.Send(ctx, c.ChatID, locales.T(lang, "pay.paid", "amount", amount, "order", o.ID), nil); err != nil {
+		p.log.Warn("tell buyer the payment arrived", "order", o.ID, "err", err)
+	}
+	return false, nil
+}
+
+// settleQuoteGone settles a charge (with no order) whose quote is not
+// stored. Orders are indexed by quote forever, so an order of the quote
+// under another charge proves this one bought nothing (refund_twice). With
+// no order at all, the refund is safe only when the store recorded the
+// invoice: then it has seen this purchase from before the charge, and its
+// order index covers it. Without that record (a lost or restored store)
+// the order may have been made, and delivered, elsewhere: review.
+func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string, lang locales.Lang) (bool, error) {
+	amount := locales.Stars(lang, c.Amount)
+	o, err := p.Orders.ByQuote(ctx, qid)
+	if err == nil {
+		return false, p.refund(ctx, c, lang, "pay.refund_twice", "amount", amount, "order", o.ID)
+	}
+	if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
+		return false, err
+	}
+	sent, err := p.invoiceRecorded(ctx, qid)
+	if err != nil {
+		return false, err
+	}
+	if !sent {
+		// The store existed when the charge was made (the callers check),
+		// yet holds neither the quote nor its invoice: a Redis crash took
+		// them, and perhaps an order made for the charge with them. Such
+		// an order's upstream create would be unclaimed now; when every
+		// upstream order since the orphan scan's mark is claimed, nothing
+		// was bought and the refund is safe. Unclaimed ones may still be
+		// claimed by orders being repaired: look again soon, and list the
+		// charge for review once that has had its time.
+		// Only while the charge is young: the orphan scan's mark passes an
+		// unclaimed order once it is reported (after OrphanAfter), and
+		// then "all claimed" would no longer speak for this charge.
+		if wait := p.orphanWait(); p.orphans != nil && p.now().Sub(c.At) < wait {
+			// An unclaimed order seen before the charge is not its; the
+			// margin covers our clock running behind Telegram's.
+			all, known, err := p.orphans.AllClaimed(ctx, c.At.Add(-clockMargin))
+			if err != nil {
+				return false, err
+			}
+			if all {
+				p.log.Info("payment whose quote a Redis crash took bought nothing; refunding", "charge", c.ID, "user", c.UserID)
+				return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+			}
+			if known {
+				p.log.Info("payment whose quote is gone waits for unclaimed upstream orders to be claimed", "charge", c.ID, "user", c.UserID)
+				time.AfterFunc(min(wait/10, time.Minute), p.SweepSoon)
+				return false, errSettleLater
+			}
+		}
+		p.log.Warn("payment for a quote this store does not hold; listed for review", "charge", c.ID, "user", c.UserID)
+		return true, p.review(ctx, c, state.ReviewQuoteGone)
+	}
+	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
+}
+
+// orphanWait is how young a lost quote's charge must be for "every
+// upstream order since is claimed" to speak for it: half the time an
+// unclaimed order takes to be reported.
+func (p *Checkout) orphanWait() time.Duration {
+	if p.orphans == nil {
+		return 0
+	}
+	return p.orphans.OrphanAfter() / 2
+}
+
+// clockMargin is how far our clock may run behind Telegram's where the two
+// are compared.
+const clockMargin = 30 * time.Second
+
+// errSettleLater means a charge cannot be settled yet; the sweep looks at
+// it again soon.
+var errSettleLater = errors.New("charge settles later")
+
+// newOrder is the paid order for q (the contract with fulfilment).
+func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge string, stars int64) *state.Order {
+	item, _ := json.Marshal(q) // a struct of strings, numbers and times always marshals
+	o := &state.Order{
+		QuoteID: q.ID, ChatID: q.ChatID, UserID: q.UserID, Lang: string(lang), Line: q.Line, Item: item,
+		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, PayMethod: method, ChargeID: charge,
+	}
+	if method == state.PayStars {
+		o.Stars = stars
+	}
+	return o
+}
+
+// ensureScheduled puts a paid order that has no fulfilment job (its
+// payment was recorded but the process died before scheduling) on the
+// schedule. A job that exists is left alone: it may be leased.
+func (p *Checkout) ensureScheduled(ctx context.Context, o *state.Order) error {
+	if o.Status != state.OrderPaid {
+		return nil
+	}
+	_, ok, err := p.Schedule.Due(ctx, fulfil.OrderJob(o.ID))
+	if err != nil || ok {
+		return err
+	}
+	return p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now())
+}
+
+// journalPaid writes the new paid order to the journal (state.Journal), so
+// that a Redis that loses it together with its quote does not lose what
+// the buyer paid for.
+func (p *Checkout) journalPaid(o *state.Order) {
+	if err := p.journal.Append(state.JournalEntry{Kind: state.JournalPaid, Charge: o.ChargeID, Order: o}); err != nil {
+		p.log.Error("journal a paid order", "order", o.ID, "err", err)
+	}
+}
+
+// rebuildJournaled makes the paid order of charge c again from the
+// journal, when Redis lost it together with its quote; it reports whether
+// it did. The order keeps its own watermark, so its placement reconciles
+// with everything created since it was paid (and a journaled create of it
+// is put back before any new one).
+func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, error) {
+	e, ok, err := p.journal.ByCharge(state.JournalPaid, c.ID)
+	if err != nil {
+		p.log.Warn("read the journal", "err", err)
+	}
+	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
+		return false, nil
+	}
+	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
+	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+		return false, nil // the quote is back with another charge's order: settle as usual
+	}
+	if err != nil {
+		return false, err
+	}
+	if !dup {
+		p.log.Info("paid order Redis lost rebuilt from the journal", "order", o.ID, "charge", c.ID)
+	}
+	return true, p.ensureScheduled(ctx, o)
+}

@@ -1,0 +1,323 @@
+package checkout
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// Run records the store's epoch, runs the sweep at start and then
+// every SweepEvery until ctx ends. Sweep logs what goes wrong itself.
+func (p *Checkout) Run(ctx context.Context) {
+	if _, err := p.storeEpoch(ctx); err != nil && ctx.Err() == nil {
+		p.log.Warn("record the store epoch", "err", err)
+	}
+	t := time.NewTicker(p.opts.SweepEvery)
+	defer t.Stop()
+	for {
+		if n, _ := p.Sweep(ctx); n > 0 {
+			p.log.Info("payment sweep repaired payments", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-p.kick:
+		}
+	}
+}
+
+// SweepSoon makes the sweep loop run now (it is not waited for).
+func (p *Checkout) SweepSoon() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// storeEpoch returns when the store was created, recording now when this
+// is the first time (see state.StoreEpoch).
+func (p *Checkout) storeEpoch(ctx context.Context) (time.Time, error) {
+	return state.StoreEpoch(ctx, p.rdb, p.prefix, p.now())
+}
+
+// ErrSweepBusy means another process (or the periodic run) is sweeping.
+var ErrSweepBusy = errors.New("another payment sweep is running")
+
+// sweepPage is the getStarTransactions page size (Telegram's maximum).
+const sweepPage = 100
+
+// sweepLockTTL bounds how long a crashed sweeper keeps others out; a live
+// one renews it after every page of transactions.
+const sweepLockTTL = 30 * time.Second
+
+// sweepUnlockScript deletes the lock only for its holder: KEYS[1] the lock,
+// ARGV[1] the holder's token.
+var sweepUnlockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`)
+
+// sweepExtendScript renews the lock only for its holder: KEYS[1] the lock,
+// ARGV[1] the token, ARGV[2] the TTL in ms. Returns 0 when it is not held.
+var sweepExtendScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`)
+
+func newLockToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Sweep repairs payments whose update was lost or whose handling was cut
+// short, in two parts that both run even when the other fails (each
+// failure is logged, and the errors are returned joined):
+//   - wallet payments interrupted between the debit and the order are
+//     finished (sweepWallet);
+//   - the bot's Star transactions (newest first, back SweepWindow) are
+//     matched to orders (sweepStars): an incoming invoice payment with
+//     payload "q:<id>" and no order becomes a paid order (then fulfilled),
+//     or is refunded when that provably bought nothing, or is listed for
+//     admin review when it cannot be proven undelivered.
+//
+// It is idempotent and returns how many payments it repaired (orders made
+// and refunds; charges listed for review are not counted). Only one
+// process sweeps at a time: the others get ErrSweepBusy. The lock is
+// renewed and released only by its holder.
+func (p *Checkout) Sweep(ctx context.Context) (int, error) {
+	lock, token := p.p+"sweep-lock", newLockToken()
+	ok, err := p.rdb.SetNX(ctx, lock, token, sweepLockTTL).Result()
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Warn("payment sweep: take the lock", "err", err)
+		}
+		return 0, fmt.Errorf("take the payment sweep lock: %w", err)
+	}
+	if !ok {
+		return 0, ErrSweepBusy
+	}
+	defer func() {
+		if err := sweepUnlockScript.Run(context.WithoutCancel(ctx), p.rdb, []string{lock}, token).Err(); err != nil {
+			p.log.Warn("payment sweep: release the lock", "err", err)
+		}
+	}()
+	n, werr := p.sweepWallet(ctx)
+	if werr != nil && ctx.Err() == nil {
+		p.log.Warn("payment sweep: wallet payments", "err", werr)
+	}
+	if !p.opts.Stars {
+		return n, werr
+	}
+	m, serr := p.sweepStars(ctx, func() {
+		if err := sweepExtendScript.Run(ctx, p.rdb, []string{lock}, token, sweepLockTTL.Milliseconds()).Err(); err != nil && ctx.Err() == nil {
+			p.log.Warn("payment sweep: renew the lock", "err", err)
+		}
+	})
+	if serr != nil && ctx.Err() == nil {
+		p.log.Warn("payment sweep: Star payments", "err", serr)
+	}
+	return n + m, errors.Join(werr, serr)
+}
+
+// sweepStars is the Stars part of Sweep; renew is called after each page.
+func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
+	epoch, err := p.storeEpoch(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cutoff := p.now().Add(-p.opts.SweepWindow).Unix()
+	refunded := map[string]bool{}
+	n := 0
+	var firstErr error
+	for offset := 0; offset < 1000*sweepPage; offset += sweepPage {
+		page, err := p.tg.StarTransactions(ctx, offset, sweepPage)
+		if err != nil {
+			return n, errors.Join(firstErr, err)
+		}
+		renew()
+		for _, tx := range page {
+			if tx.Refund {
+				refunded[tx.ID] = true // a refund carries its charge's id
+				continue
+			}
+			if tx.Date < cutoff {
+				return n, firstErr
+			}
+			if tx.Buyer == nil || !strings.HasPrefix(tx.Buyer.Payload, payloadPrefix) || refunded[tx.ID] {
+				continue
+			}
+			repaired, err := p.sweepCharge(ctx, tx, epoch)
+			if err != nil {
+				if ctx.Err() != nil {
+					return n, err
+				}
+				p.log.Warn("sweep: settle payment", "charge", tx.ID, "err", err)
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			if repaired {
+				n++
+			}
+		}
+		if len(page) < sweepPage {
+			break
+		}
+	}
+	return n, firstErr
+}
+
+// sweepCharge settles one incoming Stars payment from the transaction list
+// and reports whether it repaired anything (made an order or refunded).
+// A charge that has an order, a refund or a review entry is done. Of the
+// others, only a charge provably made while this store existed is settled
+// (an order, or a refund when that provably bought nothing): its date is
+// not before the store's epoch, or the store holds the invoice it paid
+// (recorded after the epoch). Anything older may have been delivered from
+// a store that is gone: it is listed for admin review, never refunded.
+func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch time.Time) (bool, error) {
+	if o, err := p.Orders.ByCharge(ctx, tx.ID); err == nil {
+		return false, p.ensureScheduled(ctx, o)
+	} else if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+tx.ID).Result(); err != nil {
+		return false, fmt.Errorf("read refund mark of charge %s: %w", tx.ID, err)
+	} else if done > 0 {
+		return false, nil
+	}
+	if rv, err := p.Reviews.Get(ctx, tx.ID); err == nil {
+		return false, p.alertReview(ctx, rv) // listed already; make sure admins heard
+	} else if !errors.Is(err, state.ErrNoChargeReview) {
+		return false, err
+	}
+	u := tx.Buyer
+	c := starCharge{ID: tx.ID, UserID: u.UserID, ChatID: u.UserID, Payload: u.Payload, Amount: tx.Amount, At: time.Unix(tx.Date, 0)}
+	after := !c.At.Before(epoch)
+	if !after {
+		qid, _ := strings.CutPrefix(c.Payload, payloadPrefix)
+		sent, err := p.invoiceRecorded(ctx, qid)
+		if err != nil {
+			return false, err
+		}
+		after = sent
+	}
+	if !after {
+		p.log.Warn("sweep: payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
+		return false, p.review(ctx, c, state.ReviewBeforeStore)
+	}
+	p.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
+	reviewed, err := p.settle(ctx, c, u.LanguageCode, true)
+	if errors.Is(err, errSettleLater) {
+		return false, nil
+	}
+	return err == nil && !reviewed, err
+}
+
+// review lists a Star charge for admin review (once) and alerts admins
+// (once per charge).
+func (p *Checkout) review(ctx context.Context, c starCharge, reason string) error {
+	if _, err := p.Reviews.Add(ctx, state.ChargeReview{
+		ChargeID: c.ID, UserID: c.UserID, Stars: c.Amount, Payload: c.Payload, PaidAt: c.At.UTC(), Reason: reason,
+	}); err != nil {
+		return err
+	}
+	rv, err := p.Reviews.Get(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	return p.alertReview(ctx, rv)
+}
+
+// reviewReasons are the locale keys of the review reasons.
+var reviewReasons = map[string]string{
+	state.ReviewBeforeStore: "alert.review_before_store",
+	state.ReviewQuoteGone:   "alert.review_quote_gone",
+}
+
+// alertReview tells admins about a listed charge unless they were told.
+// The alert key dedupes a crash between the alert and its mark.
+func (p *Checkout) alertReview(ctx context.Context, rv *state.ChargeReview) error {
+	if done, err := p.Reviews.Alerted(ctx, rv.ChargeID); err != nil || done {
+		return err
+	}
+	lang := p.engine.DefaultLang
+	why := reviewReasons[rv.Reason]
+	if why == "" {
+		why = "alert.review_quote_gone"
+	}
+	text := locales.T(lang, "alert.charge_review", "charge", locales.Escape(rv.ChargeID), "amount", locales.Stars(lang, rv.Stars),
+		"user", strconv.FormatInt(rv.UserID, 10), "date", locales.DateTime(lang, rv.PaidAt), "why", locales.T(lang, why))
+	if _, err := p.alerts.Raise(ctx, "charge-review:"+rv.ChargeID, text); err != nil {
+		return err
+	}
+	return p.Reviews.MarkAlerted(ctx, rv.ChargeID)
+}
+
+// sweepWallet finishes wallet payments left between the debit and the
+// order for more than a minute: the order is created, or the money
+// credited back when the quote is gone or was paid otherwise.
+func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
+	max := strconv.FormatInt(p.now().Add(-time.Minute).UnixMilli(), 10)
+	members, err := p.rdb.ZRangeByScore(ctx, p.walletPending(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: 100}).Result()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range members {
+		us, qid, _ := strings.Cut(m, ":")
+		user, _ := strconv.ParseInt(us, 10, 64)
+		_, moved, err := p.Wallets.Moved(ctx, user, WalletRef(qid))
+		if err != nil {
+			return n, err
+		}
+		if !moved {
+			p.rdb.ZRem(ctx, p.walletPending(), m)
+			continue
+		}
+		lang := p.langOf(ctx, qid, "")
+		q, err := p.Quotes.Load(ctx, qid)
+		if errors.Is(err, state.ErrNoQuote) {
+			if o, err := p.Orders.ByCharge(ctx, WalletRef(qid)); err == nil {
+				_ = p.ensureScheduled(ctx, o)
+				p.rdb.ZRem(ctx, p.walletPending(), m)
+				continue
+			}
+			amt, _, _ := p.Wallets.Moved(ctx, user, WalletRef(qid))
+			if _, _, err := p.Wallets.Credit(ctx, user, amt.Neg(), "refund:"+WalletRef(qid), "refund", "refund"); err != nil {
+				return n, err
+			}
+			p.rdb.ZRem(ctx, p.walletPending(), m)
+			n++
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		o, err := p.settleWallet(ctx, q, lang)
+		if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+			n++
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if o.CreatedAt.After(p.now().Add(-time.Minute)) { // created just now: the buyer never heard
+			bal, _ := p.Wallets.Balance(ctx, q.UserID)
+			_, _ = p.tg.Send(ctx, q.ChatID, locales.T(lang, "pay.paid_wallet", "amount", locales.Money(lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(lang, bal)), nil)
+		}
+		n++
+	}
+	return n, nil
+}

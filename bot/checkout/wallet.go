@@ -1,0 +1,142 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/bot/fulfil"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// walletPending lists wallet payments between the debit and the order
+// (member "<user>:<quote>", score ms), so the sweep finishes any that a
+// crash interrupted.
+func (p *Checkout) walletPending() string { return p.p + "wallet-pending" }
+
+// payWallet debits the buyer's wallet for q (idempotent by the quote's
+// ref) and creates the paid order.
+func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error) {
+	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	if err := p.rdb.ZAdd(ctx, p.walletPending(), redis.Z{Score: float64(p.now().UnixMilli()), Member: member}).Err(); err != nil {
+		return nil, fmt.Errorf("mark wallet payment: %w", err)
+	}
+	p.rdb.HSet(ctx, p.quoteKey(q.ID), "lang", string(env.Lang))
+	p.rdb.Expire(ctx, p.quoteKey(q.ID), time.Until(q.Expires)+state.QuoteKeep)
+	bal, err := p.Wallets.Debit(ctx, q.UserID, q.ShopUSD, WalletRef(q.ID), "order")
+	if errors.Is(err, state.ErrInsufficientFunds) {
+		p.rdb.ZRem(ctx, p.walletPending(), member)
+		return &flows.Reply{Answer: env.T("pay.wallet_short", "balance", locales.Money(env.Lang, bal), "total", locales.Money(env.Lang, q.ShopUSD)), Alert: true, NoScreen: true}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.settleWallet(ctx, q, env.Lang)
+	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+		return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Clear()
+	text := env.T("pay.paid_wallet", "amount", locales.Money(env.Lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(env.Lang, bal))
+	return &flows.Reply{Save: true, Screen: &flows.Screen{Text: text, Rows: [][]flows.Button{{{Text: env.T("btn.menu"), Action: "m"}}}}}, nil
+}
+
+// settleWallet creates and schedules the order of a debited wallet
+// payment. When the quote was paid otherwise meanwhile, the debit is
+// credited back and ErrQuoteAlreadyPaid returned with that order.
+func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang) (*state.Order, error) {
+	ref := WalletRef(q.ID)
+	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayWallet, ref, 0))
+	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
+		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
+			return nil, cerr
+		}
+		p.rdb.ZRem(ctx, p.walletPending(), member)
+		return o, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if dup {
+		err = p.ensureScheduled(ctx, o)
+	} else {
+		p.log.Info("order paid", "order", o.ID, "quote", q.ID, "method", state.PayWallet)
+		err = p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now())
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.rdb.ZRem(ctx, p.walletPending(), member)
+	return o, nil
+}
+
+// walletCommand shows the balance and the last ten movements.
+func (p *Checkout) walletCommand(ctx context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
+	bal, err := p.Wallets.Balance(ctx, env.User.ID)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := p.Wallets.Ledger(ctx, env.User.ID, 0, 10)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString(env.T("wallet.title", "balance", locales.Money(env.Lang, bal)))
+	b.WriteString("\n\n")
+	if len(entries) == 0 {
+		b.WriteString(env.T("wallet.empty"))
+	} else {
+		b.WriteString(env.T("wallet.history"))
+		for _, e := range entries {
+			b.WriteString("\n")
+			what := env.T(entryKind(e))
+			if id := p.entryOrder(ctx, e); id > 0 {
+				what = env.T(entryKind(e)+"_order", "id", id)
+			}
+			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", locales.SignedMoney(env.Lang, e.Amount), "what", what))
+		}
+	}
+	return &flows.Reply{Notices: []flows.Notice{{Text: b.String()}}, NoScreen: true}, nil
+}
+
+// entryOrder is the shop order a wallet movement paid or refunded, or 0:
+// payments and refunds of a quote name its order, refunds of an order name
+// it directly.
+func (p *Checkout) entryOrder(ctx context.Context, e state.Entry) int64 {
+	ref := e.Ref
+	if id, ok := strings.CutPrefix(ref, "refund:order:"); ok {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		return n
+	}
+	ref = strings.TrimPrefix(ref, "refund:")
+	qid, ok := strings.CutPrefix(ref, "pay:quote:")
+	if !ok || qid == "" {
+		return 0
+	}
+	if o, err := p.Orders.ByQuote(ctx, qid); err == nil {
+		return o.ID
+	}
+	return 0
+}
+
+func entryKind(e state.Entry) string {
+	switch {
+	case strings.HasPrefix(e.Ref, "pay:quote:"):
+		return "wallet.kind_pay"
+	case e.Actor == "refund" || strings.HasPrefix(e.Ref, "refund:"):
+		return "wallet.kind_refund"
+	case e.Amount.IsPositive():
+		return "wallet.kind_credit"
+	}
+	return "wallet.kind_debit"
+}

@@ -1,0 +1,56 @@
+package orderchat
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/flows"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Telegram is what the relay needs of the Bot API; the bot's Telegram
+// adapter implements it. Errors wrap flows.ErrBlocked when the buyer
+// blocked the bot.
+type Telegram interface {
+	// Send sends an HTML message with optional buttons.
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	// SendFile uploads data named name as a photo (photo) or a document,
+	// with an HTML caption and optional buttons.
+	SendFile(ctx context.Context, chat int64, name string, data []byte, photo bool, caption string, rows [][]flows.Button) error
+	// DownloadFile fetches a file a user sent, refusing one over limit
+	// bytes. Its errors never carry the download link (it holds the token).
+	DownloadFile(ctx context.Context, fileID string, limit int64) ([]byte, error)
+}
+
+// Upstream is the reseller's order chat API (reseller.Client implements it).
+type Upstream interface {
+	Order(ctx context.Context, number int64) (*reseller.Order, error)
+	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, error)
+	Chat(ctx context.Context, number int64) (*reseller.Chat, error)
+	SendChatMessage(ctx context.Context, number int64, msg *reseller.ChatMessageInput) (*reseller.ChatMessage, error)
+	DownloadChatImage(ctx context.Context, ref string) (*reseller.ChatImage, error)
+}
+
+// Deps are the stores and services the relay uses.
+type Deps struct {
+	Telegram Telegram
+	Upstream Upstream // nil: no upstream, so no order has a chat
+	Orders   *state.Orders
+	// Engine is where the relay's flow lives (its flow timeout, the main
+	// menu) and gives the admins' language.
+	Engine *flows.Engine
+	Redis  redis.UniversalClient // the chat records and the chat poll schedule
+	Prefix string                // the shop's Redis key prefix
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// maxMessageChars is the longest message Telegram takes.
+const maxMessageChars = 4096
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,5 @@
+package bot_test
+
+import "shopbot/bot/bottest"
+
+var renderMessage = bottest.Render

@@ -1,0 +1,46 @@
+package support
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/flows"
+	"shopbot/state"
+)
+
+// Options are the shop's own support settings.
+type Options struct {
+	// URL is an external helpdesk linked from support (SUPPORT_URL).
+	URL string
+	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows
+	// the default terms. TermsURL links the full terms (TERMS_URL).
+	TermsText, TermsURL string
+}
+
+// Telegram is what support needs of the Bot API; the bot's Telegram
+// adapter implements it. Errors wrap flows.ErrBlocked when the user
+// blocked the bot.
+type Telegram interface {
+	// Send sends an HTML message with optional buttons.
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	// SendPhotoID sends a photo Telegram already has (by its file id) with
+	// an optional HTML caption and buttons.
+	SendPhotoID(ctx context.Context, chat int64, fileID, caption string, rows [][]flows.Button) error
+}
+
+// Deps are the stores and services support uses.
+type Deps struct {
+	Telegram Telegram
+	Orders   *state.Orders // a buyer's recent orders, shown to admins
+	// Engine is where support's flows live (the main menu) and gives the
+	// languages.
+	Engine *flows.Engine
+	Admins []int64               // who gets the buyers' messages
+	Redis  redis.UniversalClient // the tickets
+	Prefix string                // the shop's Redis key prefix
+	Log    *slog.Logger
+	Now    func() time.Time
+}

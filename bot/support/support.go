@@ -1,0 +1,477 @@
+package support
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"shopbot/bot/fulfil"
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/state"
+)
+
+// Support is a buyer's conversation with the shop's admins (/paysupport,
+// /support, the Help button): what the buyer writes goes to every admin with
+// the buyer's link and recent orders and a Reply button; an admin's reply
+// goes back to the buyer. A ticket (one per buyer) stays open until the
+// buyer or an admin closes it. Tickets live in Redis and sessions are
+// Redis-backed, so both survive restarts and are shared by replicas.
+
+// Global button actions and flows of support.
+const (
+	actSupport      = flows.ActSupport // the buyer opens (or goes back to) support
+	actSupportReply = "sr"             // arg: buyer id; an admin answers a ticket
+	actSupportClose = "sx"             // arg: buyer id; the buyer or an admin closes a ticket
+	actTickets      = "tk"             // an admin's list of open tickets
+	supportFlow     = "support"
+	replyFlow       = "supportreply"
+)
+
+// Limits of what support relays.
+const (
+	maxSupportText  = 3000 // of one relayed message, leaving room for the header
+	maxTicketsShown = 20
+	supportOrders   = 5 // recent orders shown to admins
+)
+
+// Support keeps tickets in Redis: a hash per buyer (open, lang, name) and
+// a sorted set of open tickets by last activity.
+type Support struct {
+	opts   Options
+	tg     Telegram
+	orders *state.Orders
+	engine *flows.Engine
+	admins []int64
+	log    *slog.Logger
+	now    func() time.Time
+	rdb    redis.UniversalClient
+	p      string
+}
+
+// New returns support over d's stores and services.
+func New(opts Options, d Deps) *Support {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Support{
+		opts: opts, tg: d.Telegram, orders: d.Orders, engine: d.Engine, admins: d.Admins, log: d.Log, now: d.Now,
+		rdb: d.Redis, p: d.Prefix + "support:",
+	}
+}
+
+// relayedTTL is how long an admin can answer a relayed message by replying
+// to it.
+const relayedTTL = 30 * 24 * time.Hour
+
+func (sp *Support) msgKey(admin int64, msg int) string {
+	return sp.p + "m:" + itoa(admin) + ":" + strconv.Itoa(msg)
+}
+
+// Reply is an admin's reply (Telegram's reply to a message) in their
+// private chat with the bot, not a command.
+type Reply struct {
+	Admin        int64 // the admin's chat (and user id)
+	ReplyTo      int   // the message replied to
+	LanguageCode string
+	Text         string // the text, or a photo's caption
+	Photo        string // the photo's file id, if any
+}
+
+// TakeReply takes an admin's reply to a relayed support message and sends
+// it to that buyer, without going through the admin's menu. It reports
+// false for anything else, which is left to the flows.
+func (sp *Support) TakeReply(ctx context.Context, m Reply) bool {
+	buyer, err := sp.rdb.Get(ctx, sp.msgKey(m.Admin, m.ReplyTo)).Int64()
+	if err != nil {
+		return false // not a relayed support message (or too old): the flows answer
+	}
+	text, photo := m.Text, m.Photo
+	lang := sp.engine.LangFor(&flows.Session{}, flows.User{LanguageCode: m.LanguageCode})
+	name := sp.rdb.HGet(ctx, sp.key(buyer), "name").Val()
+	if strings.TrimSpace(text) == "" && photo == "" {
+		_, _ = sp.tg.Send(ctx, m.Admin, locales.T(lang, "support.text_or_photo"), nil)
+		return true
+	}
+	reply := locales.T(lang, "support.replied", "user", userLink(buyer, name))
+	if err := sp.toBuyer(ctx, buyer, strings.TrimSpace(text), photo); err != nil {
+		reply = locales.T(lang, "support.not_replied")
+		if errors.Is(err, flows.ErrBlocked) {
+			reply = locales.T(lang, "support.buyer_blocked")
+		}
+		sp.log.Warn("support: swipe reply to the buyer", "buyer", buyer, "err", err)
+	}
+	_, _ = sp.tg.Send(ctx, m.Admin, reply, nil)
+	return true
+}
+
+func (sp *Support) key(user int64) string { return sp.p + "t:" + itoa(user) }
+func (sp *Support) openKey() string       { return sp.p + "open" }
+
+// Register adds the commands, buttons and the two flows.
+func (sp *Support) Register(e *flows.Engine) {
+	open := func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		return sp.start(ctx, env, s, ev)
+	}
+	e.HandleCommand("paysupport", open)
+	e.HandleCommand("support", open)
+	e.HandleButton(actSupport, open)
+	e.RegisterLasting(supportFlow, buyerSupport{sp})
+	e.RegisterLasting(replyFlow, adminReply{sp})
+	e.HandleCommand("terms", func(_ context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
+		return sp.terms(env), nil
+	})
+	e.HandleCommand("tickets", flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, _ flows.Event) (*flows.Reply, error) {
+		return sp.tickets(ctx, env, s)
+	}))
+	e.HandleButton(actTickets, flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, _ flows.Event) (*flows.Reply, error) {
+		return sp.tickets(ctx, env, s)
+	}))
+	e.HandleButton(actSupportReply, flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
+		name, err := sp.rdb.HGet(ctx, sp.key(id), "name").Result()
+		if errors.Is(err, redis.Nil) || id <= 0 {
+			return &flows.Reply{Answer: env.T("support.no_ticket"), Alert: true, NoScreen: true}, nil
+		} else if err != nil {
+			return nil, err
+		}
+		s.Enter(replyFlow, "write", time.Time{})
+		s.Set("to", itoa(id))
+		s.Set("name", name)
+		sc := sp.replyScreen(env, s)
+		sc.Fresh = true
+		return &flows.Reply{Screen: sc, Save: true}, nil
+	}))
+	e.HandleButton(actSupportClose, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
+		if id != env.User.ID && !env.User.Admin {
+			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+		}
+		return sp.close(ctx, env, s, id)
+	})
+}
+
+// terms is the shop's terms: TERMS_TEXT (plain text) or the default, and a
+// link to TERMS_URL when set.
+func (sp *Support) terms(env *flows.Env) *flows.Reply {
+	text := env.T("terms.text")
+	if t := strings.TrimSpace(sp.opts.TermsText); t != "" {
+		text = env.T("terms.title") + "\n\n" + locales.Escape(locales.Clip(t, 3900))
+	}
+	n := flows.Notice{Text: text}
+	if u := sp.opts.TermsURL; u != "" {
+		n.Rows = [][]flows.Button{{{Text: env.T("btn.terms_full"), URL: u}}}
+	}
+	return &flows.Reply{Notices: []flows.Notice{n}, NoScreen: true}
+}
+
+// start opens support for the buyer: the next message goes to the admins.
+func (sp *Support) start(_ context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	s.Enter(supportFlow, "write", time.Time{})
+	sc := sp.buyerScreen(env, false)
+	sc.Fresh = ev.Kind != flows.EvButton || ev.MsgID != s.MenuMsg
+	r := &flows.Reply{Screen: sc, Save: true}
+	if ev.Command == "paysupport" {
+		r.Notices = []flows.Notice{{Text: env.T("paysupport.text")}}
+	}
+	return r, nil
+}
+
+// buyerScreen invites the buyer to write; sent says a message already went.
+func (sp *Support) buyerScreen(env *flows.Env, sent bool) *flows.Screen {
+	text := env.T("support.write")
+	if sent {
+		text = env.T("support.more")
+	}
+	rows := [][]flows.Button{}
+	if u := sp.opts.URL; u != "" {
+		rows = append(rows, []flows.Button{{Text: env.T("btn.helpdesk"), URL: u}})
+	}
+	if sent {
+		rows = append(rows, []flows.Button{{Text: env.T("btn.close_ticket"), Action: actSupportClose, Arg: itoa(env.User.ID), Global: true}})
+	}
+	rows = append(rows, []flows.Button{{Text: env.T("btn.menu"), Action: "m", Global: true}})
+	return &flows.Screen{Text: text, Rows: rows}
+}
+
+// buyerSupport is the buyer's side: every text or photo is relayed.
+type buyerSupport struct{ sp *Support }
+
+func (f buyerSupport) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
+	return &flows.Reply{Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
+}
+
+func (f buyerSupport) Show(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	return f.sp.buyerScreen(env, s.Step == "sent"), nil
+}
+
+// Cancel leaves support; an open ticket stays open and answers still come.
+func (f buyerSupport) Cancel(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	s.Clear()
+	return &flows.Reply{Answer: env.T("support.left"), Notices: []flows.Notice{{Text: env.T("support.left")}}, Screen: f.sp.engine.MenuScreen(env), Save: true}, nil
+}
+
+func (f buyerSupport) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if ev.Kind == flows.EvButton {
+		return &flows.Reply{Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
+	}
+	text := strings.TrimSpace(ev.Text)
+	if text == "" && ev.PhotoID == "" {
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.text_or_photo")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
+	}
+	if err := f.sp.fromBuyer(ctx, env, text, ev.PhotoID); err != nil {
+		if !errors.Is(err, errNoAdmin) {
+			return nil, err
+		}
+		// Nobody got it: say so, and keep the buyer in support to try again.
+		f.sp.log.Warn("support: a buyer's message reached no admin", "buyer", env.User.ID, "admins", len(f.sp.admins))
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.not_sent")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
+	}
+	s.Step = "sent"
+	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.sent")}}, Screen: f.sp.buyerScreen(env, true), Save: true}, nil
+}
+
+// errNoAdmin is a support message that reached no admin (none configured,
+// or none reachable).
+var errNoAdmin = errors.New("support: no admin could be reached")
+
+// fromBuyer opens (or keeps open) the buyer's ticket and relays a message
+// to every admin. Admins that cannot be reached are logged and skipped; the
+// message fails only when no admin got it.
+func (sp *Support) fromBuyer(ctx context.Context, env *flows.Env, text, photo string) error {
+	u := env.User
+	name := u.FirstName
+	if name == "" {
+		name = "@" + u.Username
+	}
+	now := sp.now()
+	pipe := sp.rdb.TxPipeline()
+	pipe.HSet(ctx, sp.key(u.ID), "open", "1", "lang", string(env.Lang), "name", name, "last", now.Unix())
+	pipe.ZAdd(ctx, sp.openKey(), redis.Z{Score: float64(now.Unix()), Member: itoa(u.ID)})
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("open support ticket: %w", err)
+	}
+	lang := sp.engine.DefaultLang
+	head := locales.T(lang, "support.to_admin", "user", userLink(u.ID, name), "id", itoa(u.ID),
+		"username", usernameOr(lang, u.Username), "orders", sp.recentOrders(ctx, lang, u.ID))
+	rows := sp.ticketButtons(lang, u.ID)
+	body := locales.Escape(locales.Clip(text, maxSupportText))
+	delivered := 0
+	for _, admin := range sp.admins {
+		var err error
+		var msg int
+		if photo != "" {
+			if msg, err = sp.tg.Send(ctx, admin, head, nil); err == nil {
+				err = sp.sendPhoto(ctx, admin, photo, locales.Escape(locales.Clip(text, 1000)), rows)
+			}
+		} else {
+			msg, err = sp.tg.Send(ctx, admin, head+"\n\n"+body, rows)
+		}
+		if err != nil {
+			sp.log.Warn("support: relay to admin", "admin", admin, "buyer", u.ID, "err", err)
+			continue
+		}
+		// A swipe reply to this message answers the buyer (see swipeReply).
+		sp.rdb.Set(ctx, sp.msgKey(admin, msg), itoa(u.ID), relayedTTL)
+		delivered++
+	}
+	if delivered == 0 {
+		return errNoAdmin
+	}
+	return nil
+}
+
+// ticketButtons are an admin's Reply and Close buttons of a buyer's ticket.
+func (sp *Support) ticketButtons(lang locales.Lang, buyer int64) [][]flows.Button {
+	reply, _ := flows.EncodeCallback(flows.GlobalNonce, actSupportReply, itoa(buyer))
+	closeT, _ := flows.EncodeCallback(flows.GlobalNonce, actSupportClose, itoa(buyer))
+	return [][]flows.Button{{{Text: locales.T(lang, "btn.support_reply"), Data: reply}, {Text: locales.T(lang, "btn.close_ticket"), Data: closeT}}}
+}
+
+// recentOrders is the buyer's last few orders, one per line, for admins.
+func (sp *Support) recentOrders(ctx context.Context, lang locales.Lang, user int64) string {
+	list, err := sp.orders.ListByUser(ctx, user, 0, supportOrders)
+	if err != nil {
+		return locales.T(lang, "support.orders_unknown")
+	}
+	if len(list) == 0 {
+		return locales.T(lang, "support.no_orders")
+	}
+	var lines []string
+	for _, o := range list {
+		lines = append(lines, locales.T(lang, "orders.line", "id", o.ID, "item", locales.Escape(locales.Clip(fulfil.ItemName(lang, o), 60)),
+			"status", locales.T(lang, "order.status."+o.Status), "date", locales.Date(lang, o.CreatedAt)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sendPhoto sends a photo by its Telegram file id with an HTML caption.
+func (sp *Support) sendPhoto(ctx context.Context, chat int64, fileID, caption string, rows [][]flows.Button) error {
+	return sp.tg.SendPhotoID(ctx, chat, fileID, caption, rows)
+}
+
+// adminReply is an admin's side: the next text or photo goes to the buyer.
+type adminReply struct{ sp *Support }
+
+func (f adminReply) Start(_ context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
+	return &flows.Reply{Screen: f.sp.replyScreen(env, s), Save: true}, nil
+}
+
+func (f adminReply) Show(_ context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	return f.sp.replyScreen(env, s), nil
+}
+
+func (sp *Support) replyScreen(env *flows.Env, s *flows.Session) *flows.Screen {
+	return &flows.Screen{Text: env.T("support.reply_prompt", "user", userLink(parseID(s.Get("to")), s.Get("name"))),
+		Rows: [][]flows.Button{{{Text: env.T("btn.cancel"), Action: actTickets, Global: true}}}}
+}
+
+// Cancel drops the reply and shows the open tickets.
+func (f adminReply) Cancel(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	r, err := f.sp.tickets(ctx, env, s)
+	if r != nil {
+		r.Answer = env.T("support.reply_cancelled")
+		r.Notices = []flows.Notice{{Text: env.T("support.reply_cancelled")}}
+	}
+	return r, err
+}
+
+func (f adminReply) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if !env.User.Admin {
+		s.Clear()
+		return &flows.Reply{Answer: env.T("err.outdated"), Screen: f.sp.engine.MenuScreen(env), Save: true}, nil
+	}
+	if ev.Kind == flows.EvButton {
+		return &flows.Reply{Screen: f.sp.replyScreen(env, s), Save: true}, nil
+	}
+	text := strings.TrimSpace(ev.Text)
+	if text == "" && ev.PhotoID == "" {
+		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.text_or_photo")}}, Screen: f.sp.replyScreen(env, s), Save: true}, nil
+	}
+	to := parseID(s.Get("to"))
+	if err := f.sp.toBuyer(ctx, to, text, ev.PhotoID); err != nil {
+		if errors.Is(err, flows.ErrBlocked) {
+			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.buyer_blocked")}}, Screen: f.sp.replyScreen(env, s), Save: true}, nil
+		}
+		return nil, err
+	}
+	name := s.Get("name")
+	r, err := f.sp.tickets(ctx, env, s)
+	if err != nil {
+		return nil, err
+	}
+	r.Notices = append([]flows.Notice{{Text: env.T("support.replied", "user", userLink(to, name))}}, r.Notices...)
+	return r, nil
+}
+
+// toBuyer sends an admin's reply to the buyer, in the buyer's language, with
+// buttons to write back or close the ticket.
+func (sp *Support) toBuyer(ctx context.Context, buyer int64, text, photo string) error {
+	lang := sp.buyerLang(ctx, buyer)
+	sp.rdb.HSet(ctx, sp.key(buyer), "last", sp.now().Unix())
+	write, _ := flows.EncodeCallback(flows.GlobalNonce, actSupport, "")
+	closeT, _ := flows.EncodeCallback(flows.GlobalNonce, actSupportClose, itoa(buyer))
+	rows := [][]flows.Button{{{Text: locales.T(lang, "btn.support_write"), Data: write}, {Text: locales.T(lang, "btn.close_ticket"), Data: closeT}}}
+	msg := locales.T(lang, "support.from_staff", "text", locales.Escape(locales.Clip(text, maxSupportText)))
+	if photo != "" {
+		return sp.sendPhoto(ctx, buyer, photo, locales.T(lang, "support.from_staff", "text", locales.Escape(locales.Clip(text, 900))), rows)
+	}
+	_, err := sp.tg.Send(ctx, buyer, msg, rows)
+	return err
+}
+
+func (sp *Support) buyerLang(ctx context.Context, buyer int64) locales.Lang {
+	if l, ok := locales.Parse(sp.rdb.HGet(ctx, sp.key(buyer), "lang").Val()); ok {
+		return l
+	}
+	return sp.engine.DefaultLang
+}
+
+// close ends a buyer's ticket and tells the other side.
+func (sp *Support) close(ctx context.Context, env *flows.Env, s *flows.Session, buyer int64) (*flows.Reply, error) {
+	n, err := sp.rdb.ZRem(ctx, sp.openKey(), itoa(buyer)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("close support ticket: %w", err)
+	}
+	sp.rdb.HSet(ctx, sp.key(buyer), "open", "0")
+	byBuyer := env.User.ID == buyer
+	if n > 0 {
+		if byBuyer {
+			lang := sp.engine.DefaultLang
+			name := sp.rdb.HGet(ctx, sp.key(buyer), "name").Val()
+			for _, admin := range sp.admins {
+				if _, err := sp.tg.Send(ctx, admin, locales.T(lang, "support.closed_by_buyer", "user", userLink(buyer, name)), nil); err != nil {
+					sp.log.Warn("support: tell admin of a closed ticket", "admin", admin, "err", err)
+				}
+			}
+		} else if _, err := sp.tg.Send(ctx, buyer, locales.T(sp.buyerLang(ctx, buyer), "support.closed_by_staff"), nil); err != nil {
+			sp.log.Warn("support: tell buyer of a closed ticket", "buyer", buyer, "err", err)
+		}
+	}
+	if byBuyer {
+		s.Clear()
+		return &flows.Reply{Answer: env.T("support.closed"), Screen: sp.engine.MenuScreen(env), Save: true}, nil
+	}
+	r, err := sp.tickets(ctx, env, s)
+	if r != nil {
+		r.Answer = env.T("support.closed")
+	}
+	return r, err
+}
+
+// tickets lists the open tickets for an admin, newest activity first.
+func (sp *Support) tickets(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
+	ids, err := sp.rdb.ZRevRange(ctx, sp.openKey(), 0, maxTicketsShown-1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list support tickets: %w", err)
+	}
+	s.Clear()
+	text := env.T("support.tickets_title")
+	var rows [][]flows.Button
+	if len(ids) == 0 {
+		text += "\n\n" + env.T("support.tickets_none")
+	}
+	for _, id := range ids {
+		h := sp.rdb.HGetAll(ctx, sp.p+"t:"+id).Val()
+		last, _ := strconv.ParseInt(h["last"], 10, 64)
+		name := locales.Clip(h["name"], 40)
+		text += "\n" + env.T("support.ticket_line", "user", userLink(parseID(id), name), "id", id, "date", locales.DateTime(env.Lang, time.Unix(last, 0)))
+		rows = append(rows, []flows.Button{
+			{Text: env.T("btn.support_reply_to", "name", locales.Clip(name, 24)), Action: actSupportReply, Arg: id, Global: true},
+			{Text: env.T("btn.close_ticket"), Action: actSupportClose, Arg: id, Global: true},
+		})
+	}
+	rows = append(rows, []flows.Button{{Text: env.T("btn.menu"), Action: "m", Global: true}})
+	return &flows.Reply{Screen: &flows.Screen{Text: text, Rows: rows}, Save: true}, nil
+}
+
+// userLink is an HTML link to a Telegram user by id.
+func userLink(id int64, name string) string {
+	if strings.TrimSpace(name) == "" {
+		name = itoa(id)
+	}
+	return `<a href="tg://user?id=` + itoa(id) + `">` + locales.Escape(locales.Clip(name, 64)) + `</a>`
+}
+
+func usernameOr(lang locales.Lang, u string) string {
+	if u == "" {
+		return locales.T(lang, "support.no_username")
+	}
+	return "@" + locales.Escape(u)
+}
+
+func parseID(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

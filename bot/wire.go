@@ -1,0 +1,140 @@
+package bot
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+
+	"shopbot/bot/admin"
+	"shopbot/bot/checkout"
+	"shopbot/bot/fulfil"
+	"shopbot/bot/orderchat"
+	"shopbot/bot/support"
+	"shopbot/flows"
+	"shopbot/state"
+)
+
+// The shop's features are assembled here, and only here: each from its own
+// options, over the shop's stores (built once) and the small interfaces it
+// declares, which the Bot (the Telegram adapter) and the other features
+// implement. No feature holds the Bot. The order of building follows the
+// arrows, so nothing is wired late but checkout's view of the fulfilment
+// worker's orphans (the worker's OnLoss runs the checkout's sweep, and the
+// checkout asks the worker about unclaimed upstream orders):
+//
+//	alerts -> checkout -> chat relay -> fulfilment -> admin, support
+//
+// cmd/shopbot, the demo and the tests all get the same shop from bot.New.
+
+// features are the shop's parts other than the Telegram adapter.
+type features struct {
+	// Alerts tell admins about trouble once per occurrence; they also
+	// watch the upstream account (Alerts.WatchUpstream).
+	Alerts *admin.Alerts
+	// Checkout takes the payments (nil: payments are off); the product
+	// lines hand it confirmed quotes (flows.Shop.Checkout).
+	Checkout *checkout.Checkout
+	ful      *fulfil.Fulfiller
+	chat     *orderchat.Relay
+	support  *support.Support
+	admin    *admin.Admin
+	orders   *state.Orders     // the shop's one order store
+	wallets  *state.Wallets    // the shop's one wallet store
+	durable  *state.Durability // shared by every money write
+}
+
+// wire builds the features and registers their commands, buttons and flows
+// with the engine.
+func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine) {
+	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
+		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
+	}))
+	b.Queue.Durable = b.durable // an acknowledged update survives a failover
+	b.orders = state.NewOrders(rdb, opts.Prefix)
+	b.orders.Now = opts.Now
+	b.orders.Observe = func(o *state.Order, from string) {
+		b.metrics.ObserveOrder(o, from)
+		b.notify()
+	}
+	b.wallets = state.NewWallets(rdb, opts.Prefix)
+	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
+	schedule := state.NewSchedule(rdb, opts.Prefix)
+	reviews := state.NewChargeReviews(rdb, opts.Prefix)
+	reviews.Now = opts.Now
+	b.metrics.addSource(storeSource{queue: b.Queue, orders: b.orders, reviews: reviews})
+
+	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
+		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
+	b.Alerts.OnBalance = func(usd decimal.Decimal) { b.metrics.Balance.Set(usd.InexactFloat64()) }
+
+	journal := opts.Journal
+	if journal == nil {
+		journal, _ = state.OpenJournal("", fulfil.JournalKeep, opts.Now) // in memory: cannot fail
+	}
+	var onLoss func()
+	if opts.Checkout != nil {
+		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
+			Telegram: b, Alerts: b.Alerts, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews, Journal: journal,
+			Log: opts.Logger, Now: opts.Now,
+		})
+		b.Checkout.Register(engine)
+		onLoss = b.Checkout.SweepSoon
+	}
+
+	var chatUp orderchat.Upstream // no chats without an upstream
+	var adminUp admin.Upstream    // no upstream figures without one
+	if opts.Reseller != nil {
+		chatUp, adminUp = opts.Reseller, opts.Reseller
+	}
+	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
+		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
+	b.ful = fulfil.New(fulfil.Deps{
+		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
+		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts, Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
+		Durable: b.durable, OnLoss: onLoss, Journal: journal,
+	}, opts.Fulfil)
+	if b.Checkout != nil {
+		b.Checkout.SetOrphans(b.ful)
+	}
+
+	adminOpts := opts.Admin
+	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
+	b.admin = admin.New(adminOpts, admin.Deps{
+		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
+		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue,
+		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+	})
+	b.admin.Register(engine)
+	b.chat.Register(engine)
+	b.support = support.New(opts.Support, support.Deps{
+		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
+		Log: opts.Logger, Now: opts.Now,
+	})
+	b.support.Register(engine)
+}
+
+// runFeatures starts the features' background work under ctx: broadcasts,
+// the upstream watch, and with an upstream the fulfilment worker and the
+// chat relay, with payments the Stars sweep.
+func (b *Bot) runFeatures(ctx context.Context, wg *sync.WaitGroup) {
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	run(b.admin.Run)
+	run(b.Alerts.RunWatch)
+	if b.opts.Reseller != nil {
+		run(b.ful.Run)
+		run(b.chat.Run)
+	}
+	if b.Checkout != nil {
+		run(b.Checkout.Run)
+	}
+}
