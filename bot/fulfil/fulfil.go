@@ -345,10 +345,16 @@ func (f *Fulfiller) track(ctx context.Context, o *state.Order) (bool, time.Time,
 	return false, f.now().Add(f.pollDelay(o)), nil
 }
 
-// pollDelay grows with the order's age: PollMin at first, a third of the
-// age later, at most PollMax.
+// pollDelay grows with the time since the order reached the upstream:
+// PollMin at first, a third of that time later, at most PollMax. The time
+// counts from the later of the attempt's start and the claim (an order put
+// back or adopted after a Redis loss may have no attempt start on record).
 func (f *Fulfiller) pollDelay(o *state.Order) time.Duration {
-	return min(max(f.now().Sub(o.PlacingAt)/3, f.cfg.PollMin), f.cfg.PollMax)
+	since := o.PlacingAt
+	if o.ClaimedAt.After(since) {
+		since = o.ClaimedAt
+	}
+	return min(max(f.now().Sub(since)/3, f.cfg.PollMin), f.cfg.PollMax)
 }
 
 // checkStuck alerts admins once when the order has been unfinished too

@@ -204,6 +204,9 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 		}
 		n.AttemptID, n.AttemptWatermark, n.Request, n.Signature = e.Attempt, e.Watermark, raw, req.signature()
 		n.Slot, n.UncertainAt, n.UncertainAnswered = kind, f.now().UTC(), false
+		if n.PlacingAt.IsZero() {
+			n.PlacingAt = e.At
+		}
 		return nil
 	}, "attempt "+e.Attempt+" back from the journal")
 	if err != nil {
