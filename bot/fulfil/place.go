@@ -705,6 +705,13 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 		f.dispute(ctx, all)
 		return f.review(ctx, o, "upstream orders that may be this order's, unprovable: "+numbers(all))
 	}
+	return f.nothingFound(ctx, o)
+}
+
+// nothingFound handles an uncertain attempt whose create is not upstream
+// (yet): it waits out the grace, counted from when the uncertain answer
+// arrived, and then places the order again.
+func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, time.Time, error) {
 	if o.UncertainAt.IsZero() {
 		// A crash after the intent: the answer never came. The grace
 		// counts from now.
@@ -747,19 +754,7 @@ func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req 
 		f.dispute(ctx, all)
 		return f.review(ctx, o, "upstream orders that this order's or another order's uncertain create may have made: "+numbers(all))
 	}
-	if o.UncertainAt.IsZero() {
-		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "attempt found without an answer", false)
-	}
-	grace := f.cfg.Grace
-	if o.UncertainAnswered {
-		grace = f.cfg.AnsweredGrace
-	}
-	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
-		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
-	}
-	f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
-	f.journalOutcome(o, o.AttemptID, nil)
-	return f.place(ctx, o)
+	return f.nothingFound(ctx, o)
 }
 
 // unsettled reports whether any of the attempts may still make or show an
