@@ -100,6 +100,11 @@ func (a attempts) mine(charge string, n int64) bool {
 	return slices.ContainsFunc(a.open, func(e state.JournalEntry) bool { return e.Charge == charge && a.could(e, n) })
 }
 
+// hasOpen reports whether charge has an open attempt.
+func (a attempts) hasOpen(charge string) bool {
+	return slices.ContainsFunc(a.open, func(e state.JournalEntry) bool { return e.Charge == charge })
+}
+
 // lost returns the newest open attempt of the order's charge that the
 // order no longer holds (Redis lost it).
 func (a attempts) lost(o *state.Order) (state.JournalEntry, bool) {
@@ -146,11 +151,8 @@ func (f *Fulfiller) journalIntent(o *state.Order, req *upstreamRequest) error {
 func (f *Fulfiller) journalUncertain(ctx context.Context, o *state.Order, t reseller.OrderType, answered bool) (bounded bool) {
 	e := state.JournalEntry{Kind: state.JournalUncertain, Charge: o.ChargeID, Attempt: o.AttemptID, Answered: answered}
 	if answered {
-		if l, err := f.up.Orders(ctx, &reseller.OrdersOptions{Limit: 1, Type: t}); err == nil {
-			e.Bounded = true
-			if len(l.Data) > 0 {
-				e.Number = l.Data[0].Number
-			}
+		if n, err := f.newestOfType(ctx, t); err == nil {
+			e.Bounded, e.Number = true, n
 		}
 	}
 	if err := f.journal.Append(e); err != nil {

@@ -350,10 +350,25 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if !ok {
 		return false, f.now().Add(f.cfg.PollMin), nil // another create of this kind first
 	}
-	if f.journalMode(ctx, o, req) && len(f.readAttempts().blockers(req.kind(), o.ChargeID)) > 0 {
-		// A create of the kind whose slot Redis lost is still open.
-		f.releaseSlotIfIdle(ctx, o, kind)
-		return false, f.now().Add(f.cfg.PollMin), nil
+	if f.journalMode(ctx, o, req) {
+		a := f.readAttempts()
+		if len(a.blockers(req.kind(), o.ChargeID)) > 0 {
+			// A create of the kind whose slot Redis lost is still open.
+			f.releaseSlotIfIdle(ctx, o, kind)
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
+		if !a.hasOpen(o.ChargeID) {
+			// Every earlier attempt of this order is settled (and a create
+			// of one is put back already): nothing of it is upstream to
+			// look for. The attempt's watermark is the newest number now.
+			newest, err := f.newestOfType(ctx, req.Type)
+			if err != nil {
+				f.log.Warn("read the newest upstream order before a create", "order", o.ID, "err", err)
+				f.releaseSlotIfIdle(ctx, o, kind)
+				return false, f.now().Add(f.retryDelay(o)), nil
+			}
+			return f.send(ctx, o, req, raw, kind, &found{newest: newest}, max(newest, o.Watermark), false)
+		}
 	}
 	// Held all along since the attempt's watermark: whatever is unclaimed of
 	// the kind above it is this order's. Otherwise look above the order's
