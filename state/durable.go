@@ -310,6 +310,30 @@ func NewDurability(rdb redis.UniversalClient, prefix string, opts ...DurabilityO
 // than Redis's own settings). An error matching ErrNotDurable means the write
 // happened but was not confirmed durable: retry the step later.
 func (d *Durability) Sync(ctx context.Context, key string) error {
+	return d.sync(ctx, key, false)
+}
+
+// ErrWrittenElsewhere means the key a caller just wrote is not on the node
+// that owns it now: the write went to a master that was being replaced (a
+// failover the client had not seen yet) and will be lost with it. The
+// caller writes again.
+var ErrWrittenElsewhere = errors.New("state: the write is not on the current master (it went to a master being replaced)")
+
+// SyncWritten is Sync for a key the caller just created or changed and that
+// is never deleted (an order, a wallet ledger): it also checks, on the node
+// it waits on, that the key is there. Without that, a write that went to a
+// master just replaced (a failover the client had not noticed, a cluster
+// TAKEOVER) could be confirmed by waiting on the new master, and then be
+// lost with the old one.
+func (d *Durability) SyncWritten(ctx context.Context, key string) error {
+	return d.sync(ctx, key, true)
+}
+
+func (d *Durability) sync(ctx context.Context, key string, written bool) error {
+	exists := ""
+	if written {
+		exists = key
+	}
 	switch c := d.rdb.(type) {
 	case *redis.ClusterClient:
 		if key == "" {
@@ -319,9 +343,9 @@ func (d *Durability) Sync(ctx context.Context, key string) error {
 		if err != nil {
 			return &NotDurableError{Err: err}
 		}
-		return d.syncNode(ctx, m, m.Options().Addr, key, true)
+		return d.syncNode(ctx, m, m.Options().Addr, key, true, exists)
 	case *redis.Client:
-		return d.syncNode(ctx, c, "", "", false)
+		return d.syncNode(ctx, c, "", "", false, exists)
 	default:
 		// A Ring shards without replication or a way to name the shard:
 		// nothing to wait for.
@@ -372,7 +396,7 @@ func (d *Durability) SyncKeys(ctx context.Context, keys ...string) error {
 			continue
 		}
 		done[addr] = true
-		if err := d.syncNode(ctx, m, addr, k, true); err != nil {
+		if err := d.syncNode(ctx, m, addr, k, true, ""); err != nil {
 			return err
 		}
 	}
@@ -446,7 +470,7 @@ func (d *Durability) node(name string) *nodeState {
 	return ns
 }
 
-func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key string, cluster bool) error {
+func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key string, cluster bool, exists string) error {
 	ns := d.node(node)
 	for attempt := 0; ; attempt++ {
 		ns.mu.Lock()
@@ -456,9 +480,16 @@ func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key st
 			return &NotDurableError{Node: node, Err: err}
 		}
 		if p.Mode == SyncNone {
+			if exists != "" {
+				if n, err := c.Exists(ctx, exists).Result(); err != nil {
+					return &NotDurableError{Node: node, Err: err}
+				} else if n == 0 {
+					return &NotDurableError{Node: node, Err: ErrWrittenElsewhere}
+				}
+			}
 			return nil
 		}
-		stage, ne := d.wait(ctx, c, p, d.fenceKey(key, cluster))
+		stage, ne := d.wait(ctx, c, p, d.fenceKey(key, cluster), exists)
 		if ne == nil {
 			return nil
 		}
@@ -486,13 +517,26 @@ func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key st
 
 // wait writes the fence and waits for it on one connection. stage names
 // the command that failed: fence, waitaof or wait.
-func (d *Durability) wait(ctx context.Context, c *redis.Client, p Persistence, fence string) (string, *NotDurableError) {
+func (d *Durability) wait(ctx context.Context, c *redis.Client, p Persistence, fence, exists string) (string, *NotDurableError) {
 	ne := &NotDurableError{Node: p.Node, Mode: p.Mode}
 	conn := c.Conn()
 	defer conn.Close()
 	if err := conn.Set(ctx, fence, "1", time.Minute).Err(); err != nil {
 		ne.Err = err
 		return "fence", ne
+	}
+	if exists != "" {
+		// On the node the fence went to: a write that is not here went to
+		// a master being replaced, and waiting here would confirm nothing.
+		n, err := conn.Exists(ctx, exists).Result()
+		if err != nil {
+			ne.Err = err
+			return "fence", ne
+		}
+		if n == 0 {
+			ne.Err = ErrWrittenElsewhere
+			return "exists", ne
+		}
 	}
 	if p.Mode == SyncWaitAOF {
 		ne.WantLocal = 1

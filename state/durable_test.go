@@ -407,3 +407,26 @@ func TestDurabilityOnRedisCluster(t *testing.T) {
 	}
 	t.Log(d.Guarantee())
 }
+
+// A write that went to a master being replaced (a failover the client had
+// not seen) is not on the node Sync waits on: SyncWritten says so instead
+// of confirming it, whatever the node's persistence (here none), and the
+// caller writes again. Seen in CI: a cluster TAKEOVER lost an order whose
+// Sync had waited on the new master.
+func TestSyncWrittenRefusesAWriteThatIsNotOnTheNode(t *testing.T) {
+	r := statetest.New(t)
+	d := NewDurability(r.Client, r.Prefix)
+	ctx := context.Background()
+	key := r.Prefix + "{orders}:o:1"
+	err := d.SyncWritten(ctx, key)
+	var ne *NotDurableError
+	if !errors.As(err, &ne) || !errors.Is(err, ErrWrittenElsewhere) {
+		t.Fatalf("SyncWritten of a key the node does not hold: %v", err)
+	}
+	if err := r.Client.Set(ctx, key, "{}", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SyncWritten(ctx, key); err != nil {
+		t.Fatalf("SyncWritten of a key the node holds: %v", err)
+	}
+}

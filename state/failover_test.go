@@ -123,7 +123,7 @@ func runFailoverTraffic(t *testing.T, r *statetest.Redis, failover func(context.
 						return err
 					}
 					id = o.ID
-					return d.Sync(ctx, orders.KeyOf(o.ID))
+					return d.SyncWritten(ctx, orders.KeyOf(o.ID))
 				})
 				acks.mu.Lock()
 				acks.orders[charge] = id

@@ -121,7 +121,7 @@ func (w *Wallets) move(ctx context.Context, userID int64, signed int64, e Entry)
 	}
 	bal := fromCents(res[1])
 	if code, _ := res[0].(int64); code == 0 && w.Durable != nil {
-		if err := w.Durable.Sync(ctx, keys[0]); err != nil {
+		if err := w.Durable.SyncWritten(ctx, keys[1]); err != nil { // the ledger: never emptied
 			return bal, false, fmt.Errorf("wallet movement %s: %w", e.Ref, err)
 		}
 	}

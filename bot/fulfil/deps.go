@@ -43,6 +43,9 @@ type Chats interface {
 // allows it (state.Durability); nil means no waiting.
 type Durable interface {
 	Sync(ctx context.Context, key string) error
+	// SyncWritten is Sync that also checks the written key is on the node
+	// waited on (a write to a master being replaced is not confirmed).
+	SyncWritten(ctx context.Context, key string) error
 	// Exact reports whether a synced write on key's node survives any
 	// crash (see state.Durability.Exact).
 	Exact(ctx context.Context, key string) bool

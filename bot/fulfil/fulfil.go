@@ -637,5 +637,5 @@ func (f *Fulfiller) sync(ctx context.Context, id int64) error {
 	if f.durable == nil {
 		return nil
 	}
-	return f.durable.Sync(ctx, f.orders.KeyOf(id))
+	return f.durable.SyncWritten(ctx, f.orders.KeyOf(id))
 }
