@@ -280,7 +280,11 @@ func (ad *Admin) promoList(ctx context.Context, env *flows.Env, now time.Time) (
 func promoTerms(env *flows.Env, p *state.Promo) string {
 	var parts []string
 	if p.Percent.IsPositive() {
-		parts = append(parts, env.T("rep.promo.t_percent", "pct", locales.Decimal(env.Lang, p.Percent, 2)))
+		places := int32(0)
+		if !p.Percent.Equal(p.Percent.Truncate(0)) {
+			places = 2
+		}
+		parts = append(parts, env.T("rep.promo.t_percent", "pct", locales.Decimal(env.Lang, p.Percent, places)))
 	} else {
 		parts = append(parts, env.T("rep.promo.t_off", "usd", locales.Money(env.Lang, p.OffUSD)))
 	}
