@@ -328,7 +328,7 @@ func TestPromoPaymentSettledAfterItsUseWentElsewhereIsRefunded(t *testing.T) {
 		t.Fatal("the charge was not refunded")
 	}
 	s.noOrder(q.ID)
-	s.WaitText(chat, "the promo code LATE1 was used up before the payment arrived")
+	s.WaitText(chat, "the promo code LATE1 could no longer be used")
 	if used, _ := s.uses("LATE1"); used != 1 {
 		t.Fatalf("used %d", used)
 	}
