@@ -40,9 +40,13 @@ type features struct {
 	chat     *orderchat.Relay
 	support  *support.Support
 	admin    *admin.Admin
-	orders   *state.Orders     // the shop's one order store
-	wallets  *state.Wallets    // the shop's one wallet store
-	durable  *state.Durability // shared by every money write
+	orders   *state.Orders // the shop's one order store
+	// Promos is the shop's promo code store (checkout holds and consumes
+	// uses, fulfilment gives them back, admins manage the codes; the
+	// product lines read it through bot/catalog.Promos).
+	Promos  *state.Promos
+	wallets *state.Wallets    // the shop's one wallet store
+	durable *state.Durability // shared by every money write
 }
 
 // wire builds the features and registers their commands, buttons and flows
@@ -59,6 +63,8 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		b.notify()
 	}
 	b.wallets = state.NewWallets(rdb, opts.Prefix)
+	b.Promos = state.NewPromos(rdb, opts.Prefix)
+	b.Promos.Now = opts.Now
 	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
 	schedule := state.NewSchedule(rdb, opts.Prefix)
 	reviews := state.NewChargeReviews(rdb, opts.Prefix)
@@ -80,7 +86,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
 			Telegram: b, Alerts: b.Alerts, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
 			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews, Journal: journal,
-			Log: opts.Logger, Now: opts.Now,
+			Promos: b.Promos, Log: opts.Logger, Now: opts.Now,
 		})
 		b.Checkout.Register(engine)
 		onLoss = b.Checkout.SweepSoon
@@ -99,6 +105,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts, Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
 		Durable: b.durable, OnLoss: onLoss, Journal: journal,
+		OnRefunded: func(ctx context.Context, o *state.Order) error { return checkout.ReturnPromo(ctx, b.Promos, o) },
 	}, opts.Fulfil)
 	if b.Checkout != nil {
 		b.Checkout.SetOrphans(b.ful)
@@ -108,7 +115,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
 	b.admin = admin.New(adminOpts, admin.Deps{
 		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
-		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue,
+		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Promos: b.Promos,
 		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
 	})
 	b.admin.Register(engine)

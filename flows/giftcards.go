@@ -82,6 +82,8 @@ func (g *GiftCards) price(ctx context.Context, env *Env, s *Session) (*Quote, bo
 // Show renders the current step.
 func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
+	case stepPromo:
+		return promoScreen(env), nil
 	case stepConfirm:
 		return g.showConfirm(ctx, env, s)
 	case gcSearch:

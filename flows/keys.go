@@ -119,6 +119,8 @@ func (f *Keys) restriction(ctx context.Context, env *Env, game, region string) s
 // Show renders the current step.
 func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
+	case stepPromo:
+		return promoScreen(env), nil
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case gkSearch:

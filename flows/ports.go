@@ -196,6 +196,12 @@ type Quote struct {
 	UserID      int64
 	Created     time.Time
 	Expires     time.Time
+	// A promo code applied to the quote: ShopUSD and Stars are the
+	// discounted price, ListUSD and ListStars the price before it.
+	PromoCode   string
+	DiscountUSD decimal.Decimal
+	ListUSD     decimal.Decimal
+	ListStars   int64
 }
 
 // Expired reports whether the quote may no longer be paid at now.
@@ -209,6 +215,31 @@ var ErrNoQuote = errors.New("no such quote")
 type QuoteStore interface {
 	Save(ctx context.Context, q *Quote) error
 	Load(ctx context.Context, id string) (*Quote, error)
+}
+
+// Promo is a promo code's terms, as a buyer may use it now.
+type Promo struct {
+	Code      string
+	Percent   decimal.Decimal // off the order's price
+	OffUSD    decimal.Decimal // fixed USD off the order
+	Lines     []string        // product lines it applies to; none: all
+	MinUSD    decimal.Decimal // smallest order price it applies to
+	BelowCost bool            // may take the price below the upstream cost
+}
+
+// Why a promo code cannot be used, wrapped by an implementation's errors.
+var (
+	ErrPromoUnknown = errors.New("unknown promo code") // or disabled
+	ErrPromoExpired = errors.New("promo code expired")
+	ErrPromoUsedUp  = errors.New("promo code used up")
+	ErrPromoUsed    = errors.New("promo code already used by this buyer")
+)
+
+// Promos finds promo codes. Promo returns the code's terms when the buyer
+// may use it now, else an error wrapping one of ErrPromo*. It reserves
+// nothing: checkout holds a use when the buyer pays.
+type Promos interface {
+	Promo(ctx context.Context, code string, userID int64) (*Promo, error)
 }
 
 // Limiter counts a buyer's actions that cost upstream calls: ok false

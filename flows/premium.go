@@ -79,6 +79,8 @@ func (f *Premium) price(ctx context.Context, env *Env, s *Session) (*Quote, bool
 // Show renders the current step.
 func (f *Premium) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
+	case stepPromo:
+		return promoScreen(env), nil
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case msPlan:

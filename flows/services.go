@@ -61,6 +61,8 @@ func (f *Services) price(ctx context.Context, env *Env, s *Session) (*Quote, boo
 // Show renders the current step.
 func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
 	switch s.Step {
+	case stepPromo:
+		return promoScreen(env), nil
 	case stepConfirm:
 		return f.showConfirm(ctx, env, s)
 	case stepFields:

@@ -77,6 +77,7 @@ type Shop struct {
 	Quotes   QuoteStore
 	Limiter  Limiter // nil: no limit
 	Funds    Funds   // nil: items are never paused for the upstream balance
+	Promos   Promos  // nil: no promo codes
 	QuoteTTL time.Duration
 	PerPage  int // list entries per page (default 8)
 
@@ -497,14 +498,23 @@ func (sh *Shop) confirmScreen(env *Env, q *Quote) *Screen {
 		}
 	}
 	b.WriteString("\n\n")
-	b.WriteString(env.T("confirm.total", "total", sh.Pricing.FormatQuote(env.Lang, q.Stars, q.ShopUSD)))
+	total := sh.Pricing.FormatQuote(env.Lang, q.Stars, q.ShopUSD)
+	if q.PromoCode != "" {
+		b.WriteString(env.T("confirm.promo", "code", locales.Escape(q.PromoCode),
+			"discount", sh.Pricing.FormatQuote(env.Lang, q.ListStars-q.Stars, q.DiscountUSD)))
+		b.WriteString("\n")
+		b.WriteString(env.T("confirm.total_promo", "total", total, "was", sh.Pricing.FormatQuote(env.Lang, q.ListStars, q.ListUSD)))
+	} else {
+		b.WriteString(env.T("confirm.total", "total", total))
+	}
 	b.WriteString("\n")
 	b.WriteString(env.N("confirm.valid", int64(sh.QuoteTTL/time.Minute)))
-	return &Screen{Text: b.String(), Rows: [][]Button{
-		{{Text: env.T("btn.pay"), Action: actPay}},
-		{{Text: env.T("btn.edit"), Action: actEdit}},
-		navRow(env),
-	}}
+	rows := [][]Button{{{Text: env.T("btn.pay"), Action: actPay}}}
+	if pr := sh.promoRow(env); pr != nil {
+		rows = append(rows, pr)
+	}
+	rows = append(rows, []Button{{Text: env.T("btn.edit"), Action: actEdit}}, navRow(env))
+	return &Screen{Text: b.String(), Rows: rows}
 }
 
 // showConfirm renders the confirmation step from the stored quote.
@@ -523,6 +533,9 @@ func (sh *Shop) showConfirm(ctx context.Context, env *Env, s *Session) (*Screen,
 // quote to checkout; an expired or lost quote is priced again and shown.
 // Edit goes to editStep. It reports false for other actions.
 func (sh *Shop) confirm(ctx context.Context, env *Env, f pricer, s *Session, ev Event, editStep string) (*Reply, bool, error) {
+	if r, ok, err := sh.handlePromo(ctx, env, f, s, ev); ok {
+		return r, true, err
+	}
 	if s.Step != stepConfirm || ev.Kind != EvButton {
 		return nil, false, nil
 	}

@@ -121,6 +121,10 @@ type Order struct {
 	Stars       int64           `json:"stars,omitempty"`
 	PayMethod   string          `json:"pay_method"` // PayStars or PayWallet
 	ChargeID    string          `json:"charge_id"`  // Telegram charge id, or the wallet ledger ref
+	// PromoCode is the promo code whose use the order consumed (given
+	// back if it is refunded); DiscountUSD what it took off ShopUSD.
+	PromoCode   string          `json:"promo,omitempty"`
+	DiscountUSD decimal.Decimal `json:"discount_usd,omitzero"`
 
 	Status    string    `json:"status"`
 	AttemptID string    `json:"attempt_id,omitempty"`

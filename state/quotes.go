@@ -31,6 +31,12 @@ type Quote struct {
 	UserID      int64             `json:"user_id"`
 	Created     time.Time         `json:"created"`
 	Expires     time.Time         `json:"expires"`
+	// A promo code applied to the quote: ShopUSD and Stars are the
+	// discounted price, ListUSD and ListStars the price before it.
+	PromoCode   string          `json:"promo,omitempty"`
+	DiscountUSD decimal.Decimal `json:"discount_usd,omitzero"`
+	ListUSD     decimal.Decimal `json:"list_usd,omitzero"`
+	ListStars   int64           `json:"list_stars,omitempty"`
 }
 
 // Expired reports whether the quote may no longer be paid at now.

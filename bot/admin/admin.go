@@ -36,6 +36,8 @@ type Telegram interface {
 	EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error
 	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
 	StarBalance(ctx context.Context) (amount, nano int64, err error)
+	// SendDocument sends data as a file named name with an HTML caption.
+	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
 }
 
 // Upstream is what the admin side reads of the reseller account
@@ -82,6 +84,7 @@ type Deps struct {
 	Wallets  *state.Wallets
 	Users    *state.Users
 	Sessions Sessions
+	Promos   *state.Promos // nil: no /promo
 	// Engine is where the admin commands and flows live.
 	Engine *flows.Engine
 	Redis  redis.UniversalClient // broadcasts and the credit audit
@@ -103,6 +106,7 @@ type Admin struct {
 	wallets  *state.Wallets
 	users    *state.Users
 	sessions Sessions
+	promos   *state.Promos
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
@@ -124,7 +128,7 @@ func New(opts Options, d Deps) *Admin {
 	}
 	return &Admin{
 		opts: opts, tg: d.Telegram, up: d.Upstream, ful: d.Fulfil, chats: d.Chats,
-		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions,
+		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, promos: d.Promos,
 		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
 		bc: newBroadcaster(d),
 	}
@@ -135,6 +139,7 @@ func (ad *Admin) Register(e *flows.Engine) {
 	ad.bc.register(e)
 	ad.registerOrders(e)
 	ad.registerReports(e)
+	ad.registerPromos(e)
 }
 
 // Run carries the broadcasts on until ctx ends.

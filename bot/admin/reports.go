@@ -386,6 +386,10 @@ type tally struct {
 	wallet                      decimal.Decimal // wallet USD paid for orders not refunded
 	deliveredRevenue            decimal.Decimal
 	cost                        decimal.Decimal
+	// Promo codes: orders not refunded that used one, and what they took
+	// off. Revenue and margin already count the discounted prices.
+	discounts   int64
+	discountUSD decimal.Decimal
 }
 
 // add counts o, which brought in paid USD (Bot.paidUSD).
@@ -394,6 +398,10 @@ func (t *tally) add(o *state.Order, paid decimal.Decimal) {
 	if o.Status == state.OrderRefunded || o.Status == state.OrderRefunding {
 		t.refunded++
 		return
+	}
+	if o.DiscountUSD.IsPositive() {
+		t.discounts++
+		t.discountUSD = t.discountUSD.Add(o.DiscountUSD)
 	}
 	if o.PayMethod == state.PayStars {
 		t.stars += o.Stars
@@ -498,6 +506,9 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 			margin = env.T("rep.stats.margin_pct", "margin", money(t.margin()), "pct", locales.Decimal(lang, percent(t.margin(), t.deliveredRevenue), 1))
 		}
 		b.WriteString("\n" + env.T("rep.stats.cost", "cost", money(t.cost), "margin", margin))
+		if t.discounts > 0 {
+			b.WriteString("\n" + env.N("rep.stats.discounts", t.discounts, "usd", money(t.discountUSD), "margin", money(t.margin())))
+		}
 		if t.finished() == 0 {
 			b.WriteString("\n" + env.T("rep.stats.refunds_none"))
 		} else {

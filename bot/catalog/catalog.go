@@ -376,3 +376,25 @@ func (q Quotes) Load(ctx context.Context, id string) (*flows.Quote, error) {
 // StateQuote is the shop's record of a flows quote (the same value: the
 // types differ in their JSON tags only).
 func StateQuote(q *flows.Quote) *state.Quote { return (*state.Quote)(q) }
+
+// Promos implements flows.Promos over the store's promo codes.
+type Promos struct{ Store *state.Promos }
+
+// Promo returns the code's terms when the buyer may use it now, else an
+// error wrapping the flows' reason.
+func (p Promos) Promo(ctx context.Context, code string, userID int64) (*flows.Promo, error) {
+	sp, err := p.Store.Check(ctx, code, userID)
+	switch {
+	case errors.Is(err, state.ErrPromoUnknown), errors.Is(err, state.ErrPromoDisabled):
+		return nil, fmt.Errorf("%w: %w", flows.ErrPromoUnknown, err)
+	case errors.Is(err, state.ErrPromoExpired):
+		return nil, fmt.Errorf("%w: %w", flows.ErrPromoExpired, err)
+	case errors.Is(err, state.ErrPromoUsedUp):
+		return nil, fmt.Errorf("%w: %w", flows.ErrPromoUsedUp, err)
+	case errors.Is(err, state.ErrPromoUsedByBuyer):
+		return nil, fmt.Errorf("%w: %w", flows.ErrPromoUsed, err)
+	case err != nil:
+		return nil, err
+	}
+	return &flows.Promo{Code: sp.Code, Percent: sp.Percent, OffUSD: sp.OffUSD, Lines: sp.Lines, MinUSD: sp.MinUSD, BelowCost: sp.BelowCost}, nil
+}

@@ -76,6 +76,7 @@ type Checkout struct {
 	// undelivered, for admins.
 	Reviews *state.ChargeReviews
 	journal *state.Journal
+	promos  *state.Promos
 	limiter *state.Limiter
 	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
 }
@@ -132,7 +133,7 @@ func New(opts Options, d Deps) *Checkout {
 		opts: opts, tg: d.Telegram, alerts: d.Alerts, engine: d.Engine, log: d.Log, now: d.Now,
 		rdb: d.Redis, prefix: d.Prefix, p: d.Prefix + "pay:",
 		Quotes: state.NewQuotes(d.Redis, d.Prefix), Orders: d.Orders, Wallets: d.Wallets,
-		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal,
+		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal, promos: d.Promos,
 		limiter: state.NewLimiter(d.Redis, d.Prefix+"pay:", opts.InvoiceLimit, opts.InvoiceWindow),
 		kick:    make(chan struct{}, 1),
 	}

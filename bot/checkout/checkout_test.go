@@ -90,6 +90,7 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
+		Promos:  catalog.Promos{Store: b.Promos},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 	}
 	shop.Register(b.Engine)

@@ -65,8 +65,11 @@ type Deps struct {
 	// Journal records each paid order outside Redis (state.Journal), so a
 	// paid order lost together with its quote is rebuilt; nil: none.
 	Journal *state.Journal
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Promos holds and consumes the uses of promo codes; nil: a quote
+	// with a promo code cannot be paid.
+	Promos *state.Promos
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // Invoice is a Stars invoice for one quote.

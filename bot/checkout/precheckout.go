@@ -85,5 +85,12 @@ func (p *Checkout) checkQuote(ctx context.Context, pq PreCheckoutQuery, from int
 		return "pay.refuse_unavailable"
 	}
 	_, _ = al.Clear(ctx, AlertBalanceShort)
+	// Last, so that nothing refuses the payment after the use is held.
+	if err := p.reservePromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
+		return "pay.refuse_promo"
+	} else if err != nil {
+		p.log.Warn("pre-checkout: hold promo use", "quote", qid, "err", err)
+		return "pay.refuse_unavailable"
+	}
 	return ""
 }

@@ -77,6 +77,11 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 	if c.Amount < q.Stars || q.UserID != c.UserID {
 		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 	}
+	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
+		return false, p.refund(ctx, c, lang, "pay.refund_promo", "amount", amount, "code", locales.Escape(q.PromoCode))
+	} else if err != nil {
+		return false, err
+	}
 	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount)
 	if repair {
 		if mark, err := p.Orders.OrphanMark(ctx); err == nil && mark > 0 {
@@ -186,6 +191,7 @@ func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge st
 	o := &state.Order{
 		QuoteID: q.ID, ChatID: q.ChatID, UserID: q.UserID, Lang: string(lang), Line: q.Line, Item: item,
 		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, PayMethod: method, ChargeID: charge,
+		PromoCode: q.PromoCode, DiscountUSD: q.DiscountUSD,
 	}
 	if method == state.PayStars {
 		o.Stars = stars

@@ -310,6 +310,11 @@ func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
 			n++
 			continue
 		}
+		if errors.Is(err, state.ErrPromoUnavailable) {
+			_, _ = p.tg.Send(ctx, q.ChatID, locales.T(lang, "pay.promo_gone", "code", q.PromoCode), nil)
+			n++
+			continue
+		}
 		if err != nil {
 			return n, err
 		}

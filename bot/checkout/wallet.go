@@ -25,6 +25,12 @@ func (p *Checkout) walletPending() string { return p.p + "wallet-pending" }
 // ref) and creates the paid order.
 func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error) {
 	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	// The promo use is held before any money moves.
+	if err := p.reservePromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
+		return &flows.Reply{Answer: env.T("pay.promo_gone", "code", q.PromoCode), Alert: true, NoScreen: true}, nil
+	} else if err != nil {
+		return nil, err
+	}
 	if err := p.rdb.ZAdd(ctx, p.walletPending(), redis.Z{Score: float64(p.now().UnixMilli()), Member: member}).Err(); err != nil {
 		return nil, fmt.Errorf("mark wallet payment: %w", err)
 	}
@@ -33,6 +39,7 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 	bal, err := p.Wallets.Debit(ctx, q.UserID, q.ShopUSD, WalletRef(q.ID), "order")
 	if errors.Is(err, state.ErrInsufficientFunds) {
 		p.rdb.ZRem(ctx, p.walletPending(), member)
+		p.releasePromo(ctx, q)
 		return &flows.Reply{Answer: env.T("pay.wallet_short", "balance", locales.Money(env.Lang, bal), "total", locales.Money(env.Lang, q.ShopUSD)), Alert: true, NoScreen: true}, nil
 	}
 	if err != nil {
@@ -41,6 +48,9 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 	o, err := p.settleWallet(ctx, q, env.Lang)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
+	}
+	if errors.Is(err, state.ErrPromoUnavailable) {
+		return &flows.Reply{Answer: env.T("pay.promo_gone", "code", q.PromoCode), Alert: true, NoScreen: true}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -56,6 +66,17 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang) (*state.Order, error) {
 	ref := WalletRef(q.ID)
 	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
+		// The hold lapsed and the last use went to someone else: the
+		// debit goes back, nothing is bought.
+		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
+			return nil, cerr
+		}
+		p.rdb.ZRem(ctx, p.walletPending(), member)
+		return nil, err
+	} else if err != nil {
+		return nil, err
+	}
 	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayWallet, ref, 0))
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {

@@ -67,9 +67,13 @@ type Deps struct {
 	// OnLoss, when set, runs when the worker notices that Redis lost
 	// recent writes (the Stars sweep, to rebuild lost orders).
 	OnLoss func()
-	Log    *slog.Logger
-	Lang   locales.Lang // admins' language and the fallback
-	Now    func() time.Time
+	// OnRefunded, when set, runs for a refunded order each time its
+	// finished job looks at it (idempotent: a promo code's use given
+	// back); an error makes the job try again later.
+	OnRefunded func(ctx context.Context, o *state.Order) error
+	Log        *slog.Logger
+	Lang       locales.Lang // admins' language and the fallback
+	Now        func() time.Time
 }
 
 // JournalKeep is how long journaled paid orders and creates are read

@@ -122,12 +122,13 @@ type Fulfiller struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
-	canary *state.Canary
-	onLoss func()
-	log    *slog.Logger
-	lang0  locales.Lang
-	clock  func() time.Time
-	cfg    Config
+	canary     *state.Canary
+	onLoss     func()
+	onRefunded func(ctx context.Context, o *state.Order) error
+	log        *slog.Logger
+	lang0      locales.Lang
+	clock      func() time.Time
+	cfg        Config
 }
 
 // New returns the fulfilment worker over d's stores and services.
@@ -145,7 +146,7 @@ func New(d Deps, cfg Config) *Fulfiller {
 	return &Fulfiller{
 		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
-		onLoss: d.OnLoss, journal: d.Journal,
+		onLoss: d.OnLoss, onRefunded: d.OnRefunded, journal: d.Journal,
 		canary: state.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
 	}
 }
@@ -430,6 +431,11 @@ func (f *Fulfiller) finishNotices(ctx context.Context, o *state.Order) error {
 			f.log.Info("buyer blocked the bot; delivery waits for /start", "order", o.ID)
 		}
 	case o.Status == state.OrderRefunded:
+		if f.onRefunded != nil {
+			if err := f.onRefunded(ctx, o); err != nil {
+				return err
+			}
+		}
 		err = f.notifyStatus(ctx, o, state.OrderRefunded, f.refundedText(o))
 	}
 	if errors.Is(err, flows.ErrBlocked) {

@@ -202,6 +202,7 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 		Funds:    cat,
 		Pricing:  p,
 		Quotes:   catalog.Quotes{Store: state.NewQuotes(rdb, prefix)},
+		Promos:   catalog.Promos{Store: state.NewPromos(rdb, prefix)},
 		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}
