@@ -235,6 +235,14 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
 		return false, nil
 	}
+	if code := e.Order.PromoCode; code != "" && p.promos != nil {
+		// Redis may have lost the use's consumption with the order: take
+		// it again (once per quote). A use gone to another buyer since is
+		// not taken twice; the order keeps the price its buyer paid.
+		if err := p.promos.Commit(ctx, code, e.Order.QuoteID, e.Order.UserID); err != nil {
+			p.log.Warn("consume the promo use of a rebuilt order", "charge", c.ID, "err", err)
+		}
+	}
 	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return false, nil // the quote is back with another charge's order: settle as usual
