@@ -140,6 +140,16 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
+	// The pace is the bot's, not the process's: a process that takes over a
+	// job (another one stopped or restarted) lets the last second of the
+	// previous holder's messages pass first, so the two never add up above
+	// BroadcastRate. The previous holder sent its last message before it
+	// released the lock (or its lock expired).
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Second):
+	}
 	renewed, shown := time.Now(), time.Now()
 	for ctx.Err() == nil {
 		if time.Since(renewed) > lease/3 {
