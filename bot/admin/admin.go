@@ -36,6 +36,9 @@ type Telegram interface {
 	EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error
 	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
 	StarBalance(ctx context.Context) (amount, nano int64, err error)
+	// SendDocument sends data as a file named name with an HTML caption
+	// (the CSV exports, a long reconciliation report).
+	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
 }
 
 // Upstream is what the admin side reads of the reseller account
