@@ -66,7 +66,7 @@ type Deps struct {
 	// paid order lost together with its quote is rebuilt; nil: none.
 	Journal *state.Journal
 	Log     *slog.Logger
-	Now      func() time.Time
+	Now     func() time.Time
 }
 
 // Invoice is a Stars invoice for one quote.
