@@ -2,6 +2,8 @@ package admin_test
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,15 +109,20 @@ func (s *booksShop) orphan() int {
 }
 
 // TestReconcileCleanThenOrphanAndUnrecordedCharge: after a clean run of
-// Stars purchases /reconcile says 0 unexplained; an upstream order no order
-// claims and a Star payment the shop never recorded are then each listed,
-// once, with what to do; the report is in the admin's language.
+// Stars purchases /reconcile says 0 unexplained; an upstream order no
+// order claims, a Star payment the shop never recorded and a delivered
+// order's payment refunded by hand are then each listed, once, with what
+// to do; the report is in the admin's language; a bad window gets the
+// usage.
 func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 	s := newBooksShop(t, nil)
 	s.Run(s.b)
 	s.Listening()
+	var first *state.Order
 	for _, n := range []int{1, 2, 3} {
-		s.buy(n)
+		if o := s.buy(n); first == nil {
+			first = o
+		}
 	}
 	m := s.Command(s.b, admin, "reconcile", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
@@ -127,10 +134,19 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 
 	number := s.orphan()
 	charge := s.Fake.AddStarPayment(chat, "q:never-recorded", 250, time.Now().Add(-time.Minute), "")
+	// Someone refunds a delivered order's payment with another tool.
+	resp, err := http.PostForm(s.Fake.URL()+"/bot"+s.Fake.Token()+"/refundStarPayment",
+		url.Values{"user_id": {strconv.FormatInt(chat, 10)}, "telegram_payment_charge_id": {first.ChargeID}})
+	if err != nil || resp.StatusCode != http.StatusOK || !s.Fake.Refunded(first.ChargeID) {
+		t.Fatalf("refund by hand: %v %v", err, resp)
+	}
+	resp.Body.Close()
 	m = s.Command(s.b, admin, "reconcile", "24h")
 	text = strings.ReplaceAll(m.RawText, "\u00a0", " ")
 	for _, want := range []string{
-		"<b>2 unexplained</b>",
+		"<b>3 unexplained</b>",
+		"Telegram refunded <code>" + first.ChargeID + "</code> (" + strconv.FormatInt(first.Stars, 10) + " ⭐, ",
+		"no refunded order of ours explains it",
 		"Upstream order #" + strconv.Itoa(number) + " (gift_card, $",
 		"belongs to no order of ours → check it in the reseller dashboard",
 		"Star payment <code>" + charge + "</code> (250 ⭐ from user " + strconv.FormatInt(chat, 10),
@@ -140,13 +156,13 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 			t.Errorf("/reconcile lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, en("rep.rec.clean")) || strings.Count(text, "\n• ") != 2 {
-		t.Errorf("want exactly the two items:\n%s", text)
+	if strings.Contains(text, en("rep.rec.clean")) || strings.Count(text, "\n• ") != 3 {
+		t.Errorf("want exactly the three items:\n%s", text)
 	}
 
 	s.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Адмін", LanguageCode: "uk"})
 	m = s.Command(s.b, admin, "reconcile", "2h")
-	if !strings.Contains(m.RawText, "2 непояснені записи") || !strings.Contains(m.RawText, "не належить жодному нашому замовленню") {
+	if !strings.Contains(m.RawText, "3 непояснені записи") || !strings.Contains(m.RawText, "не належить жодному нашому замовленню") {
 		t.Errorf("/reconcile in Ukrainian:\n%s", m.RawText)
 	}
 	for _, bad := range []string{"yesterday", "31d", "0h", "-5m"} {
