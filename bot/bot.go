@@ -293,7 +293,7 @@ func (b *Bot) buyerCommandList() []string {
 
 // adminCommands are added to the buyers' list in each admin's own chat
 // (where /orders lists the whole shop's orders).
-var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "credit", "promo", "broadcast", "tickets"}
+var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "export", "reconcile", "credit", "promo", "broadcast", "tickets"}
 
 // registerCommands sets the command menu for buyers (default scope) and,
 // in each admin's chat scope, the buyers' commands plus the admin ones:

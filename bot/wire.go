@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
@@ -114,7 +115,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	adminOpts := opts.Admin
 	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
 	b.admin = admin.New(adminOpts, admin.Deps{
-		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
+		Telegram: b, Upstream: adminUp, Stars: adminStars{b}, Alerts: b.Alerts, Fulfil: b.ful, Chats: b.chat,
 		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Promos: b.Promos,
 		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
 	})
@@ -144,4 +145,23 @@ func (b *Bot) runFeatures(ctx context.Context, wg *sync.WaitGroup) {
 	if b.Checkout != nil {
 		run(b.Checkout.Run)
 	}
+}
+
+// adminStars gives the admin side's reconciliation the Star transactions
+// the payment sweep reads (Bot.StarTransactions), in its own terms.
+type adminStars struct{ b *Bot }
+
+func (s adminStars) StarTransactions(ctx context.Context, offset, limit int) ([]admin.StarTx, error) {
+	page, err := s.b.StarTransactions(ctx, offset, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]admin.StarTx, len(page))
+	for i, tx := range page {
+		out[i] = admin.StarTx{ID: tx.ID, Date: time.Unix(tx.Date, 0).UTC(), Amount: tx.Amount, Refund: tx.Refund}
+		if tx.Buyer != nil {
+			out[i].Incoming, out[i].User, out[i].Payload = true, tx.Buyer.UserID, tx.Buyer.Payload
+		}
+	}
+	return out, nil
 }

@@ -21,6 +21,13 @@ type Options struct {
 	// Wallet says buyers may pay from the shop wallet (/credit warns when
 	// they may not).
 	Wallet bool
+	// ReconcileEvery is how often the reconciliation job runs
+	// (RECONCILE_EVERY, default 24h; the first run that long after the
+	// store first sees the job). ReconcileWindow is how far back each run
+	// looks (default ReconcileEvery). ReconcileSettle is how long a new
+	// upstream order or Star payment may stay unmatched before it counts
+	// as unexplained (default 10m): its order may be on its way.
+	ReconcileEvery, ReconcileWindow, ReconcileSettle time.Duration
 }
 
 // Telegram is what the admin side needs of the Bot API; the bot's
@@ -36,7 +43,8 @@ type Telegram interface {
 	EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error
 	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
 	StarBalance(ctx context.Context) (amount, nano int64, err error)
-	// SendDocument sends data as a file named name with an HTML caption.
+	// SendDocument sends data as a file named name with an HTML caption
+	// (promo codes, the CSV exports, a long reconciliation report).
 	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
 }
 
@@ -45,6 +53,7 @@ type Telegram interface {
 type Upstream interface {
 	Me(ctx context.Context) (*reseller.Account, error)
 	Transactions(ctx context.Context, opts *reseller.TransactionsOptions) (*reseller.TransactionList, error)
+	Orders(ctx context.Context, opts *reseller.OrdersOptions) (*reseller.OrderList, error)
 	Order(ctx context.Context, number int64) (*reseller.Order, error)
 }
 
@@ -78,6 +87,12 @@ type Sessions interface {
 type Deps struct {
 	Telegram Telegram
 	Upstream Upstream // nil: no upstream configured
+	// Stars reads the bot's Star transactions (the reconciliation); nil:
+	// the report has no Stars part.
+	Stars StarLedger
+	// Alerts tell admins about what the daily reconciliation finds; nil:
+	// no daily job.
+	Alerts   *Alerts
 	Fulfil   Fulfilment
 	Chats    Chats
 	Orders   *state.Orders
@@ -100,6 +115,8 @@ type Admin struct {
 	opts     Options
 	tg       Telegram
 	up       Upstream
+	stars    StarLedger
+	alerts   *Alerts
 	ful      Fulfilment
 	chats    Chats
 	orders   *state.Orders
@@ -120,6 +137,15 @@ func New(opts Options, d Deps) *Admin {
 	if !opts.StarsUSDRate.IsPositive() {
 		opts.StarsUSDRate = decimal.RequireFromString("0.013")
 	}
+	if opts.ReconcileEvery <= 0 {
+		opts.ReconcileEvery = defaultReconcileEvery
+	}
+	if opts.ReconcileWindow <= 0 {
+		opts.ReconcileWindow = opts.ReconcileEvery
+	}
+	if opts.ReconcileSettle <= 0 {
+		opts.ReconcileSettle = defaultReconcileSettle
+	}
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -127,7 +153,7 @@ func New(opts Options, d Deps) *Admin {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Admin{
-		opts: opts, tg: d.Telegram, up: d.Upstream, ful: d.Fulfil, chats: d.Chats,
+		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts, ful: d.Fulfil, chats: d.Chats,
 		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, promos: d.Promos,
 		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
 		bc: newBroadcaster(d),
@@ -140,7 +166,14 @@ func (ad *Admin) Register(e *flows.Engine) {
 	ad.registerOrders(e)
 	ad.registerReports(e)
 	ad.registerPromos(e)
+	e.HandleCommand("reconcile", flows.AdminOnly(ad.reconcileCommand))
 }
 
-// Run carries the broadcasts on until ctx ends.
-func (ad *Admin) Run(ctx context.Context) { ad.bc.run(ctx) }
+// Run carries the broadcasts and the daily reconciliation on until ctx
+// ends.
+func (ad *Admin) Run(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { defer close(done); ad.runReconcile(ctx) }()
+	ad.bc.run(ctx)
+	<-done
+}

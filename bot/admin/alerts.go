@@ -80,6 +80,29 @@ func (a *Alerts) Raise(ctx context.Context, key, text string) (bool, error) {
 	return true, nil
 }
 
+// Mark raises the alert key without telling anyone, and reports whether
+// it was not raised before: a caller that alerts about many items at once
+// marks each and tells admins about the new ones in one message (Tell).
+func (a *Alerts) Mark(ctx context.Context, key string) (bool, error) {
+	ok, err := a.rdb.SetArgs(ctx, a.p+key, a.now().Unix(), redis.SetArgs{Mode: "NX", TTL: 30 * 24 * time.Hour}).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil || ok != "OK" {
+		return false, fmt.Errorf("mark alert %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// Tell sends text to every admin (an alert whose keys Mark raised).
+func (a *Alerts) Tell(ctx context.Context, text string) {
+	for _, id := range a.admins {
+		if _, err := a.tg.Send(ctx, id, text, nil); err != nil {
+			a.log.Warn("send admin alert", "admin", id, "err", err)
+		}
+	}
+}
+
 // Clear ends an alert's occurrence, so the next Raise alerts again. It
 // reports whether the alert was raised.
 func (a *Alerts) Clear(ctx context.Context, key string) (bool, error) {

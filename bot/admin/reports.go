@@ -63,6 +63,7 @@ func (ad *Admin) registerReports(e *flows.Engine) {
 		return &flows.Reply{Screen: sc, Save: true}, err
 	}))
 	e.HandleCommand("credit", flows.AdminOnly(r.creditCommand(e)))
+	e.HandleCommand("export", flows.AdminOnly(r.export))
 	e.RegisterAdmin(flowTransactions, txFlow{r})
 	e.RegisterAdmin(flowCredit, creditFlow{r})
 }
@@ -392,26 +393,58 @@ type tally struct {
 	discountUSD decimal.Decimal
 }
 
-// add counts o, which brought in paid USD (Bot.paidUSD).
-func (t *tally) add(o *state.Order, paid decimal.Decimal) {
-	t.orders++
+// figures are one order's part in the /stats figures (see tally): the
+// /stats totals and the CSV export's rows both come from here.
+type figures struct {
+	refunded  bool            // refunded or refunding: counted, brings nothing
+	delivered bool            // its cost and margin are final
+	stars     int64           // Stars that count as revenue
+	wallet    decimal.Decimal // wallet USD that counts as revenue
+	revenue   decimal.Decimal // stars at STARS_USD_RATE plus wallet
+	cost      decimal.Decimal // delivered: what the upstream charged
+	margin    decimal.Decimal // delivered: revenue minus cost
+	discount  decimal.Decimal // the promo code's discount (not refunded orders)
+}
+
+// figuresOf returns o's part in the figures.
+func (ad *Admin) figuresOf(o *state.Order) figures {
+	f := figures{wallet: decimal.Zero, revenue: decimal.Zero, cost: decimal.Zero, margin: decimal.Zero, discount: decimal.Zero}
 	if o.Status == state.OrderRefunded || o.Status == state.OrderRefunding {
+		f.refunded = true
+		return f
+	}
+	if o.PayMethod == state.PayStars {
+		f.stars = o.Stars
+	} else {
+		f.wallet = o.ShopUSD
+	}
+	f.revenue = ad.paidUSD(o)
+	f.discount = o.DiscountUSD
+	if o.Status == state.OrderDelivered {
+		f.delivered = true
+		f.cost = o.ChargedUSD
+		f.margin = f.revenue.Sub(f.cost)
+	}
+	return f
+}
+
+// add counts an order with figures f.
+func (t *tally) add(f figures) {
+	t.orders++
+	if f.refunded {
 		t.refunded++
 		return
 	}
-	if o.DiscountUSD.IsPositive() {
+	if f.discount.IsPositive() {
 		t.discounts++
-		t.discountUSD = t.discountUSD.Add(o.DiscountUSD)
+		t.discountUSD = t.discountUSD.Add(f.discount)
 	}
-	if o.PayMethod == state.PayStars {
-		t.stars += o.Stars
-	} else {
-		t.wallet = t.wallet.Add(o.ShopUSD)
-	}
-	if o.Status == state.OrderDelivered {
+	t.stars += f.stars
+	t.wallet = t.wallet.Add(f.wallet)
+	if f.delivered {
 		t.delivered++
-		t.deliveredRevenue = t.deliveredRevenue.Add(paid)
-		t.cost = t.cost.Add(o.ChargedUSD)
+		t.deliveredRevenue = t.deliveredRevenue.Add(f.revenue)
+		t.cost = t.cost.Add(f.cost)
 	}
 }
 
@@ -442,42 +475,53 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 		{key: "week", from: today.AddDate(0, 0, -6)},
 		{key: "month", from: today.AddDate(0, 0, -29)},
 	}
-	oldest := periods[2].from
-	for offset := 0; ; offset += statsBatch {
-		batch, err := r.orders.List(ctx, offset, statsBatch, state.OrderFilter{})
-		if err != nil {
-			return nil, err
-		}
-		done := len(batch) < statsBatch
-		for _, o := range batch {
-			if o.CreatedAt.Before(oldest.Add(-statsSkew)) {
-				done = true
-				break
+	err := r.scanOrders(ctx, periods[2].from, state.OrderFilter{}, func(o *state.Order) {
+		f := r.figuresOf(o)
+		for _, p := range periods {
+			if o.CreatedAt.Before(p.from) {
+				continue
 			}
-			paid := r.paidUSD(o)
-			for _, p := range periods {
-				if o.CreatedAt.Before(p.from) {
-					continue
-				}
-				p.all.add(o, paid)
-				if p.lines == nil {
-					p.lines = map[string]*tally{}
-				}
-				if p.lines[o.Line] == nil {
-					p.lines[o.Line] = &tally{}
-				}
-				p.lines[o.Line].add(o, paid)
+			p.all.add(f)
+			if p.lines == nil {
+				p.lines = map[string]*tally{}
 			}
+			if p.lines[o.Line] == nil {
+				p.lines[o.Line] = &tally{}
+			}
+			p.lines[o.Line].add(f)
 		}
-		if done {
-			break
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	text := r.statsText(env, now, periods, true)
 	if locales.UTF16Len(text) > maxMessageChars {
 		text = r.statsText(env, now, periods, false)
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
+}
+
+// scanOrders calls fn with every order matching filter, newest first, down
+// to those created at from: order ids follow creation time, so the scan
+// stops at an order clearly older (statsSkew: replicas' clocks may differ
+// a little). fn also sees the few orders just older than from; it checks
+// CreatedAt itself.
+func (ad *Admin) scanOrders(ctx context.Context, from time.Time, filter state.OrderFilter, fn func(o *state.Order)) error {
+	for offset := 0; ; offset += statsBatch {
+		batch, err := ad.orders.List(ctx, offset, statsBatch, filter)
+		if err != nil {
+			return err
+		}
+		for _, o := range batch {
+			if o.CreatedAt.Before(from.Add(-statsSkew)) {
+				return nil
+			}
+			fn(o)
+		}
+		if len(batch) < statsBatch {
+			return nil
+		}
+	}
 }
 
 func percent(part, whole decimal.Decimal) decimal.Decimal {

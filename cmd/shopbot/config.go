@@ -42,6 +42,7 @@ type Config struct {
 	Workers        int
 	QuoteTTL       time.Duration
 	CatalogTTL     time.Duration
+	ReconcileEvery time.Duration // RECONCILE_EVERY: how often the reconciliation job runs (default 24h)
 	LowBalanceUSD  decimal.Decimal
 	LogLevel       string
 	SupportURL     string // an external helpdesk linked from support
@@ -298,6 +299,9 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	}
 	if c.CatalogTTL, err = durationVar(get("CATALOG_CACHE_TTL"), 5*time.Minute); err != nil {
 		return nil, &ConfigError{"CATALOG_CACHE_TTL", err.Error()}
+	}
+	if c.ReconcileEvery, err = durationVar(get("RECONCILE_EVERY"), 24*time.Hour); err != nil {
+		return nil, &ConfigError{"RECONCILE_EVERY", err.Error()}
 	}
 	if c.LowBalanceUSD, err = decimalVar(get("LOW_BALANCE_USD"), "20", false); err != nil {
 		return nil, &ConfigError{"LOW_BALANCE_USD", err.Error()}

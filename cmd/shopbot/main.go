@@ -167,7 +167,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
-		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
+		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay,
 	}, conn.Client, engine)
