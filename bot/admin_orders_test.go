@@ -438,6 +438,15 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 			s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 			o := s.paid(giftCards(1), method)
 			placed := s.waitStatus(o.ID, state.OrderPlaced)
+			// The warning names the status the order last saw upstream:
+			// wait for the poll that sees it processing (the create
+			// answered "created").
+			if !s.untilWithin(15*time.Second, func() bool {
+				cur, err := s.orders.Get(context.Background(), o.ID)
+				return err == nil && cur.UpstreamStatus == "processing"
+			}) {
+				t.Fatal("the order never saw its upstream order processing")
+			}
 			view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 			s.press(view, en("ao.btn.refund"))
 			confirm := s.now(view)
