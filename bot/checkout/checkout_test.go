@@ -56,6 +56,14 @@ var upstreamHere = new(reseller.Client)
 // adjusted by mod and pmod (either may be nil).
 func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*checkout.Options)) *payShop {
 	t.Helper()
+	return newPayShopBefore(t, stars, wallet, mod, pmod, nil)
+}
+
+// newPayShopBefore is newPayShopWith that also runs before on the bot
+// before it starts (to put its API on a fake pace: that must not change
+// under running goroutines).
+func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*checkout.Options), before func(*bot.Bot)) *payShop {
+	t.Helper()
 	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	srv := httptest.NewServer(sim)
@@ -94,6 +102,9 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 	}
 	shop.Register(b.Engine)
+	if before != nil {
+		before(b)
+	}
 	h.Run(b)
 	h.Listening() // set up: polling starts after the commands are registered
 	return &payShop{Harness: h, b: b, pay: pay, sim: sim, client: client}

@@ -48,8 +48,8 @@ func (s *payShop) startedSweep() {
 }
 
 func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
-	s := newPayShop(t, true, false)
-	bottest.FakePace(s.b.API) // 60 alerts to one admin: paced on a fake clock
+	// 60 alerts to one admin: paced on a fake clock, set before the bot runs.
+	s := newPayShopBefore(t, true, false, nil, nil, func(b *bot.Bot) { bottest.FakePace(b.API) })
 	// 30 days of delivered purchases, whose orders lived in a store that
 	// is gone: this Redis is brand new.
 	now := time.Now()
