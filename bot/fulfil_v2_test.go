@@ -521,3 +521,43 @@ func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 		t.Fatalf("%d creates for three orders", n)
 	}
 }
+
+// A placement whose listing is rate limited for long does not hold its
+// kind's slot through the wait: the call returns the 429 at once, the next
+// order of the kind is served meanwhile, and the first comes back after
+// the Retry-After (not after the backoff of its attempts, which after a
+// run of faults reaches minutes).
+func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
+	s := newShop(t)
+	s.run(s.worker(nil))
+	s.waitWatermark()
+	s.sim.RateLimitNext(1, 20*time.Second)
+	first := s.paid(topUp("5100000011"), state.PayStars)
+	ctx := context.Background()
+	var due time.Time
+	if !s.untilWithin(5*time.Second, func() bool {
+		at, ok, err := s.sched.Due(ctx, fulfil.OrderJob(first.ID))
+		due = at
+		return err == nil && ok && time.Until(at) > 10*time.Second
+	}) {
+		t.Fatalf("the rate-limited order's job is due at %v, want it back after the Retry-After (about 20 s)", due)
+	}
+	if d := time.Until(due); d > 25*time.Second {
+		t.Fatalf("the rate-limited order comes back in %v, want after its Retry-After of 20 s", d)
+	}
+	second := s.paid(topUp("5100000012"), state.PayStars)
+	got := s.waitDelivered(second.ID)
+	if got.DeliveredAt.IsZero() {
+		t.Fatal("the next order of the kind waited for the rate-limited one")
+	}
+	if cur, _ := s.orders.Get(ctx, first.ID); cur.UpstreamNumber != 0 {
+		t.Fatalf("the rate-limited order was placed (upstream %d) before its Retry-After", cur.UpstreamNumber)
+	}
+	// As an admin's "run now" would: the first is then served too.
+	if _, err := s.sched.Hurry(ctx, fulfil.OrderJob(first.ID), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.waitDelivered(first.ID); got.DeliveredAt.IsZero() {
+		t.Fatal("the rate-limited order was not delivered once run")
+	}
+}

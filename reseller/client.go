@@ -164,6 +164,25 @@ func WithBackoff(base, max time.Duration) Option {
 	}
 }
 
+type retryWaitKey struct{}
+
+// LimitRetryWait returns a context whose calls wait out a 429's
+// Retry-After only up to d (when shorter than the client's
+// WithMaxRetryWait): a caller holding something others wait for, such as
+// a placement slot, would rather get the *RateLimitError at once, let go
+// and come back later than wait for the limit to lift.
+func LimitRetryWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, retryWaitKey{}, d)
+}
+
+// retryWaitLimit is the longest Retry-After the call of ctx waits out.
+func (c *Client) retryWaitLimit(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(retryWaitKey{}).(time.Duration); ok && d < c.maxRetryWait {
+		return d
+	}
+	return c.maxRetryWait
+}
+
 // WithMaxRetryWait sets the longest Retry-After the client waits out before
 // retrying a 429 (default 30s). A longer requested wait ends the call with a
 // *RateLimitError so the caller can reschedule. It does not apply to
@@ -428,7 +447,7 @@ func (c *Client) judge(ctx context.Context, cl *call, r attemptResult, attempt i
 		if wait == 0 {
 			wait = c.backoff(attempt)
 		}
-		if wait > c.maxRetryWait {
+		if wait > c.retryWaitLimit(ctx) {
 			return 0, false, rl
 		}
 		return wait, true, rl

@@ -687,3 +687,27 @@ func TestCreate_untracedTransportErrorIsOutcomeUnknown(t *testing.T) {
 	}
 	noKey(t, err.Error())
 }
+
+// A caller that limits the wait (LimitRetryWait: a placement slot holder)
+// gets a 429 with a longer Retry-After back at once; a shorter one is still
+// waited out.
+func TestLimitRetryWaitReturnsALongerRateLimitAtOnce(t *testing.T) {
+	env := setup(t)
+	calls := flaky(env, "GET /me", fixture(t, "account.json"), http.StatusTooManyRequests)
+	_, err := env.client.Me(LimitRetryWait(t.Context(), time.Second))
+	var rl *RateLimitError
+	if !errors.As(err, &rl) || rl.RetryAfter != 2*time.Second {
+		t.Fatalf("err = %v, want the 429 with its Retry-After of 2s", err)
+	}
+	if calls.Load() != 1 || len(env.sleepLog()) != 0 {
+		t.Fatalf("requests = %d, sleeps = %v: want one request and no wait", calls.Load(), env.sleepLog())
+	}
+	env = setup(t)
+	flaky(env, "GET /me", fixture(t, "account.json"), http.StatusTooManyRequests)
+	if _, err := env.client.Me(LimitRetryWait(t.Context(), 3*time.Second)); err != nil {
+		t.Fatalf("a Retry-After within the limit: %v", err)
+	}
+	if got := env.sleepLog(); !slices.Equal(got, []time.Duration{2 * time.Second}) {
+		t.Errorf("sleeps = %v, want [2s]", got)
+	}
+}

@@ -27,27 +27,75 @@ import (
 //	slot:<kind>       STRING the id of the order holding the slot
 //	upstream:newest   STRING the newest upstream order number seen
 
-// slotAcquireScript: KEYS[1] slot. ARGV[1] order id. Returns the holder's
-// id: ARGV[1] when the slot is now (or already was) the caller's.
+// The slot's waiters are served in line: a busy slot queues the caller by
+// the place it gives (the fulfiller gives when the order was paid, so an
+// order placing again after an uncertain create goes first), and the
+// holder hands the slot straight to the first in line when it is done, so
+// a later order never takes the slot from one that waits (with random
+// polling instead, some orders of a busy kind waited for minutes).
+//
+//	slotwait:<kind>   ZSET order ids by their place in line (unix ms)
+
+// slotAcquireScript: KEYS[1] slot, KEYS[2] waiters. ARGV[1] order id,
+// ARGV[2] its place in line (unix ms). Returns the holder's id: ARGV[1] when the slot is
+// now (or already was) the caller's; the caller waits in line otherwise.
 var slotAcquireScript = redis.NewScript(`
 local h = redis.call('GET', KEYS[1])
-if not h then redis.call('SET', KEYS[1], ARGV[1]) return ARGV[1] end
+if not h then
+  h = ARGV[1]
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if first and first ~= ARGV[1] then
+    -- a free slot with waiters: a hand-over failed. The first waiter
+    -- keeps its turn.
+    h = first
+    redis.call('ZREM', KEYS[2], first)
+  end
+  redis.call('SET', KEYS[1], h)
+end
+if h == ARGV[1] then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
+end
 return h`)
 
-// slotSwapScript: KEYS[1] slot. ARGV[1] expected holder, ARGV[2] new holder
-// (” deletes). Returns 1 when swapped.
+// slotSwapScript: KEYS[1] slot, KEYS[2] waiters. ARGV[1] expected holder,
+// ARGV[2] new holder. Returns 1 when swapped.
 var slotSwapScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[2])
 return 1`)
 
-func (s *Orders) slotKey(kind string) string { return s.p + "slot:" + kind }
+// slotReleaseScript: KEYS[1] slot, KEYS[2] waiters. ARGV[1] holder. Hands
+// the slot to the longest waiting order, or frees it. Returns the new
+// holder ("" when free or when ARGV[1] did not hold it).
+var slotReleaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return '' end
+redis.call('ZREM', KEYS[2], ARGV[1])
+local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+if first then
+  redis.call('ZREM', KEYS[2], first)
+  redis.call('SET', KEYS[1], first)
+  return first
+end
+redis.call('DEL', KEYS[1])
+return ''`)
+
+func (s *Orders) slotKey(kind string) string     { return s.p + "slot:" + kind }
+func (s *Orders) slotWaitKey(kind string) string { return s.p + "slotwait:" + kind }
+func (s *Orders) slotKeys(kind string) []string {
+	return []string{s.slotKey(kind), s.slotWaitKey(kind)}
+}
 
 // AcquireSlot takes the placement slot of kind for order id and returns the
-// holder: id when the slot is id's (now or already), another order's id
-// when that order holds it.
-func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64) (int64, error) {
-	v, err := slotAcquireScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, id).Text()
+// holder: id when the slot is id's (now, handed over, or already), another
+// order's id when that order holds it; id then waits in line for it (and
+// Orders.ReleaseSlot of the holder hands it over in turn). Waiters are
+// served by place, the earliest first (the fulfiller uses when the order
+// was paid); a waiter keeps the place it first had.
+func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64, place time.Time) (int64, error) {
+	v, err := slotAcquireScript.Run(ctx, s.rdb, s.slotKeys(kind), id, place.UnixMilli()).Text()
 	if err != nil {
 		return 0, fmt.Errorf("acquire slot %s for order %d: %w", kind, id, err)
 	}
@@ -61,20 +109,39 @@ func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64) (int64,
 // TakeSlot moves the slot of kind from holder (an order that no longer
 // needs it) to id; it reports whether it did (false: the holder changed).
 func (s *Orders) TakeSlot(ctx context.Context, kind string, holder, id int64) (bool, error) {
-	n, err := slotSwapScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, holder, id).Int()
+	n, err := slotSwapScript.Run(ctx, s.rdb, s.slotKeys(kind), holder, id).Int()
 	if err != nil {
 		return false, fmt.Errorf("take slot %s from order %d: %w", kind, holder, err)
 	}
 	return n == 1, nil
 }
 
-// ReleaseSlot frees the slot of kind if order id holds it.
-func (s *Orders) ReleaseSlot(ctx context.Context, kind string, id int64) error {
+// ReleaseSlot gives up the slot of kind if order id holds it: it goes to
+// the longest waiting order, whose id is returned (next is 0 when the slot
+// is free now or id did not hold it). The caller wakes next's job.
+func (s *Orders) ReleaseSlot(ctx context.Context, kind string, id int64) (next int64, err error) {
 	if kind == "" {
-		return nil
+		return 0, nil
 	}
-	if err := slotSwapScript.Run(ctx, s.rdb, []string{s.slotKey(kind)}, id, "").Err(); err != nil {
-		return fmt.Errorf("release slot %s of order %d: %w", kind, id, err)
+	v, err := slotReleaseScript.Run(ctx, s.rdb, s.slotKeys(kind), id).Text()
+	if err != nil {
+		return 0, fmt.Errorf("release slot %s of order %d: %w", kind, id, err)
+	}
+	if v == "" {
+		return 0, nil
+	}
+	next, err = strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("slot %s waiter %q", kind, v)
+	}
+	return next, nil
+}
+
+// LeaveSlotQueue removes order id from the slot's waiters (it no longer
+// needs the slot).
+func (s *Orders) LeaveSlotQueue(ctx context.Context, kind string, id int64) error {
+	if err := s.rdb.ZRem(ctx, s.slotWaitKey(kind), itoa(id)).Err(); err != nil {
+		return fmt.Errorf("leave the queue of slot %s: %w", kind, err)
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 	if dup {
 		return false, p.ensureScheduled(ctx, o)
 	}
-	p.log.Info("order paid", "order", o.ID, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
+	p.log.Info("order paid", "order", o.ID, "line", o.Line, "quote", q.ID, "charge", c.ID, "method", state.PayStars)
 	p.journalPaid(o)
 	if err := p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now()); err != nil {
 		return false, err

@@ -91,7 +91,7 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 	if dup {
 		err = p.ensureScheduled(ctx, o)
 	} else {
-		p.log.Info("order paid", "order", o.ID, "quote", q.ID, "method", state.PayWallet)
+		p.log.Info("order paid", "order", o.ID, "line", o.Line, "quote", q.ID, "method", state.PayWallet)
 		err = p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now())
 	}
 	if err != nil {

@@ -49,9 +49,14 @@ type Config struct {
 	OrphanEvery time.Duration
 	OrphanAfter time.Duration
 	StuckAfter  time.Duration // admins are alerted once when an order is not done after this; default 30m
-	RetryMin    time.Duration // first retry of a failed refund or an unsent create; default 5s
-	RetryMax    time.Duration // slowest such retry; default 10m
-	Parallel    int           // jobs handled at once; default 8
+	// SlotRetryWait is the longest upstream Retry-After a placement waits
+	// out inside a call (reseller.LimitRetryWait): a longer one ends the
+	// call, so the kind's slot goes to the next order instead of being
+	// held through the wait; default 2s.
+	SlotRetryWait time.Duration
+	RetryMin      time.Duration // first retry of a failed refund or an unsent create; default 5s
+	RetryMax      time.Duration // slowest such retry; default 10m
+	Parallel      int           // jobs handled at once; default 8
 	// Failpoint, when set, is called between lifecycle steps (see the
 	// Failpoint* constants); a non-nil error abandons the job right there,
 	// as a crash would: its lease runs out and a worker takes it again.
@@ -86,6 +91,7 @@ func (c *Config) defaults() {
 	def(&c.OrphanAfter, 10*time.Minute)
 	def(&c.StuckAfter, 30*time.Minute)
 	def(&c.RetryMin, 5*time.Second)
+	def(&c.SlotRetryWait, 2*time.Second)
 	def(&c.RetryMax, 10*time.Minute)
 	if c.Parallel <= 0 {
 		c.Parallel = 8
@@ -122,6 +128,8 @@ type Fulfiller struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
+	noneNoted sync.Map // attempt id -> struct{}: its "nothing created" is journaled
+
 	canary     *state.Canary
 	onLoss     func()
 	onRefunded func(ctx context.Context, o *state.Order) error
@@ -279,9 +287,9 @@ func (f *Fulfiller) advance(ctx context.Context, id int64) (time.Time, error) {
 		var again bool
 		switch o.Status {
 		case state.OrderPaid:
-			again, next, err = f.place(ctx, o)
+			again, next, err = f.place(reseller.LimitRetryWait(ctx, f.cfg.SlotRetryWait), o)
 		case state.OrderPlacing:
-			again, next, err = f.placing(ctx, o)
+			again, next, err = f.placing(reseller.LimitRetryWait(ctx, f.cfg.SlotRetryWait), o)
 		case state.OrderPlaced:
 			again, next, err = f.track(ctx, o)
 		case state.OrderRefunding:

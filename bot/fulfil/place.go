@@ -242,14 +242,13 @@ func numbers(list []reseller.Order) string {
 // one must wait.
 func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (already, ok bool, err error) {
 	for range 3 {
-		holder, err := f.orders.AcquireSlot(ctx, kind, o.ID)
+		// The line is by payment: an order placing again after an
+		// uncertain create goes before the orders paid after it.
+		holder, err := f.orders.AcquireSlot(ctx, kind, o.ID, o.CreatedAt)
 		if err != nil {
 			return false, false, err
 		}
 		if holder == o.ID {
-			if err := f.orders.StopWaitingSlot(ctx, kind, o.ID); err != nil {
-				f.log.Warn("leave the slot's waiters", "order", o.ID, "err", err)
-			}
 			return o.Slot == kind && o.AttemptID != "", true, nil
 		}
 		h, err := f.orders.Get(ctx, holder)
@@ -259,10 +258,9 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 		if err == nil && (h.Status == state.OrderPaid || h.Status == state.OrderPlacing) {
 			// A create of this kind is in flight or uncertain, or about to
 			// be (the holder lists the upstream before writing its intent).
-			// Queue up: the holder wakes the first waiter when it is done.
-			if err := f.orders.WaitSlot(ctx, kind, o.ID, f.now()); err != nil {
-				f.log.Warn("queue for the slot", "order", o.ID, "err", err)
-			}
+			// The order waits in line (AcquireSlot queued it): the holder
+			// hands the slot over and wakes it when it is done.
+			f.log.Debug("placement waits for the slot", "order", o.ID, "kind", kind, "holder", holder, "holder_status", h.Status, "holder_attempt", h.AttemptID)
 			return false, false, nil
 		}
 		// The holder no longer needs it (it was placed, refunded or sent to
@@ -294,25 +292,24 @@ func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *upstream
 
 // releaseSlot frees the slot the order holds, if any.
 func (f *Fulfiller) releaseSlot(ctx context.Context, o *state.Order) {
-	if o.Slot == "" {
-		return
+	if o.Slot != "" {
+		f.releaseKind(ctx, o.Slot, o.ID)
 	}
-	if err := f.orders.ReleaseSlot(ctx, o.Slot, o.ID); err != nil {
-		f.log.Warn("release placement slot", "order", o.ID, "err", err)
-		return
-	}
-	f.wakeSlotWaiter(ctx, o.Slot)
 }
 
-// wakeSlotWaiter makes the job of the order waiting longest for the slot
-// of kind due now. One that no longer needs the slot simply runs once.
-func (f *Fulfiller) wakeSlotWaiter(ctx context.Context, kind string) {
-	id, ok, err := f.orders.NextSlotWaiter(ctx, kind)
-	if err != nil || !ok {
+// releaseKind gives up order id's hold on the slot of kind: the slot goes
+// to the order waiting longest, whose job runs now.
+func (f *Fulfiller) releaseKind(ctx context.Context, kind string, id int64) {
+	next, err := f.orders.ReleaseSlot(ctx, kind, id)
+	if err != nil {
+		f.log.Warn("release placement slot", "order", id, "err", err)
 		return
 	}
-	if _, err := f.sched.Hurry(ctx, OrderJob(id), f.now()); err != nil {
-		f.log.Warn("wake the next order of the slot", "order", id, "err", err)
+	if next == 0 {
+		return
+	}
+	if _, err := f.sched.Hurry(ctx, OrderJob(next), f.now()); err != nil {
+		f.log.Warn("wake the next order of the slot", "order", next, "err", err)
 	}
 }
 
@@ -354,6 +351,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		a := f.readAttempts()
 		if len(a.blockers(req.kind(), o.ChargeID)) > 0 {
 			// A create of the kind whose slot Redis lost is still open.
+			f.log.Debug("placement waits: a journaled create of the kind is open", "order", o.ID, "kind", kind)
 			f.releaseSlotIfIdle(ctx, o, kind)
 			return false, f.now().Add(f.cfg.PollMin), nil
 		}
@@ -365,7 +363,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 			if err != nil {
 				f.log.Warn("read the newest upstream order before a create", "order", o.ID, "err", err)
 				f.releaseSlotIfIdle(ctx, o, kind)
-				return false, f.now().Add(f.retryDelay(o)), nil
+				return false, f.now().Add(f.listRetry(o, err)), nil
 			}
 			return f.send(ctx, o, req, raw, kind, &found{newest: newest}, max(newest, o.Watermark), false)
 		}
@@ -382,13 +380,9 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		f.log.Warn("list upstream orders before a create", "order", o.ID, "err", err)
 		if o.AttemptID == "" {
 			// Nothing of this order is in flight: let others of the kind on.
-			if rerr := f.orders.ReleaseSlot(ctx, kind, o.ID); rerr != nil {
-				f.log.Warn("release placement slot", "order", o.ID, "err", rerr)
-			} else {
-				f.wakeSlotWaiter(ctx, kind)
-			}
+			f.releaseKind(ctx, kind, o.ID)
 		}
-		return false, f.now().Add(f.retryDelay(o)), nil
+		return false, f.now().Add(f.listRetry(o, err)), nil
 	}
 	switch {
 	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.fungible() || provable && len(seen.matches) == 1):
@@ -398,6 +392,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		if f.settling(ctx, all) {
 			// Fresh: most likely a create whose record Redis just lost,
 			// which the replica that made it puts back (see recover).
+			f.log.Debug("placement waits: fresh unclaimed orders of the kind", "order", o.ID, "kind", kind, "upstream", numbers(all))
 			f.releaseSlotIfIdle(ctx, o, kind)
 			return false, f.now().Add(f.cfg.PollMin), nil
 		}
@@ -518,6 +513,18 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamReque
 		f.log.Warn("order create failed before sending; retrying later", "order", o.ID, "err", err)
 		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
 	}
+}
+
+// listRetry says when to try a placement again after the upstream listing
+// before it failed with err: a rate limit is the account's, so its
+// Retry-After is the wait (the call did not wait it out while the order
+// held its kind's slot); anything else backs off with the attempts.
+func (f *Fulfiller) listRetry(o *state.Order, err error) time.Duration {
+	var rl *reseller.RateLimitError
+	if errors.As(err, &rl) {
+		return max(rl.RetryAfter, f.cfg.PollMin)
+	}
+	return f.retryDelay(o)
 }
 
 // retryDelay backs off with the number of attempts so far.
@@ -651,7 +658,7 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 		f.log.Warn("upstream number not durable yet", "order", o.ID, "err", err)
 	}
 	f.releaseSlot(ctx, n)
-	f.log.Info("order placed", "order", o.ID, "upstream", up.Number, "how", how)
+	f.log.Info("order placed", "order", o.ID, "line", o.Line, "upstream", up.Number, "how", how)
 	if err := f.fail(FailpointPlaced, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
@@ -739,8 +746,11 @@ func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, tim
 	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
 		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
 	}
-	f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
-	f.journalOutcome(o, o.AttemptID, nil)
+	if _, noted := f.noneNoted.LoadOrStore(o.AttemptID, struct{}{}); !noted {
+		// Once per attempt: the order may wait for its kind's slot now.
+		f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+		f.journalOutcome(o, o.AttemptID, nil)
+	}
 	return f.place(ctx, o)
 }
 

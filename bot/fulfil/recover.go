@@ -216,9 +216,5 @@ func (f *Fulfiller) releaseSlotIfIdle(ctx context.Context, o *state.Order, kind 
 	if o.AttemptID != "" || kind == "" {
 		return
 	}
-	if err := f.orders.ReleaseSlot(ctx, kind, o.ID); err != nil {
-		f.log.Warn("release placement slot", "order", o.ID, "err", err)
-		return
-	}
-	f.wakeSlotWaiter(ctx, kind)
+	f.releaseKind(ctx, kind, o.ID)
 }
