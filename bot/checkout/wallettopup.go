@@ -78,7 +78,6 @@ const (
 	topupFlow      = "wtopup"
 	actTopup       = "wtu" // global: open the amounts (the /wallet button)
 	actTopupAmount = "wta" // arg: cents
-	actTopupBack   = "wtb" // back to the amounts
 )
 
 // topupStars is the price in Stars of a top-up of usd: the product lines'
@@ -185,9 +184,9 @@ func parseTopupAmount(s string) (decimal.Decimal, bool) {
 	return d, err == nil
 }
 
-// topupFlowOf is the top-up flow: step "amount" (buttons or a typed
-// amount), then "sent" (the invoice is in the chat; another amount may
-// still be chosen). Session data in "sent": "usd", "stars".
+// topupFlowOf is the top-up flow: one step, "amount" (buttons or a typed
+// amount). Each amount chosen sends its invoice below and leaves the
+// amounts as they are, as Pay does for items: the invoice is the answer.
 type topupFlowOf struct{ p *Checkout }
 
 func (f topupFlowOf) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
@@ -196,12 +195,7 @@ func (f topupFlowOf) Start(ctx context.Context, env *flows.Env, s *flows.Session
 	return &flows.Reply{Screen: sc, Save: true}, err
 }
 
-func (f topupFlowOf) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	if s.Step == "sent" {
-		usd, _ := decimal.NewFromString(s.Get("usd"))
-		stars, _ := strconv.ParseInt(s.Get("stars"), 10, 64)
-		return f.p.topupSent(env, usd, stars), nil
-	}
+func (f topupFlowOf) Show(ctx context.Context, env *flows.Env, _ *flows.Session) (*flows.Screen, error) {
 	return f.p.topupAmounts(ctx, env)
 }
 
@@ -219,8 +213,6 @@ func (f topupFlowOf) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 			return &flows.Reply{Answer: env.T("err.outdated"), Screen: sc}, err
 		}
 		return p.topupChosen(ctx, env, s, decimal.New(c, -2))
-	case ev.Kind == flows.EvButton && ev.Button.Action == actTopupBack:
-		return f.Start(ctx, env, s, "")
 	case ev.Kind == flows.EvText:
 		usd, ok := parseTopupAmount(ev.Text)
 		if !ok {
@@ -307,20 +299,8 @@ func (p *Checkout) topupChosen(ctx context.Context, env *flows.Env, s *flows.Ses
 		return nil, err // nothing to pay: the record expires unpaid
 	}
 	p.log.Info("wallet top-up invoice sent", "chat", t.ChatID, "topup", t.ID, "usd", usd.StringFixed(2), "stars", t.Stars)
-	s.Step = "sent"
-	s.Set("usd", usd.StringFixed(2))
-	s.Set("stars", strconv.FormatInt(t.Stars, 10))
-	return &flows.Reply{Answer: env.T("pay.invoice_sent"), Screen: p.topupSent(env, usd, t.Stars), Save: true}, nil
-}
-
-// topupSent is the screen under which the invoice arrives.
-func (p *Checkout) topupSent(env *flows.Env, usd decimal.Decimal, stars int64) *flows.Screen {
-	minutes := max(int64(p.opts.Topup.TTL/time.Minute), 1)
-	text := env.N("wtopup.sent", minutes, "usd", locales.Money(env.Lang, usd), "stars", locales.Stars(env.Lang, stars))
-	return &flows.Screen{Text: text, Rows: [][]flows.Button{
-		{{Text: env.T("wtopup.btn_other"), Action: actTopupBack}},
-		{{Text: env.T("btn.menu"), Action: "m"}},
-	}}
+	s.Step = "amount"
+	return &flows.Reply{Answer: env.T("pay.invoice_sent"), NoScreen: true, Save: true}, nil
 }
 
 // ---- pre-checkout
