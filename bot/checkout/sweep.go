@@ -88,7 +88,8 @@ func newLockToken() string {
 //     matched to orders (sweepStars): an incoming invoice payment with
 //     payload "q:<id>" and no order becomes a paid order (then fulfilled),
 //     or is refunded when that provably bought nothing, or is listed for
-//     admin review when it cannot be proven undelivered.
+//     admin review when it cannot be proven undelivered; one with payload
+//     "w:<id>" (a wallet top-up) is credited or refunded (sweepTopup).
 //
 // It is idempotent and returns how many payments it repaired (orders made
 // and refunds; charges listed for review are not counted). Only one
