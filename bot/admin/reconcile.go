@@ -28,8 +28,10 @@ import (
 //     #N (...)"), and every upstream refund of an order is not one of our
 //     delivered orders;
 //   - every Star payment for a shop invoice ("q:" payload) has an order
-//     (delivered, refunded or in progress) or was refunded; a payment for no
-//     invoice of the shop, or one on the review list, is unexplained;
+//     (delivered, refunded or in progress) or was refunded; a payment for a
+//     wallet top-up ("w:") is credited in the payer's ledger or refunded,
+//     never both (reconcile_topup.go); a payment for no invoice of the
+//     shop, or one on the review list, is unexplained;
 //   - every Star refund is of a charge that bought nothing or of a refunded
 //     order, and every refunded Stars order has its refund; every Stars
 //     order's charge is in Telegram's list.
@@ -347,6 +349,13 @@ read:
 		if _, ok := refunds[tx.ID]; ok {
 			continue // it bought nothing and was given back
 		}
+		if isTopup(tx) {
+			if credited, err := ad.topupCredited(ctx, tx); err != nil {
+				return err
+			} else if credited {
+				continue // a wallet top-up, in the buyer's ledger
+			}
+		}
 		kv := []any{"charge", locales.Escape(tx.ID), "stars", tx.Amount, "user", tx.User, "at", tx.Date}
 		if _, err := reviews.Get(ctx, tx.ID); err == nil {
 			rep.add("charge:"+tx.ID, "rep.rec.item.charge_review", kv...)
@@ -355,13 +364,19 @@ read:
 			return err
 		}
 		switch {
-		case !strings.HasPrefix(tx.Payload, invoicePayload):
+		case !strings.HasPrefix(tx.Payload, invoicePayload) && !isTopup(tx):
 			rep.add("charge:"+tx.ID, "rep.rec.item.charge_foreign", kv...)
 		case !settled(tx.Date):
 			rep.pending++ // its update may still be in the queue
+		case isTopup(tx):
+			rep.add("charge:"+tx.ID, "wtopup.rec_charge", kv...)
 		default:
 			rep.add("charge:"+tx.ID, "rep.rec.item.charge", kv...)
 		}
+	}
+	paid := map[string]StarTx{} // the payments read, by charge id
+	for _, tx := range charges {
+		paid[tx.ID] = tx
 	}
 	for id, tx := range refunds {
 		if !inWindow(tx.Date, rep.from, rep.to) {
@@ -370,6 +385,11 @@ read:
 		rep.refunds++
 		o, err := ad.orders.ByCharge(ctx, id)
 		if errors.Is(err, state.ErrOrderNotFound) {
+			if c, ok := paid[id]; ok && isTopup(c) {
+				if err := ad.recTopupRefund(ctx, rep, c); err != nil {
+					return err
+				}
+			}
 			continue // a charge that bought nothing, given back by checkout
 		}
 		if err != nil {

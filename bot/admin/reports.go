@@ -459,10 +459,11 @@ func (t *tally) finished() int64 { return t.delivered + t.refunded }
 // period is one /stats window: from midnight UTC `days` days back
 // (today included) to now.
 type period struct {
-	key   string
-	from  time.Time
-	all   tally
-	lines map[string]*tally
+	key    string
+	from   time.Time
+	all    tally
+	lines  map[string]*tally
+	topups topupTally // wallet top-ups credited (stats_topup.go): money in, not revenue
 }
 
 // stats reports orders, revenue, cost, margin and refund rate for today,
@@ -492,6 +493,9 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 		}
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := r.tallyTopups(ctx, periods); err != nil {
 		return nil, err
 	}
 	text := r.statsText(env, now, periods, true)
@@ -539,6 +543,7 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 		t := &p.all
 		if t.orders == 0 {
 			b.WriteString("\n" + env.T("rep.stats.none"))
+			r.writeTopups(&b, env, p)
 			continue
 		}
 		b.WriteString("\n" + env.N("rep.stats.orders", t.orders, "delivered", locales.Number(lang, t.delivered),
@@ -559,6 +564,7 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 			b.WriteString("\n" + env.N("rep.stats.refunds", t.finished(), "pct", locales.Decimal(lang, percent(decimal.NewFromInt(t.refunded), decimal.NewFromInt(t.finished())), 1),
 				"refunded", locales.Number(lang, t.refunded)))
 		}
+		r.writeTopups(&b, env, p)
 		if !perLine {
 			continue
 		}
@@ -580,6 +586,9 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 		}
 	}
 	b.WriteString("\n\n" + env.T("rep.stats.legend"))
+	if anyTopups(periods) {
+		b.WriteString("\n" + env.T("wtopup.stats_note"))
+	}
 	return b.String()
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	// then a second Pay is told it is on its way (default 30 s, measured
 	// with the bot's clock).
 	InvoiceSending time.Duration
+	// Topup configures buyers' wallet top-ups in Stars, on with the
+	// wallet (wallettopup.go).
+	Topup TopupOptions
 }
 
 // Upstream is what payments read from the reseller (reseller.Client
@@ -123,6 +126,7 @@ func New(opts Options, d Deps) *Checkout {
 	if opts.InvoiceSending <= 0 {
 		opts.InvoiceSending = 30 * time.Second
 	}
+	opts.Topup = opts.Topup.withDefaults()
 	if d.Now == nil {
 		d.Now = time.Now
 	}
@@ -150,6 +154,7 @@ func (p *Checkout) Register(e *flows.Engine) {
 	e.HandleButton(actPayWallet, p.chosen)
 	if p.opts.Wallet {
 		e.HandleCommand("wallet", p.walletCommand)
+		p.registerTopup(e)
 		e.HelpPayment = "help.pay_wallet"
 	}
 }

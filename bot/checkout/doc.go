@@ -14,6 +14,10 @@
 //   - refund.go: refund a Stars payment that bought nothing (told once,
 //     marked, alerted on failure);
 //   - wallet.go: paying from the shop wallet, /wallet;
+//   - wallettopup.go: buyers topping up their wallet with a Stars invoice
+//     ("w:<top-up id>"): the amounts, the invoice, the pre-checkout;
+//     wallettopup_settle.go: such a payment credited exactly once or
+//     refunded, from its update or the sweep;
 //   - sweep.go: the Stars sweep, which finds charges whose update was lost
 //     and settles, refunds or lists them for admin review.
 //

@@ -13,6 +13,10 @@ import (
 // PreCheckout answers a pre_checkout_query: ok only for a live, unpaid
 // quote of this buyer whose upstream price, stock and balance still hold.
 func (p *Checkout) PreCheckout(ctx context.Context, pq PreCheckoutQuery) {
+	if strings.HasPrefix(pq.Payload, topupPrefix) {
+		p.preCheckoutTopup(ctx, pq)
+		return
+	}
 	qid, _ := strings.CutPrefix(pq.Payload, payloadPrefix)
 	from := pq.UserID
 	lang := p.langOf(ctx, qid, pq.LanguageCode)

@@ -30,6 +30,10 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 		return
 	}
 	c := starCharge{ID: m.ChargeID, UserID: m.UserID, ChatID: m.ChatID, Payload: m.Payload, Amount: m.Total, At: m.At}
+	if strings.HasPrefix(c.Payload, topupPrefix) {
+		p.paidTopup(ctx, c, m.LanguageCode)
+		return
+	}
 	if _, err := p.settle(ctx, c, m.LanguageCode, false); errors.Is(err, errSettleLater) {
 		p.log.Info("payment settles later", "charge", c.ID, "chat", c.ChatID)
 	} else if err != nil {

@@ -88,7 +88,8 @@ func newLockToken() string {
 //     matched to orders (sweepStars): an incoming invoice payment with
 //     payload "q:<id>" and no order becomes a paid order (then fulfilled),
 //     or is refunded when that provably bought nothing, or is listed for
-//     admin review when it cannot be proven undelivered.
+//     admin review when it cannot be proven undelivered; one with payload
+//     "w:<id>" (a wallet top-up) is credited or refunded (sweepTopup).
 //
 // It is idempotent and returns how many payments it repaired (orders made
 // and refunds; charges listed for review are not counted). Only one
@@ -115,7 +116,7 @@ func (p *Checkout) Sweep(ctx context.Context) (int, error) {
 	if werr != nil && ctx.Err() == nil {
 		p.log.Warn("payment sweep: wallet payments", "err", werr)
 	}
-	if !p.opts.Stars {
+	if !p.opts.Stars && !p.topupsOn() {
 		return n, werr
 	}
 	m, serr := p.sweepStars(ctx, func() {
@@ -153,10 +154,17 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 			if tx.Date < cutoff {
 				return n, firstErr
 			}
-			if tx.Buyer == nil || !strings.HasPrefix(tx.Buyer.Payload, payloadPrefix) || refunded[tx.ID] {
+			if tx.Buyer == nil || refunded[tx.ID] {
 				continue
 			}
-			repaired, err := p.sweepCharge(ctx, tx, epoch)
+			sweep := p.sweepCharge
+			switch {
+			case strings.HasPrefix(tx.Buyer.Payload, topupPrefix):
+				sweep = p.sweepTopup // a wallet top-up (wallettopup_settle.go)
+			case !strings.HasPrefix(tx.Buyer.Payload, payloadPrefix):
+				continue
+			}
+			repaired, err := sweep(ctx, tx, epoch)
 			if err != nil {
 				if ctx.Err() != nil {
 					return n, err

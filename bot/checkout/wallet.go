@@ -127,7 +127,7 @@ func (p *Checkout) walletCommand(ctx context.Context, env *flows.Env, _ *flows.S
 			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", locales.SignedMoney(env.Lang, e.Amount), "what", what))
 		}
 	}
-	return &flows.Reply{Notices: []flows.Notice{{Text: b.String()}}, NoScreen: true}, nil
+	return &flows.Reply{Notices: []flows.Notice{{Text: b.String(), Rows: p.topupRows(env)}}, NoScreen: true}, nil
 }
 
 // entryOrder is the shop order a wallet movement paid or refunded, or 0:
@@ -152,6 +152,8 @@ func (p *Checkout) entryOrder(ctx context.Context, e state.Entry) int64 {
 
 func entryKind(e state.Entry) string {
 	switch {
+	case strings.HasPrefix(e.Ref, "topup:"):
+		return "wtopup.kind"
 	case strings.HasPrefix(e.Ref, "pay:quote:"):
 		return "wallet.kind_pay"
 	case e.Actor == "refund" || strings.HasPrefix(e.Ref, "refund:"):

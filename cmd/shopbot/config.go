@@ -30,6 +30,7 @@ type Config struct {
 	PayStars       bool
 	PayWallet      bool
 	StarsUSDRate   decimal.Decimal
+	Topup          TopupConfig // WALLET_TOPUP_MIN_USD, WALLET_TOPUP_MAX_USD, WALLET_MAX_BALANCE_USD
 	Markup         Markup
 	WebhookURL     string
 	WebhookSecret  string
@@ -164,6 +165,9 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 
 	if c.StarsUSDRate, err = decimalVar(get("STARS_USD_RATE"), "0.013", true); err != nil {
 		return nil, &ConfigError{"STARS_USD_RATE", err.Error()}
+	}
+	if err := loadTopupConfig(get, c); err != nil {
+		return nil, err
 	}
 	if c.Markup.Percent, err = decimalVar(get("MARKUP_PERCENT"), "10", false); err != nil {
 		return nil, &ConfigError{"MARKUP_PERCENT", err.Error()}

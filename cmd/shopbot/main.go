@@ -156,7 +156,9 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 			return nil, fmt.Errorf("reseller client: %w", err)
 		}
 		upstream = client
-		pay = &checkout.Options{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client}
+		pay = &checkout.Options{Stars: cfg.PayStars, Wallet: cfg.PayWallet, Upstream: client, Topup: checkout.TopupOptions{
+			MinUSD: cfg.Topup.MinUSD, MaxUSD: cfg.Topup.MaxUSD, MaxBalanceUSD: cfg.Topup.MaxBalanceUSD, StarsUSDRate: cfg.StarsUSDRate,
+		}}
 	}
 	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
 	if err != nil {
