@@ -134,7 +134,9 @@ func (c *Cached) GiftCardSearch(ctx context.Context, q string) ([]flows.Category
 	q = queryKey(q)
 	return list(ctx, c, "gc:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.GiftCategory], error) {
 		return c.Client.GiftCardCategories(ctx, &reseller.GiftCardCategoriesOptions{Q: q})
-	}, func(x reseller.GiftCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image} })
+	}, func(x reseller.GiftCategory) flows.Category {
+		return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image}
+	})
 }
 
 // GiftCardOffers returns a category's visible cards.
@@ -228,7 +230,9 @@ func (c *Cached) TopUpSearch(ctx context.Context, q string) ([]flows.Category, b
 	q = queryKey(q)
 	return list(ctx, c, "tu:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.TopUpCategory], error) {
 		return c.Client.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: q})
-	}, func(x reseller.TopUpCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image} })
+	}, func(x reseller.TopUpCategory) flows.Category {
+		return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image}
+	})
 }
 
 // TopUpBrands returns the in-game top-up brands with their categories.
