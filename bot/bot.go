@@ -71,6 +71,9 @@ type Options struct {
 	Chat     orderchat.Config // order chat relay timing
 	Support  support.Options  // the helpdesk link and the shop's terms
 	Admin    admin.Options    // the Star rate of the admins' figures
+	// Images shows the catalog's images on the screens that have one
+	// (images.go); nil: every screen is text (SHOW_IMAGES=false).
+	Images *ImageOptions
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -89,6 +92,7 @@ type Bot struct {
 	floods   chan struct{} // closed once this replica hears others' flood waits
 	ready    chan int64    // chats this process just stored updates for
 	features               // the shop's features, assembled by wire
+	images   *productImages // nil: every screen is text (images.go)
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 }
@@ -156,6 +160,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
+	b.images = newProductImages(opts, state.NewImages(rdb, opts.Prefix))
 	b.Queue.Stored = b.stored
 	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
