@@ -93,7 +93,7 @@ func newProductImages(opts Options, store *state.Images) *productImages {
 // photo is an image ready to show: its file_id, or its content to upload.
 type photo struct {
 	url    string
-	fileID string             // "" until uploaded
+	fileID string              // "" until uploaded
 	img    *reseller.ChatImage // the content when fileID is ""
 }
 
