@@ -89,12 +89,13 @@ type Bot struct {
 	metrics  *Metrics
 	admins   map[int64]bool
 	wake     chan struct{}
-	floods   chan struct{}  // closed once this replica hears others' flood waits
-	ready    chan int64     // chats this process just stored updates for
-	features                // the shop's features, assembled by wire
-	images   *productImages // nil: every screen is text (images.go)
+	floods   chan struct{} // closed once this replica hears others' flood waits
+	ready    chan int64    // chats this process just stored updates for
+	features               // the shop's features, assembled by wire
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
+
+	images *productImages // nil: every screen is text (images.go)
 }
 
 // New builds a bot over rdb with the flow engine.

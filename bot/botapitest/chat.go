@@ -245,13 +245,14 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 		if f, ok := c.Files["photo"]; ok {
 			msg.Photo = s.photoSizesLocked(f.Data)
 			msg.FileData = f.Data
+			msg.PhotoName = s.namePhotoLocked(msg.Photo, f.Name)
 		} else {
 			sizes, data, apiErr := s.photoRefLocked(c.String("photo"))
 			if apiErr != nil {
 				cs.lastID-- // nothing was sent
 				return nil, apiErr
 			}
-			msg.Photo, msg.FileData = sizes, data
+			msg.Photo, msg.FileData, msg.PhotoName = sizes, data, s.photoName[sizes[0].FileID]
 		}
 	case "sendInvoice":
 		var prices []struct {

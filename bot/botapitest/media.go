@@ -21,6 +21,18 @@ func (s *Server) rememberPhotoLocked(sizes []PhotoSize) {
 	}
 }
 
+// namePhotoLocked records the file name a photo was uploaded under and
+// returns it.
+func (s *Server) namePhotoLocked(sizes []PhotoSize, name string) string {
+	if s.photoName == nil {
+		s.photoName = map[string]string{}
+	}
+	for _, p := range sizes {
+		s.photoName[p.FileID] = name
+	}
+	return name
+}
+
 // photoRefLocked resolves a photo given as a String: an HTTP URL makes a new
 // photo (its content unknown); a file_id the server gave out is that photo
 // again, with its content when known; anything else is refused.
@@ -52,6 +64,7 @@ func (s *Server) ForgetFile(fileID string) {
 	for _, p := range s.photos[fileID] {
 		delete(s.photos, p.FileID)
 		delete(s.files, p.FileID)
+		delete(s.photoName, p.FileID)
 	}
 	delete(s.files, fileID)
 }
@@ -89,11 +102,13 @@ func (s *Server) editMediaLocked(c *Call, old *Message, nm *Message) (bool, *API
 		}
 		data = f.Data
 		sizes = s.photoSizesLocked(append([]byte(nil), data...))
+		nm.PhotoName = s.namePhotoLocked(sizes, f.Name)
 	} else {
 		var apiErr *APIError
 		if sizes, data, apiErr = s.photoRefLocked(m.Media); apiErr != nil {
 			return false, apiErr
 		}
+		nm.PhotoName = s.photoName[sizes[0].FileID]
 	}
 	nm.Text, nm.Entities, nm.Document = "", nil, nil
 	nm.Photo, nm.FileData = sizes, data

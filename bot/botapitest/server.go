@@ -144,6 +144,7 @@ type Server struct {
 
 	files     map[string]*storedFile // file_id -> content
 	photos    map[string][]PhotoSize // file_id of any size -> the photo's sizes
+	photoName map[string]string      // file_id of any size -> the name it was uploaded under
 	filePaths map[string]string      // file_path -> file_id
 	downloads []string
 
