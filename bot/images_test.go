@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -34,16 +35,22 @@ type imageShop struct {
 const (
 	imgAppleUS = "gift/apple-us.png"
 	imgAppleTR = "gift/apple-tr.png"
+	imgSteamUS = "gift/steam-us.png"
 )
 
 func imageCatalog() *resellersim.Catalog {
 	card := func(id, name string) []resellersim.GiftCard {
 		return []resellersim.GiftCard{{ID: id, Name: name, Price: decimal.RequireFromString("10.35"), Stock: 50, MinQuantity: 1, MaxQuantity: 10}}
 	}
+	var long []resellersim.GiftCard // a page of them is over the caption limit
+	for i := range 8 {
+		long = append(long, card(fmt.Sprintf("steam-us-%d", i), fmt.Sprintf("Steam Wallet Code %d USD, %s", 10+i, strings.Repeat("redeemable worldwide ", 5)))...)
+	}
 	return &resellersim.Catalog{GiftCategories: []resellersim.GiftCategory{
 		{ID: "apple-us", Name: "Apple (US)", Brand: "Apple", Region: "US", Image: imgAppleUS, Cards: card("apple-us-10", "Apple 10 USD")},
 		{ID: "apple-tr", Name: "Apple (TR)", Brand: "Apple", Region: "TR", Image: imgAppleTR, Cards: card("apple-tr-100", "Apple 100 TRY")},
 		{ID: "razer-us", Name: "Razer Gold (US)", Brand: "Razer Gold", Region: "US", Cards: card("razer-us-10", "Razer Gold 10 USD")},
+		{ID: "steam-us", Name: "Steam (US)", Brand: "Steam", Region: "US", Image: imgSteamUS, Cards: long},
 	}}
 }
 
@@ -344,5 +351,26 @@ func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
 	}
 	if id := s.fileID(imgAppleUS); id == "" || id == old || id != largest(m) {
 		t.Fatalf("cached file_id %q (old %q, shown %q)", id, old, largest(m))
+	}
+}
+
+// A screen whose text is over the 1,024-character caption limit is text,
+// even with an image; the next screen of the same category, short enough,
+// is the photo.
+func TestLongCaptionIsTextScreen(t *testing.T) {
+	s := newImageShop(t, &bot.ImageOptions{})
+	s.open()
+	s.Tap(s.b, "Steam")
+	if m := s.Menu(); !isPhoto(m, "Steam") {
+		t.Fatalf("the regions: %+v", m)
+	}
+	s.Tap(s.b, "US")
+	m := s.Menu()
+	if len(m.Photo) > 0 || !strings.Contains(m.Text, "Steam (US)") || len([]rune(m.Text)) <= 1024 {
+		t.Fatalf("a %d-character list as a photo: %+v", len([]rune(m.Text)), m)
+	}
+	s.Tap(s.b, "Steam Wallet Code 10")
+	if m := s.Menu(); !isPhoto(m, "How many") {
+		t.Fatalf("the item after a long list: %+v", m)
 	}
 }
