@@ -374,3 +374,28 @@ func TestLongCaptionIsTextScreen(t *testing.T) {
 		t.Fatalf("the item after a long list: %+v", m)
 	}
 }
+
+// A Bot API server that will not turn a text menu into a photo (one
+// before the schema allowed it): the photo is sent anew and the text menu
+// deleted, so the chat still has one menu.
+func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
+	s := newImageShop(t, &bot.ImageOptions{})
+	s.open()
+	text := s.Menu()
+	s.Fake.FailNext("editMessageMedia", 1, 400, "Bad Request: there is no media in the message to edit", 0)
+	s.Tap(s.b, "Apple")
+	m := s.Menu()
+	if !isPhoto(m, "Apple") || m.MessageID == text.MessageID {
+		t.Fatalf("after a refused text->photo edit: %+v", m)
+	}
+	if _, ok := s.Fake.Message(bottest.Chat, text.MessageID); ok {
+		t.Fatal("the text menu was left in the chat")
+	}
+	if n := len(s.BotMessages(bottest.Chat)); n != 1 {
+		t.Fatalf("%d bot messages in the chat, want the one menu", n)
+	}
+	s.Tap(s.b, "US") // the new photo menu is edited from then on
+	if m2 := s.Menu(); !isPhoto(m2, "Apple (US)") || m2.MessageID != m.MessageID {
+		t.Fatalf("browsing on from the new photo: %+v", m2)
+	}
+}
