@@ -71,7 +71,7 @@ const (
 // answers to queries, payments and reads do not.
 var pacedMethods = map[string]bool{
 	"sendMessage": true, "sendDocument": true, "sendPhoto": true, "sendInvoice": true, "copyMessage": true,
-	"editMessageText": true, "editMessageReplyMarkup": true, "editMessageCaption": true,
+	"editMessageText": true, "editMessageReplyMarkup": true, "editMessageCaption": true, "editMessageMedia": true,
 }
 
 // API wraps the Bot API client with pacing by class, flood waits shared

@@ -71,6 +71,9 @@ type Options struct {
 	Chat     orderchat.Config // order chat relay timing
 	Support  support.Options  // the helpdesk link and the shop's terms
 	Admin    admin.Options    // the Star rate of the admins' figures
+	// Images shows the catalog's images on the screens that have one
+	// (images.go); nil: every screen is text (SHOW_IMAGES=false).
+	Images *ImageOptions
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -91,6 +94,8 @@ type Bot struct {
 	features               // the shop's features, assembled by wire
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
+
+	images *productImages // nil: every screen is text (images.go)
 }
 
 // New builds a bot over rdb with the flow engine.
@@ -156,6 +161,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
+	b.images = newProductImages(opts, state.NewImages(rdb, opts.Prefix))
 	b.Queue.Stored = b.stored
 	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {

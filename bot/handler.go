@@ -246,8 +246,9 @@ func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *
 }
 
 // Render performs a reply: answers the button press, sends the notices,
-// and edits the live menu in place (or sends it anew). It reports whether
-// the live menu moved to a new message, which changes the session.
+// and edits the live menu in place (or sends it anew), as text or as a
+// photo (screen.go). It reports whether the live menu moved to a new
+// message or changed kind, which changes the session.
 func (b *Bot) Render(ctx context.Context, chat int64, s *flows.Session, r *flows.Reply, cq *models.CallbackQuery, pressed int) (bool, error) {
 	if cq != nil {
 		b.answer(ctx, cq.ID, r.Answer, r.Alert)
@@ -266,28 +267,7 @@ func (b *Bot) Render(ctx context.Context, chat int64, s *flows.Session, r *flows
 	if r.Screen == nil || r.NoScreen {
 		return false, nil
 	}
-	sc := r.Screen
-	if !sc.Fresh && s.MenuMsg != 0 {
-		err := b.API.Do(ctx, "editMessageText", chat, func(ctx context.Context) error {
-			return b.API.callJSON(ctx, "editMessageText", &tgbot.EditMessageTextParams{
-				ChatID: chat, MessageID: s.MenuMsg, Text: sc.Text, ParseMode: models.ParseModeHTML,
-				ReplyMarkup: keyboard(sc.Rows), LinkPreviewOptions: noPreview,
-			}, nil)
-		})
-		if err == nil || IsNotModified(err) {
-			return false, nil
-		}
-		if errors.Is(err, ErrBlocked) || r.Stale {
-			return false, err
-		}
-		// The message is gone or too old to edit: send the menu anew.
-	}
-	id, err := b.Send(ctx, chat, sc.Text, sc.Rows)
-	if err != nil {
-		return false, err
-	}
-	s.MenuMsg = id
-	return true, nil
+	return b.showScreen(ctx, chat, s, r.Screen, r.Stale) // screen.go
 }
 
 var noPreview = &models.LinkPreviewOptions{IsDisabled: tgbot.True()}

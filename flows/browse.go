@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -102,21 +103,26 @@ func (sh *Shop) brandsScreen(env *Env, s *Session, title string, brands []Brand,
 }
 
 // categoriesScreen lists the categories of the brand chosen (kept as
-// "brand"), each labelled by label.
+// "brand"), each labelled by label, under the first of their images (a
+// brand's regional categories share its logo).
 func (sh *Shop) categoriesScreen(env *Env, s *Session, text string, brands []Brand, stale bool, err error, label func(Category) string) *Screen {
 	if err != nil {
 		return failScreen(env, err)
 	}
 	var items []listItem
+	image := ""
 	for _, b := range brands {
 		if b.Name != s.Get("brand") {
 			continue
 		}
 		for _, c := range b.Categories {
 			items = append(items, listItem{Label: label(c), ID: c.ID})
+			image = cmp.Or(image, c.Image)
 		}
 	}
-	return sh.listScreen(env, s, text, items, stale)
+	sc := sh.listScreen(env, s, text, items, stale)
+	sc.Image = image
+	return sc
 }
 
 // resultsScreen lists the categories found for the search text.

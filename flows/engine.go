@@ -59,6 +59,11 @@ type Screen struct {
 	Text  string // Telegram HTML
 	Rows  [][]Button
 	Fresh bool // send a new message instead of editing the live one
+	// Image is the catalog's image URL for what the screen shows (a
+	// category, a game, a service), or "". The host may show the screen as
+	// a photo with Text as its caption, or as text alone: the screen must
+	// read the same either way.
+	Image string
 }
 
 // Notice is a standalone message (not the live menu).

@@ -36,7 +36,7 @@ func (c *fakeCatalog) GiftCardBrands(context.Context) ([]flows.Brand, bool, erro
 		return nil, false, c.Err
 	}
 	b := []flows.Brand{{Name: "Apple", Categories: []flows.Category{
-		{ID: "apple-us", Region: "US"}, {ID: "apple-tr", Region: "TR"}}}}
+		{ID: "apple-us", Region: "US", Image: fakeAppleImage}, {ID: "apple-tr", Region: "TR"}}}}
 	for i := 1; i <= 19; i++ {
 		id := fmt.Sprintf("brand-%02d", i)
 		b = append(b, flows.Brand{Name: fmt.Sprintf("Brand %02d", i), Categories: []flows.Category{{ID: id + "-us", Region: "US"}}})
@@ -55,6 +55,9 @@ func (c *fakeCatalog) GiftCardSearch(_ context.Context, q string) ([]flows.Categ
 	return nil, c.Stale, nil
 }
 
+// fakeAppleImage is the image of the fake's apple-us category.
+const fakeAppleImage = "https://up.example/images/apple.png"
+
 func (c *fakeCatalog) GiftCardOffers(_ context.Context, id string) (*flows.Offers, bool, error) {
 	if c.Err != nil {
 		return nil, false, c.Err
@@ -62,7 +65,7 @@ func (c *fakeCatalog) GiftCardOffers(_ context.Context, id string) (*flows.Offer
 	if id != "apple-us" {
 		return nil, false, fmt.Errorf("category %q: %w", id, flows.ErrNotFound)
 	}
-	return &flows.Offers{CategoryID: id, Name: "Apple <US>", Offers: []flows.Offer{
+	return &flows.Offers{CategoryID: id, Name: "Apple <US>", Image: fakeAppleImage, Offers: []flows.Offer{
 		{ID: "apple-us-10", Name: "Apple 10 USD", PriceUSD: dec("10.35"), Stock: 250, MinQuantity: 1, MaxQuantity: 50},
 		{ID: "apple-us-25", Name: "Apple 25 USD", PriceUSD: dec("25.80"), Stock: 3, MinQuantity: 1, MaxQuantity: 50},
 		{ID: "apple-us-5", Name: "Apple 5 USD", PriceUSD: dec("5.20"), Stock: 0, MinQuantity: 1, MaxQuantity: 50},

@@ -112,7 +112,9 @@ func (f *Games) Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		return f.listScreen(env, s, text, items, stale), nil
+		sc := f.listScreen(env, s, text, items, stale)
+		sc.Image = offers.Image
+		return sc, nil
 	default:
 		s.Step = tuBrands
 		brands, stale, err := f.Catalog.TopUpBrands(ctx)

@@ -110,7 +110,9 @@ func (g *GiftCards) Show(ctx context.Context, env *Env, s *Session) (*Screen, er
 		if len(items) == 0 {
 			text += "\n" + env.T("catalog.empty")
 		}
-		return g.listScreen(env, s, text, items, stale), nil
+		sc := g.listScreen(env, s, text, items, stale)
+		sc.Image = offers.Image
+		return sc, nil
 	case gcQty:
 		return g.units().qtyScreen(ctx, env, g.Shop, s), nil
 	default: // brands

@@ -172,7 +172,9 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if len(items) == 0 {
 			b.WriteString("\n" + env.T("catalog.empty"))
 		}
-		return f.listScreen(env, s, b.String(), items, stale), nil
+		sc := f.listScreen(env, s, b.String(), items, stale)
+		sc.Image = offers.Image
+		return sc, nil
 	case gkQty:
 		return f.units().qtyScreen(ctx, env, f.Shop, s), nil
 	default:

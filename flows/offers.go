@@ -24,14 +24,20 @@ type units struct {
 
 // offer returns the item of the chosen category, with stale.
 func (u *units) offer(ctx context.Context, s *Session, id string) (*Offer, bool, error) {
+	_, o, stale, err := u.offerIn(ctx, s, id)
+	return o, stale, err
+}
+
+// offerIn returns the chosen category and its item id, with stale.
+func (u *units) offerIn(ctx context.Context, s *Session, id string) (*Offers, *Offer, bool, error) {
 	offers, stale, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if o, ok := offers.offer(id); ok {
-		return o, stale, nil
+		return offers, o, stale, nil
 	}
-	return nil, false, notFound("item not offered")
+	return nil, nil, false, notFound("item not offered")
 }
 
 // minQuantity is the least an order of o takes.
@@ -109,9 +115,9 @@ func (u *units) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, 
 }
 
 // qtyScreen asks how many, within the bounds, the stock and what the
-// balance pays for.
+// balance pays for, under the category's image.
 func (u *units) qtyScreen(ctx context.Context, env *Env, sh *Shop, s *Session) *Screen {
-	o, stale, err := u.offer(ctx, s, s.Get(u.item))
+	offers, o, stale, err := u.offerIn(ctx, s, s.Get(u.item))
 	if err != nil {
 		return failScreen(env, err)
 	}
@@ -123,7 +129,7 @@ func (u *units) qtyScreen(ctx context.Context, env *Env, sh *Shop, s *Session) *
 		"price", sh.Pricing.Price(env.Lang, u.line, o.PriceUSD),
 		"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
 	rows := append(quickQuantities(env, lo, hi, u.quick), navRow(env))
-	return &Screen{Text: withStale(env, text, stale), Rows: rows}
+	return &Screen{Text: withStale(env, text, stale), Rows: rows, Image: offers.Image}
 }
 
 // handleQty takes a quantity typed or pressed at the quantity step; it
@@ -206,7 +212,8 @@ func (u *fielded) price(ctx context.Context, env *Env, s *Session) (*Quote, bool
 	return nil, false, notFound("offer gone")
 }
 
-// fieldsScreen asks the current field, under the category and the offer.
+// fieldsScreen asks the current field, under the category (and its image)
+// and the offer.
 func (u *fielded) fieldsScreen(ctx context.Context, env *Env, sh *Shop, s *Session) *Screen {
 	offers, stale, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
@@ -219,5 +226,6 @@ func (u *fielded) fieldsScreen(ctx context.Context, env *Env, sh *Shop, s *Sessi
 	}
 	sc := fieldsScreen(env, s, title)
 	sc.Text = withStale(env, sc.Text, stale)
+	sc.Image = offers.Image
 	return sc
 }

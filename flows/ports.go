@@ -63,6 +63,7 @@ type Category struct {
 	Region   string // "" when the upstream gives none
 	Platform string // game keys
 	Variant  string // in-game top-ups: the delivery mode, or ""
+	Image    string // the upstream's image URL, or ""
 }
 
 // Brand groups a brand's regional categories.
@@ -79,6 +80,7 @@ type Offers struct {
 	Region     string // game keys
 	Platform   string // game keys
 	Restricted bool   // game keys: activation is region restricted
+	Image      string // the category's image URL, or ""
 	Fields     []Field
 	Offers     []Offer
 }

@@ -97,7 +97,9 @@ func (f *Services) Show(ctx context.Context, env *Env, s *Session) (*Screen, err
 		if len(items) == 0 {
 			text += "\n\n" + env.T("catalog.empty")
 		}
-		return f.listScreen(env, s, text, items, stale), nil
+		sc := f.listScreen(env, s, text, items, stale)
+		sc.Image = offers.Image
+		return sc, nil
 	default:
 		s.Step = svList
 		list, stale, err := f.Catalog.ManualServices(ctx)

@@ -23,6 +23,10 @@ type Session struct {
 	Back    []string          `json:"back,omitempty"` // steps to return to with Back
 	Expires time.Time         `json:"expires,omitzero"`
 	Started time.Time         `json:"started,omitzero"` // first /start
+
+	// MenuImage says the live menu is a photo (the host's key of its
+	// image); "" for a text menu. Only the host reads and writes it.
+	MenuImage string `json:"menu_image,omitempty"`
 }
 
 // sessionV1 is the layout written before versioned flows: flat variables in

@@ -443,6 +443,21 @@ type ChatImage struct {
 // attempt, bounded by WithImageTimeout (body included); a non-2xx answer is
 // an *Error, an image over MaxChatImageSize a *ValidationError.
 func (c *Client) DownloadChatImage(ctx context.Context, ref string) (*ChatImage, error) {
+	return c.downloadImage(ctx, ref, MaxChatImageSize, "GET chat image")
+}
+
+// DownloadImage fetches an image a catalog entry refers to (its image URL)
+// with every guard of DownloadChatImage (the hosts, the public addresses,
+// the redirects, the timeout), refusing one over limit bytes (at most
+// MaxChatImageSize) with a *ValidationError.
+func (c *Client) DownloadImage(ctx context.Context, ref string, limit int) (*ChatImage, error) {
+	if limit <= 0 || limit > MaxChatImageSize {
+		limit = MaxChatImageSize
+	}
+	return c.downloadImage(ctx, ref, limit, "GET catalog image")
+}
+
+func (c *Client) downloadImage(ctx context.Context, ref string, limit int, route string) (*ChatImage, error) {
 	base, err := url.Parse(c.base + "/")
 	if err != nil {
 		return nil, fmt.Errorf("reseller: base URL: %w", err)
@@ -466,26 +481,25 @@ func (c *Client) DownloadChatImage(ctx context.Context, ref string) (*ChatImage,
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	start := c.now()
-	const route = "GET chat image"
 	resp, err := c.imageClient().Do(req)
 	if err != nil {
 		c.observe(route, 0, c.now().Sub(start))
 		if errors.Is(err, ErrImageRefused) {
 			return nil, &ValidationError{Field: "image", Reason: c.redact(err.Error()), Err: ErrImageRefused}
 		}
-		return nil, c.redactErr(fmt.Errorf("reseller: download chat image: %w", err))
+		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", err))
 	}
 	defer resp.Body.Close()
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, MaxChatImageSize+1))
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	c.observe(route, resp.StatusCode, c.now().Sub(start))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, newAPIError(route, resp.StatusCode, data, c.redact)
 	}
 	if rerr != nil {
-		return nil, c.redactErr(fmt.Errorf("reseller: download chat image: %w", rerr))
+		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", rerr))
 	}
-	if len(data) > MaxChatImageSize {
-		return nil, invalid("image", "is larger than %d bytes", MaxChatImageSize)
+	if len(data) > limit {
+		return nil, invalid("image", "is larger than %d bytes", limit)
 	}
 	if len(data) == 0 {
 		return nil, invalid("image", "is empty")

@@ -245,8 +245,14 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 		if f, ok := c.Files["photo"]; ok {
 			msg.Photo = s.photoSizesLocked(f.Data)
 			msg.FileData = f.Data
+			msg.PhotoName = s.namePhotoLocked(msg.Photo, f.Name)
 		} else {
-			msg.Photo = s.photoLocked()
+			sizes, data, apiErr := s.photoRefLocked(c.String("photo"))
+			if apiErr != nil {
+				cs.lastID-- // nothing was sent
+				return nil, apiErr
+			}
+			msg.Photo, msg.FileData, msg.PhotoName = sizes, data, s.photoName[sizes[0].FileID]
 		}
 	case "sendInvoice":
 		var prices []struct {
@@ -298,10 +304,12 @@ func (s *Server) documentLocked(c *Call, field string) *Document {
 func (s *Server) photoLocked() []PhotoSize {
 	id1, uid1 := s.fileIDsLocked("AgACAgIAAxkBAAI")
 	id2, uid2 := s.fileIDsLocked("AgACAgIAAxkBAAI")
-	return []PhotoSize{
+	sizes := []PhotoSize{
 		{FileID: id1, FileUniqueID: uid1, Width: 90, Height: 90},
 		{FileID: id2, FileUniqueID: uid2, Width: 800, Height: 800},
 	}
+	s.rememberPhotoLocked(sizes)
+	return sizes
 }
 
 // The error descriptions Telegram gives for edits.
@@ -314,8 +322,9 @@ const (
 	errDeleteNotFound  = "message to delete not found"
 )
 
-// edit simulates editMessageText, editMessageCaption and
-// editMessageReplyMarkup; other edits only replace the keyboard. As in
+// edit simulates editMessageText, editMessageCaption, editMessageMedia
+// with a photo (media.go) and editMessageReplyMarkup; other edits only
+// replace the keyboard. As in
 // Telegram, an edit without reply_markup removes the message's inline
 // keyboard.
 func (s *Server) edit(method string, c *Call) (any, *APIError) {
@@ -339,6 +348,7 @@ func (s *Server) edit(method string, c *Call) (any, *APIError) {
 	}
 	nm := *old
 	mode := c.String("parse_mode")
+	checked := method != "editMessageMedia" // not modified: the same content
 	switch method {
 	case "editMessageText":
 		if old.Text == "" {
@@ -352,11 +362,16 @@ func (s *Server) edit(method string, c *Call) (any, *APIError) {
 		}
 		nm.Caption, nm.CaptionEntities = render(c, "caption", "caption_entities", mode)
 		nm.RawText, nm.ParseMode = c.String("caption"), mode
+	case "editMessageMedia":
+		var apiErr *APIError
+		if checked, apiErr = s.editMediaLocked(c, old, &nm); apiErr != nil {
+			return nil, apiErr
+		}
 	}
 	nm.ReplyMarkup, _ = markupOf(c)
 	switch method {
-	case "editMessageText", "editMessageCaption", "editMessageReplyMarkup":
-		if sameContent(old, &nm) {
+	case "editMessageText", "editMessageCaption", "editMessageReplyMarkup", "editMessageMedia":
+		if checked && sameContent(old, &nm) {
 			return nil, badRequest(errNotModified)
 		}
 	}
@@ -366,7 +381,7 @@ func (s *Server) edit(method string, c *Call) (any, *APIError) {
 }
 
 func sameContent(a, b *Message) bool {
-	if a.Text != b.Text || a.Caption != b.Caption {
+	if a.Text != b.Text || a.Caption != b.Caption || largestPhoto(a) != largestPhoto(b) {
 		return false
 	}
 	if len(a.Entities)+len(b.Entities) > 0 && !reflect.DeepEqual(a.Entities, b.Entities) {

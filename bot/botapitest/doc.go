@@ -12,6 +12,12 @@
 // (SendPhoto, SendPhotoData) and files the bot uploads have content, which
 // getFile and the file link <url>/file/bot<token>/<file_path> serve (the
 // link works for an hour after getFile, files over 20 MB are refused).
+// Photos the bot sends (uploaded, by file_id or by URL) get realistic
+// sizes and file_ids; sendPhoto and editMessageMedia with a file_id the
+// server never gave out (or one ForgetFile dropped) are refused with
+// "wrong file identifier/HTTP URL specified", as Telegram does;
+// editMessageMedia replaces a message's photo and caption (or turns a text
+// message into a photo, as the schema allows).
 // FailNext, BlockChat and SetLatency inject faults.
 //
 // # What the checker covers
@@ -27,7 +33,8 @@
 // must name an uploaded part, and uploaded parts must be used.
 //
 // Value rules: callback_data 1-64 bytes; exactly one action per inline
-// button; message text 1-4096 and captions 0-1024 characters;
+// button; message text 1-4096 and captions 0-1024 characters (InputMedia
+// captions too);
 // answerCallbackQuery text 0-200; sendInvoice title, description, payload
 // (1-128 bytes), currency, XTR needing no provider token, one price and no
 // tips; parse_mode one of HTML, MarkdownV2, Markdown, and HTML text parsed

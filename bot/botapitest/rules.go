@@ -94,6 +94,11 @@ func objectRules(path, typeName string, m map[string]any) []problem {
 		if n > maxButtons {
 			ps = append(ps, problem{path: joinPath(path, "inline_keyboard"), msg: fmt.Sprintf("at most %d buttons, got %d (Telegram answers \"BUTTONS_TOO_MUCH\")", maxButtons, n)})
 		}
+	case "InputMediaPhoto", "InputMediaVideo", "InputMediaAnimation", "InputMediaAudio", "InputMediaDocument":
+		if c, ok := m["caption"].(string); ok {
+			mode, _ := m["parse_mode"].(string)
+			ps = append(ps, textLenProblems(joinPath(path, "caption"), c, mode, 0, 1024, "", "message caption is too long")...)
+		}
 	case "BotCommand":
 		if c, _ := m["command"].(string); !commandRe.MatchString(c) {
 			ps = append(ps, problem{path: joinPath(path, "command"), msg: fmt.Sprintf("command %q must be 1-32 characters of lowercase English letters, digits and underscores", c)})

@@ -143,6 +143,8 @@ type Server struct {
 	charges      map[string]*charge
 
 	files     map[string]*storedFile // file_id -> content
+	photos    map[string][]PhotoSize // file_id of any size -> the photo's sizes
+	photoName map[string]string      // file_id of any size -> the name it was uploaded under
 	filePaths map[string]string      // file_path -> file_id
 	downloads []string
 
@@ -574,7 +576,7 @@ func (s *Server) dispatch(ctx context.Context, m *methodDef, c *Call) (any, *API
 		return s.webhookMethod(m.Name, c)
 	case "sendMessage", "sendDocument", "sendPhoto", "sendInvoice":
 		return s.send(m.Name, c)
-	case "editMessageText", "editMessageCaption", "editMessageReplyMarkup":
+	case "editMessageText", "editMessageCaption", "editMessageReplyMarkup", "editMessageMedia":
 		return s.edit(m.Name, c)
 	case "deleteMessage":
 		return s.deleteMessage(c)

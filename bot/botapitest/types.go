@@ -166,6 +166,9 @@ type Message struct {
 	InvoicePayload string `json:"-"`
 	// FileData is the content of an uploaded document or photo.
 	FileData []byte `json:"-"`
+	// PhotoName is the file name a photo was uploaded under (a photo sent
+	// again by file_id keeps it); "" when unknown.
+	PhotoName string `json:"-"`
 	// ReplyKeyboard is a non-inline reply_markup (reply keyboard, remove or
 	// force reply) as sent; Telegram does not echo it in the Message.
 	ReplyKeyboard json.RawMessage `json:"-"`

@@ -123,7 +123,7 @@ func (c *Cached) GiftCardBrands(ctx context.Context) ([]flows.Brand, bool, error
 	}, func(b reseller.GiftCardBrand) flows.Brand {
 		fb := flows.Brand{Name: b.Brand}
 		for _, sub := range b.Subcategories {
-			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Region: sub.Region})
+			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Region: sub.Region, Image: sub.Image})
 		}
 		return fb
 	})
@@ -134,7 +134,9 @@ func (c *Cached) GiftCardSearch(ctx context.Context, q string) ([]flows.Category
 	q = queryKey(q)
 	return list(ctx, c, "gc:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.GiftCategory], error) {
 		return c.Client.GiftCardCategories(ctx, &reseller.GiftCardCategoriesOptions{Q: q})
-	}, func(x reseller.GiftCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name} })
+	}, func(x reseller.GiftCategory) flows.Category {
+		return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image}
+	})
 }
 
 // GiftCardOffers returns a category's visible cards.
@@ -145,7 +147,7 @@ func (c *Cached) GiftCardOffers(ctx context.Context, categoryID string) (*flows.
 	if err != nil {
 		return nil, false, err
 	}
-	out := &flows.Offers{CategoryID: o.CategoryID, Name: o.Name}
+	out := &flows.Offers{CategoryID: o.CategoryID, Name: o.Name, Image: o.Image}
 	for _, x := range o.Offers {
 		out.Offers = append(out.Offers, unitOffer(x.CardID, x.Name, x.PriceUSD, x.Stock, x.MinQuantity, x.MaxQuantity))
 	}
@@ -181,7 +183,7 @@ func (c *Cached) GameKeys(ctx context.Context, q, region, platform string) ([]fl
 	return list(ctx, c, key, 0, func(ctx context.Context) (*reseller.List[reseller.GameKeyGame], error) {
 		return c.Client.GameKeys(ctx, &reseller.GameKeysOptions{Q: q, Region: region, Platform: platform})
 	}, func(g reseller.GameKeyGame) flows.Category {
-		return flows.Category{ID: g.GameID, Name: g.Name, Region: g.Region, Platform: g.Platform}
+		return flows.Category{ID: g.GameID, Name: g.Name, Region: g.Region, Platform: g.Platform, Image: g.Image}
 	})
 }
 
@@ -193,7 +195,7 @@ func (c *Cached) GameKeyOffers(ctx context.Context, gameID string) (*flows.Offer
 	if err != nil {
 		return nil, false, err
 	}
-	out := &flows.Offers{CategoryID: o.GameID, Name: o.Name, Region: o.Region, Platform: o.Platform, Restricted: o.RegionRestriction}
+	out := &flows.Offers{CategoryID: o.GameID, Name: o.Name, Region: o.Region, Platform: o.Platform, Restricted: o.RegionRestriction, Image: o.Image}
 	for _, x := range o.Keys {
 		out.Offers = append(out.Offers, unitOffer(x.KeyID, x.Name, x.PriceUSD, x.Stock, x.MinQuantity, x.MaxQuantity))
 	}
@@ -228,7 +230,9 @@ func (c *Cached) TopUpSearch(ctx context.Context, q string) ([]flows.Category, b
 	q = queryKey(q)
 	return list(ctx, c, "tu:q:"+q, 0, func(ctx context.Context) (*reseller.List[reseller.TopUpCategory], error) {
 		return c.Client.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: q})
-	}, func(x reseller.TopUpCategory) flows.Category { return flows.Category{ID: x.CategoryID, Name: x.Name} })
+	}, func(x reseller.TopUpCategory) flows.Category {
+		return flows.Category{ID: x.CategoryID, Name: x.Name, Image: x.Image}
+	})
 }
 
 // TopUpBrands returns the in-game top-up brands with their categories.
@@ -238,7 +242,7 @@ func (c *Cached) TopUpBrands(ctx context.Context) ([]flows.Brand, bool, error) {
 	}, func(b reseller.TopUpBrand) flows.Brand {
 		fb := flows.Brand{Name: b.Brand}
 		for _, sub := range b.Subcategories {
-			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Name: sub.Name, Region: sub.Region, Variant: sub.Variant})
+			fb.Categories = append(fb.Categories, flows.Category{ID: sub.CategoryID, Name: sub.Name, Region: sub.Region, Variant: sub.Variant, Image: sub.Image})
 		}
 		return fb
 	})
@@ -252,7 +256,7 @@ func (c *Cached) TopUpOffers(ctx context.Context, categoryID string) (*flows.Off
 	if err != nil {
 		return nil, false, err
 	}
-	out := &flows.Offers{CategoryID: o.CategoryID, Name: o.Name, Note: o.Note}
+	out := &flows.Offers{CategoryID: o.CategoryID, Name: o.Name, Note: o.Note, Image: o.Image}
 	for _, f := range o.Fields {
 		out.Fields = append(out.Fields, flows.Field{Key: f.Key, Label: f.Label, Type: f.Type, Options: f.Options})
 	}
@@ -265,11 +269,13 @@ func (c *Cached) TopUpOffers(ctx context.Context, categoryID string) (*flows.Off
 // ManualServices returns the manual services.
 func (c *Cached) ManualServices(ctx context.Context) ([]flows.Category, bool, error) {
 	return list(ctx, c, "svc", 0, c.Client.ManualServices, func(x reseller.ManualService) flows.Category {
-		return flows.Category{ID: x.ID, Name: x.Name}
+		return flows.Category{ID: x.ID, Name: x.Name, Image: x.Image}
 	})
 }
 
-// ManualServiceOffers returns a service's offers and fields.
+// ManualServiceOffers returns a service's offers and fields. The upstream
+// gives a service's image only in the service list: it is taken from there
+// (a list that cannot be read leaves the offers without one).
 func (c *Cached) ManualServiceOffers(ctx context.Context, serviceID string) (*flows.Offers, bool, error) {
 	o, stale, err := get(ctx, c, "svc:"+serviceID, 0, func(ctx context.Context) (*reseller.ManualOffers, error) {
 		return c.Client.ManualServiceOffers(ctx, serviceID)
@@ -278,6 +284,13 @@ func (c *Cached) ManualServiceOffers(ctx context.Context, serviceID string) (*fl
 		return nil, false, err
 	}
 	out := &flows.Offers{CategoryID: o.ServiceID, Name: o.Name, Note: o.Info}
+	if list, _, err := c.ManualServices(ctx); err == nil {
+		for _, sv := range list {
+			if sv.ID == o.ServiceID {
+				out.Image = sv.Image
+			}
+		}
+	}
 	for _, f := range o.Fields {
 		out.Fields = append(out.Fields, flows.Field{Key: f.Code, Label: f.Name})
 	}

@@ -49,6 +49,7 @@ type Config struct {
 	SupportURL     string // an external helpdesk linked from support
 	TermsText      string // the shop's terms as plain text; "" for the default
 	TermsURL       string // the full terms online
+	ShowImages     bool   // SHOW_IMAGES: catalog screens show the upstream's images (default true)
 }
 
 // Markup is the shop's margin: percent and fixed fee, with optional
@@ -319,6 +320,13 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	c.TermsText = strings.ReplaceAll(get("TERMS_TEXT"), `\n`, "\n")
 	if n := len([]rune(c.TermsText)); n > 3800 {
 		return nil, &ConfigError{"TERMS_TEXT", fmt.Sprintf("is %d characters long; at most 3800 fit in one message (link longer terms with TERMS_URL)", n)}
+	}
+	switch v := strings.ToLower(strings.TrimSpace(get("SHOW_IMAGES"))); v {
+	case "", "true", "1", "on", "yes":
+		c.ShowImages = true
+	case "false", "0", "off", "no":
+	default:
+		return nil, &ConfigError{"SHOW_IMAGES", fmt.Sprintf("is %q; use true or false", v)}
 	}
 	c.LogLevel = strings.ToLower(get("LOG_LEVEL"))
 	switch c.LogLevel {

@@ -160,6 +160,10 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 			MinUSD: cfg.Topup.MinUSD, MaxUSD: cfg.Topup.MaxUSD, MaxBalanceUSD: cfg.Topup.MaxBalanceUSD, StarsUSDRate: cfg.StarsUSDRate,
 		}}
 	}
+	var images *bot.ImageOptions // the upstream's catalog images, fetched like operator images
+	if cfg.ShowImages && upstream != nil {
+		images = &bot.ImageOptions{}
+	}
 	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
 	if err != nil {
 		return nil, fmt.Errorf("JOURNAL_DIR: %w", err)
@@ -171,7 +175,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
-		Checkout: pay,
+		Checkout: pay, Images: images,
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err

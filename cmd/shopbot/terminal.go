@@ -211,7 +211,11 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 		}
 		body = append(body, fileLines(m.FileData)...)
 	case m.Photo != nil:
-		body = append(body, "[photo]")
+		name := "photo"
+		if m.PhotoName != "" {
+			name = clean(m.PhotoName)
+		}
+		body = append(body, "🖼 "+t.style(name, "bold"))
 		if m.Caption != "" {
 			body = append(body, strings.Split(styled(m.Caption, m.CaptionEntities, t.color), "\n")...)
 		}

@@ -10,7 +10,8 @@ import (
 
 // Catalog is the product catalog a Sim serves. Prices are in USD and already
 // include the reseller's markup. Empty strings are served as null where the
-// spec allows null.
+// spec allows null. An Image is an absolute URL or the name of an image the
+// Sim serves itself (images.go).
 type Catalog struct {
 	GiftCategories  []GiftCategory
 	Games           []Game

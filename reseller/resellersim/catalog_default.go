@@ -151,7 +151,7 @@ func defaultGiftCategories() []GiftCategory {
 				Hidden: id == DemoGiftCategoryHidden,
 			}
 			if hashN(id, 5) != 0 {
-				cat.Image = "https://img.reseller.example/gift/" + b.slug + ".png"
+				cat.Image = "gift/" + b.slug + ".png"
 			}
 			denoms := rm.denoms
 			if id == DemoGiftCategory {
@@ -235,7 +235,7 @@ func defaultGames() []Game {
 				Hidden:   id == DemoGameHidden,
 			}
 			if hashN(id, 4) != 0 {
-				game.Image = "https://img.reseller.example/keys/" + g.slug + ".jpg"
+				game.Image = "keys/" + g.slug + ".png"
 			}
 			switch {
 			case v.region == "CIS":
@@ -302,12 +302,12 @@ func defaultTopUps() []TopUpCategory {
 	}
 	cats := []TopUpCategory{
 		{ID: DemoTopUpCategory, Name: "PUBG Mobile UC (Global)", Brand: "PUBG Mobile", Region: "GLOBAL", Variant: "Auto",
-			Note: "Delivered to the player ID within minutes.", Image: "https://img.reseller.example/topup/pubg.png",
+			Note: "Delivered to the player ID within minutes.", Image: "topup/pubg.png",
 			Fields: playerID, Offers: mk(DemoTopUpCategory, pubg)},
 		{ID: "pubg-mobile-global-manual", Name: "PUBG Mobile UC (Global, manual)", Brand: "PUBG Mobile", Region: "GLOBAL", Variant: "Manual",
 			Note: "Delivered by an operator within 24 hours.", Fields: playerID, Offers: mk("pubg-mobile-global-manual", pubg[1:])},
 		{ID: DemoTopUpCategorySelect, Name: "Genshin Impact Genesis Crystals", Brand: "Genshin Impact", Variant: "Fast",
-			Image: "https://img.reseller.example/topup/genshin.png", Fields: genshinServer,
+			Image: "topup/genshin.png", Fields: genshinServer,
 			Offers: mk(DemoTopUpCategorySelect, []offer{{"60", "60 Genesis Crystals", "0.95"}, {"330", "300 + 30 Genesis Crystals", "4.79"},
 				{"1090", "980 + 110 Genesis Crystals", "14.49"}, {"2240", "1980 + 260 Genesis Crystals", "28.99"},
 				{"3880", "3280 + 600 Genesis Crystals", "47.99"}, {"8080", "6480 + 1600 Genesis Crystals", "94.99"},
@@ -320,7 +320,7 @@ func defaultTopUps() []TopUpCategory {
 			Offers: mk("honkai-star-rail", []offer{{"60", "60 Oneiric Shards", "0.95"}, {"330", "300 + 30 Oneiric Shards", "4.79"},
 				{"express", "Express Supply Pass", "4.79"}})},
 		{ID: DemoTopUpCategoryTwoFields, Name: "Mobile Legends Diamonds", Brand: "Mobile Legends", Region: "GLOBAL", Variant: "Auto",
-			Image: "https://img.reseller.example/topup/mlbb.png",
+			Image: "topup/mlbb.png",
 			Fields: []TopUpField{
 				{Key: "user_id", Label: "User ID", Type: "number"},
 				{Key: "zone_id", Label: "Zone ID", Type: "number"},
@@ -354,7 +354,7 @@ func defaultManualServices() []ManualService {
 	return []ManualService{
 		{ID: DemoManualService, Name: "PlayStation Store TR account top-up", Kind: "replenishment", Chat: true,
 			Info:   "An operator logs in to your Turkish PSN account and adds funds. Keep your 2FA codes at hand.",
-			Image:  "https://img.reseller.example/manual/psn.png",
+			Image:  "manual/psn.png",
 			Fields: []ManualField{{Code: "login", Name: "PSN login (email)"}, {Code: "password", Name: "PSN password"}},
 			Offers: []ManualOffer{
 				{ID: DemoManualService + "-250", Name: "250 TRY", Price: dec("8.90"), DeliveryMinutes: 60},

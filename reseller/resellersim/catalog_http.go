@@ -64,7 +64,7 @@ func (s *Sim) listManualServices(q *request) (any, error) {
 		if m.Hidden {
 			continue
 		}
-		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, nullString(m.Info), nullString(m.Image)})
+		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, nullString(m.Info), q.image(m.Image)})
 	}
 	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
 }
@@ -183,7 +183,7 @@ func (s *Sim) listGiftCategories(q *request) (any, error) {
 	var data []entry
 	for _, c := range s.cat.GiftCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"gift_category", c.ID, c.Name, nullString(c.Image)})
+			data = append(data, entry{"gift_category", c.ID, c.Name, q.image(c.Image)})
 		}
 	}
 	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
@@ -214,7 +214,7 @@ func (s *Sim) getGiftCards(q *request) (any, error) {
 		Name       string  `json:"name"`
 		Image      *string `json:"image"`
 		Offers     []card  `json:"offers"`
-	}{"gift_card_offers", c.ID, c.Name, nullString(c.Image), offers}, nil
+	}{"gift_card_offers", c.ID, c.Name, q.image(c.Image), offers}, nil
 }
 
 // groupBrands groups visible items by brand in catalog order. An item is
@@ -255,7 +255,7 @@ func (s *Sim) listGiftBrands(q *request) (any, error) {
 	for _, b := range order {
 		e := brand{Object: "gift_brand", Brand: b}
 		for _, c := range groups[b] {
-			e.Subcategories = append(e.Subcategories, sub{c.ID, nullString(c.Region), nullString(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, nullString(c.Region), q.image(c.Image)})
 		}
 		data = append(data, e)
 	}
@@ -274,8 +274,8 @@ type gameJSON struct {
 	Image             *string `json:"image"`
 }
 
-func (g *Game) json(object string) gameJSON {
-	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, nullString(g.Image)}
+func (g *Game) json(q *request, object string) gameJSON {
+	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.image(g.Image)}
 }
 
 func (s *Sim) listGames(q *request) (any, error) {
@@ -293,7 +293,7 @@ func (s *Sim) listGames(q *request) (any, error) {
 			(platform != "" && !strings.EqualFold(platform, g.Platform)) {
 			continue
 		}
-		data = append(data, g.json("game"))
+		data = append(data, g.json(q, "game"))
 	}
 	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
 }
@@ -328,7 +328,7 @@ func (s *Sim) getGameKeys(q *request) (any, error) {
 	return struct {
 		gameJSON
 		Keys []key `json:"keys"`
-	}{g.json("game_key_offers"), keys}, nil
+	}{g.json(q, "game_key_offers"), keys}, nil
 }
 
 func (s *Sim) getRegionRestriction(q *request) (any, error) {
@@ -375,7 +375,7 @@ func (s *Sim) listTopUpCategories(q *request) (any, error) {
 	var data []entry
 	for _, c := range s.cat.TopUpCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"top_up_category", c.ID, c.Name, nullString(c.Note), nullString(c.Image)})
+			data = append(data, entry{"top_up_category", c.ID, c.Name, nullString(c.Note), q.image(c.Image)})
 		}
 	}
 	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
@@ -415,7 +415,7 @@ func (s *Sim) getTopUpOffers(q *request) (any, error) {
 		Image      *string `json:"image"`
 		Fields     []field `json:"fields"`
 		Offers     []offer `json:"offers"`
-	}{"top_up_offers", c.ID, c.Name, nullString(c.Note), nullString(c.Image), fields, offers}, nil
+	}{"top_up_offers", c.ID, c.Name, nullString(c.Note), q.image(c.Image), fields, offers}, nil
 }
 
 func (s *Sim) listTopUpBrands(q *request) (any, error) {
@@ -449,7 +449,7 @@ func (s *Sim) listTopUpBrands(q *request) (any, error) {
 			if region == "" {
 				region = "GLOBAL"
 			}
-			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, nullString(c.Variant), nullString(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, nullString(c.Variant), q.image(c.Image)})
 		}
 		data = append(data, e)
 	}

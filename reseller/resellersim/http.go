@@ -159,6 +159,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFile(w, segs[1])
 		return
 	}
+	if name, ok := strings.CutPrefix(rel, ImagesPath); ok && r.Method == http.MethodGet {
+		s.serveImage(w, r, name)
+		return
+	}
 	if len(body) > maxBodyBytes {
 		writeError(w, http.StatusBadRequest, "invalid_request", "request body too large")
 		return

@@ -124,6 +124,8 @@ type Sim struct {
 	files         map[int]chatFile
 	script        func(orderNumber int, buyerMsg string) []string
 	faults        faults
+	imageFaults   map[string]ImageFault // images.go
+	imageHits     map[string]int
 }
 
 // New returns a simulator configured by cfg.
