@@ -113,6 +113,11 @@ func (p *Checkout) Sweep(ctx context.Context) (int, error) {
 		}
 	}()
 	n, werr := p.sweepWallet(ctx)
+	if m, err := p.sweepWalletJournal(ctx); err != nil {
+		werr = errors.Join(werr, err)
+	} else {
+		n += m
+	}
 	if werr != nil && ctx.Err() == nil {
 		p.log.Warn("payment sweep: wallet payments", "err", werr)
 	}

@@ -92,6 +92,7 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 		err = p.ensureScheduled(ctx, o)
 	} else {
 		p.log.Info("order paid", "order", o.ID, "line", o.Line, "quote", q.ID, "method", state.PayWallet)
+		p.journalPaid(o)
 		err = p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now())
 	}
 	if err != nil {
