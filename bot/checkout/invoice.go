@@ -3,7 +3,10 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -101,7 +104,13 @@ func (p *Checkout) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 	if title == "" {
 		title = locales.Clip(env.T("line."+q.Line), 32)
 	}
-	desc := locales.Clip(env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity), 255)
+	desc := env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity)
+	if who := recipient(q); who != "" {
+		// Two invoices of one item for two players (or accounts) must not
+		// look alike: a buyer pays the one they mean.
+		desc = env.T("pay.invoice_description_for", "item", q.ItemName, "n", q.Quantity, "who", who)
+	}
+	desc = locales.Clip(desc, 255)
 	msgID, err := p.tg.SendInvoice(ctx, Invoice{
 		ChatID: q.ChatID, Title: title, Description: desc, Payload: payloadPrefix + q.ID,
 		Label: env.T("pay.invoice_label"), Stars: q.Stars,
@@ -142,4 +151,20 @@ func (p *Checkout) langOf(ctx context.Context, quoteID string, code string) loca
 		}
 	}
 	return p.engine.LangFor(&flows.Session{}, flows.User{LanguageCode: code})
+}
+
+// recipient is who or what an order is for, as the buyer entered it (a
+// player id, a username, a store login: the values of the quote's fields,
+// in the order of their names; links left out), for the invoice text.
+func recipient(q *state.Quote) string {
+	keys := slices.Sorted(maps.Keys(q.Fields))
+	var vals []string
+	for _, k := range keys {
+		v := strings.TrimSpace(q.Fields[k])
+		if v == "" || strings.Contains(v, "://") {
+			continue
+		}
+		vals = append(vals, v)
+	}
+	return locales.Clip(strings.Join(vals, ", "), 120)
 }

@@ -166,7 +166,7 @@ func (b *shopper) buy(ctx context.Context) {
 					labels = append(labels, btn.Text)
 				}
 				sh.logf("buyer %d: purchase abandoned at %s: %v; last message #%d %q %q",
-					b.chat, time.Now().Format("15:04:05.000"), err, last.MessageID, last.Text, labels)
+					b.chat, time.Now().Format("15:04:05.000"), err, last.MessageID, body(last), labels)
 			}
 			// Start over as a person would: /cancel, then a fresh purchase.
 			sh.fake.SendCommand(b.chat, "cancel", "")
@@ -202,7 +202,7 @@ func (b *shopper) order(ctx context.Context, it item, p *purchase) error {
 		m, ok := b.screen(start)
 		key := "none"
 		if ok {
-			key = fmt.Sprintf("%d|%s|%d", m.MessageID, m.Text, len(m.ReplyMarkup.Buttons()))
+			key = fmt.Sprintf("%d|%s|%d", m.MessageID, body(m), len(m.ReplyMarkup.Buttons()))
 		}
 		stale := time.Since(lastAct) > stepWait
 		if key == lastKey && !stale {
@@ -213,6 +213,12 @@ func (b *shopper) order(ctx context.Context, it item, p *purchase) error {
 		switch {
 		case !ok:
 			last = "no screen"
+			sh.fake.SendCommand(b.chat, it.line, "")
+		case m.Invoice != nil && p.playerID != "" && !strings.Contains(m.Invoice.Description, p.playerID):
+			// An invoice of an earlier attempt, for another player (sent
+			// again when a Redis rollback took its record and a repeated
+			// Pay press came): a buyer who reads it does not pay it.
+			last = "another player's invoice"
 			sh.fake.SendCommand(b.chat, it.line, "")
 		case m.Invoice != nil:
 			last = "invoice"
@@ -290,7 +296,7 @@ func (b *shopper) screen(from int) (botapitest.Message, bool) {
 	msgs := b.sh.fake.MessagesIn(b.chat)
 	for i := len(msgs) - 1; i >= 0 && msgs[i].MessageID >= from; i-- {
 		m := msgs[i]
-		if m.Invoice != nil || len(m.ReplyMarkup.Buttons()) > 0 || strings.Contains(m.Text, "Player ID") {
+		if m.Invoice != nil || len(m.ReplyMarkup.Buttons()) > 0 || strings.Contains(body(m), "Player ID") {
 			return m, true
 		}
 	}
@@ -338,7 +344,7 @@ func hasButton(prefix string) func(botapitest.Message) bool {
 }
 
 func hasText(s string) func(botapitest.Message) bool {
-	return func(m botapitest.Message) bool { return strings.Contains(m.Text, s) }
+	return func(m botapitest.Message) bool { return strings.Contains(body(m), s) }
 }
 
 // sleepCtx sleeps d or until ctx ends; it reports whether it slept all of d.
@@ -351,4 +357,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// body is what a buyer reads of a message: its text, or a photo's caption
+// (catalog screens with a product image are photos).
+func body(m botapitest.Message) string {
+	if m.Text != "" {
+		return m.Text
+	}
+	return m.Caption
 }
