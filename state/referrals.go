@@ -28,9 +28,10 @@ import (
 //	ref:paid    ZSET order (rewards above 0 only), scored by the decision's unix time
 //	ref:earned  HASH referrer -> cents of every reward decided for them
 //	ref:told    HASH order -> 1 once the referrer was told of its reward
+//	ref:lang    HASH user -> the language they last asked for their link in
 type Referrals struct {
-	rdb                                                                    redis.UniversalClient
-	started, code, owner, by, joined, count, reward, paid, earned, toldKey string
+	rdb                                                                          redis.UniversalClient
+	started, code, owner, by, joined, count, reward, paid, earned, toldKey, lang string
 }
 
 // NewReferrals returns the referral store under prefix.
@@ -39,7 +40,7 @@ func NewReferrals(rdb redis.UniversalClient, prefix string) *Referrals {
 	return &Referrals{
 		rdb: rdb, started: p + "started", code: p + "ref:code", owner: p + "ref:owner", by: p + "ref:by",
 		joined: p + "ref:joined", count: p + "ref:count", reward: p + "ref:reward", paid: p + "ref:paid",
-		earned: p + "ref:earned", toldKey: p + "ref:told",
+		earned: p + "ref:earned", toldKey: p + "ref:told", lang: p + "ref:lang",
 	}
 }
 
@@ -238,6 +239,26 @@ func (r *Referrals) ClaimTold(ctx context.Context, order int64) (bool, error) {
 		return false, fmt.Errorf("claim the reward notice of order %d: %w", order, err)
 	}
 	return ok, nil
+}
+
+// SetLang remembers the language user reads their referral texts in.
+func (r *Referrals) SetLang(ctx context.Context, user int64, lang string) error {
+	if err := r.rdb.HSet(ctx, r.lang, itoa(user), lang).Err(); err != nil {
+		return fmt.Errorf("remember the language of %d: %w", user, err)
+	}
+	return nil
+}
+
+// Lang returns the language SetLang remembered for user ("" for none).
+func (r *Referrals) Lang(ctx context.Context, user int64) (string, error) {
+	v, err := r.rdb.HGet(ctx, r.lang, itoa(user)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the language of %d: %w", user, err)
+	}
+	return v, nil
 }
 
 // Summary is what one referrer brought: buyers and rewards decided.

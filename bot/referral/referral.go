@@ -136,6 +136,9 @@ func (p *Program) command(ctx context.Context, env *flows.Env, _ *flows.Session,
 	if err != nil {
 		return nil, err
 	}
+	if err := p.d.Store.SetLang(ctx, env.User.ID, string(env.Lang)); err != nil {
+		return nil, err
+	}
 	sum, err := p.d.Store.SummaryOf(ctx, env.User.ID)
 	if err != nil {
 		return nil, err
@@ -151,8 +154,9 @@ func (p *Program) command(ctx context.Context, env *flows.Env, _ *flows.Session,
 	return &flows.Reply{Notices: []flows.Notice{{Text: text, Rows: rows}}, NoScreen: true}, nil
 }
 
-// langOf is a user's language: the one chosen with /language, else the one
-// of their latest order, else the shop's default.
+// langOf is a referrer's language: the one chosen with /language, else the
+// one they last read /referrals in, else the one of their latest order,
+// else the shop's default.
 func (p *Program) langOf(ctx context.Context, user int64) locales.Lang {
 	e := p.d.Engine
 	if p.d.Sessions != nil {
@@ -161,6 +165,11 @@ func (p *Program) langOf(ctx context.Context, user int64) locales.Lang {
 			if l, ok := locales.Parse(s.Lang); ok && slices.Contains(e.Langs, l) {
 				return l
 			}
+		}
+	}
+	if v, err := p.d.Store.Lang(ctx, user); err == nil {
+		if l, ok := locales.Parse(v); ok && slices.Contains(e.Langs, l) {
+			return l
 		}
 	}
 	if list, err := p.d.Orders.ListByUser(ctx, user, 0, 1); err == nil && len(list) > 0 {
