@@ -71,6 +71,10 @@ type Deps struct {
 	// finished job looks at it (idempotent: a promo code's use given
 	// back); an error makes the job try again later.
 	OnRefunded func(ctx context.Context, o *state.Order) error
+	Log        *slog.Logger
+	Lang       locales.Lang // admins' language and the fallback
+	Now        func() time.Time
+
 	// OnDelivered, when set, runs for a delivered order each time its
 	// finished job looks at it, after the buyer got it (or blocked the
 	// bot), until it succeeds: it must be idempotent (a referral reward,
@@ -78,9 +82,6 @@ type Deps struct {
 	// again later, so a crash between delivery and OnDelivered still runs
 	// it once the job comes back.
 	OnDelivered func(ctx context.Context, o *state.Order) error
-	Log         *slog.Logger
-	Lang        locales.Lang // admins' language and the fallback
-	Now         func() time.Time
 }
 
 // JournalKeep is how long journaled paid orders and creates are read

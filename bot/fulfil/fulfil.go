@@ -123,14 +123,15 @@ type Fulfiller struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
-	canary      *state.Canary
-	onLoss      func()
-	onRefunded  func(ctx context.Context, o *state.Order) error
+	canary     *state.Canary
+	onLoss     func()
+	onRefunded func(ctx context.Context, o *state.Order) error
+	log        *slog.Logger
+	lang0      locales.Lang
+	clock      func() time.Time
+	cfg        Config
+
 	onDelivered func(ctx context.Context, o *state.Order) error
-	log         *slog.Logger
-	lang0       locales.Lang
-	clock       func() time.Time
-	cfg         Config
 }
 
 // New returns the fulfilment worker over d's stores and services.

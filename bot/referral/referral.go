@@ -81,6 +81,9 @@ func New(opts Options, d Deps) *Program {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if !opts.StarsUSDRate.IsPositive() {
+		opts.StarsUSDRate = decimal.RequireFromString("0.013") // STARS_USD_RATE's default, as /stats
+	}
 	return &Program{opts: opts, d: d}
 }
 
