@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tgbot "github.com/go-telegram/bot"
@@ -19,6 +20,7 @@ import (
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
+	"shopbot/bot/referral"
 	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -74,6 +76,9 @@ type Options struct {
 	// Images shows the catalog's images on the screens that have one
 	// (images.go); nil: every screen is text (SHOW_IMAGES=false).
 	Images *ImageOptions
+	// Referral configures the referral program (REFERRAL_PERCENT); it
+	// runs only with a percent above 0 and the wallet on.
+	Referral referral.Options
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -92,6 +97,8 @@ type Bot struct {
 	floods   chan struct{} // closed once this replica hears others' flood waits
 	ready    chan int64    // chats this process just stored updates for
 	features               // the shop's features, assembled by wire
+	// username is the bot's username (getMe at start), for invite links.
+	username atomic.Pointer[string]
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 
@@ -238,6 +245,7 @@ func (b *Bot) setup(ctx context.Context) error {
 		return fmt.Errorf("check bot token with getMe: %s", scrub(err.Error(), b.opts.Token))
 	}
 	b.log.Info("bot identity", "username", me.Username, "id", me.ID)
+	b.username.Store(&me.Username)
 	if b.opts.WebhookURL != "" {
 		_, err = b.API.TG.SetWebhook(cctx, &tgbot.SetWebhookParams{
 			URL: b.opts.WebhookURL, SecretToken: b.opts.WebhookSecret, AllowedUpdates: allowedUpdates,
@@ -282,7 +290,7 @@ func (b *Bot) retryCommands(ctx context.Context) {
 var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
 
 // buyerCommandList is the buyers' command menu: /wallet joins it when the
-// wallet is enabled.
+// wallet is enabled, and /referrals with it when referrals are on.
 func (b *Bot) buyerCommandList() []string {
 	if b.Checkout == nil || !b.Checkout.WalletEnabled() {
 		return buyerCommands
@@ -291,6 +299,9 @@ func (b *Bot) buyerCommandList() []string {
 	for _, c := range buyerCommands {
 		if c == "language" {
 			out = append(out, "wallet")
+			if b.referral != nil {
+				out = append(out, "referrals")
+			}
 		}
 		out = append(out, c)
 	}

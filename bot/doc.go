@@ -10,7 +10,7 @@
 //
 // bot.New also assembles the shop's features from their own options
 // (wire.go): checkout (payments), fulfil (paid orders to delivered),
-// orderchat (the operator chat relay), support (tickets) and admin
-// (reports, orders, credit, broadcasts, alerts). None of them imports this
-// package.
+// orderchat (the operator chat relay), support (tickets), admin
+// (reports, orders, credit, broadcasts, alerts) and referral (invite links
+// and rewards). None of them imports this package.
 package bot

@@ -220,11 +220,18 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 }
 
 // effects carries out what the engine's reply asks of the host before it
-// is shown: a /start is recorded (the buyer no longer blocks the bot) and
+// is shown: a /start is recorded (the buyer no longer blocks the bot; a new
+// buyer who came through an invite link is attributed first) and
 // deliveries that could not reach them are handed over; a confirmed quote
 // goes to checkout, whose reply is shown instead.
 func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *flows.Reply) (*flows.Reply, error) {
 	if r.Started {
+		if b.referral != nil {
+			// Before the buyer is recorded: only a new buyer is attributed.
+			if err := b.referral.Started(ctx, ev.User.ID, ev.Arg, ev.Now); err != nil {
+				return nil, err
+			}
+		}
 		if err := b.Users.Started(ctx, ev.User.ID, ev.Now); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
+	"shopbot/bot/referral"
 	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/state"
@@ -48,6 +49,9 @@ type features struct {
 	Promos  *state.Promos
 	wallets *state.Wallets    // the shop's one wallet store
 	durable *state.Durability // shared by every money write
+	// referral is the referral program; nil when it is off
+	// (REFERRAL_PERCENT 0, or no wallet to credit rewards to).
+	referral *referral.Program
 }
 
 // wire builds the features and registers their commands, buttons and flows
@@ -102,11 +106,17 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
 		Log: opts.Logger, Now: opts.Now,
 	})
+	b.wireReferral(opts, rdb, engine)
+	var onDelivered func(context.Context, *state.Order) error
+	if b.referral != nil {
+		onDelivered = b.referral.OnDelivered
+	}
 	b.ful = fulfil.New(fulfil.Deps{
 		Orders: b.orders, Schedule: schedule, Wallets: b.wallets,
 		Upstream: opts.Reseller, Messenger: b, Alerts: b.Alerts, Chats: b.chat, Log: opts.Logger, Lang: engine.DefaultLang, Now: opts.Now,
 		Durable: b.durable, OnLoss: onLoss, Journal: journal,
-		OnRefunded: func(ctx context.Context, o *state.Order) error { return checkout.ReturnPromo(ctx, b.Promos, o) },
+		OnRefunded:  func(ctx context.Context, o *state.Order) error { return checkout.ReturnPromo(ctx, b.Promos, o) },
+		OnDelivered: onDelivered,
 	}, opts.Fulfil)
 	if b.Checkout != nil {
 		b.Checkout.SetOrphans(b.ful)
@@ -116,7 +126,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
 	b.admin = admin.New(adminOpts, admin.Deps{
 		Telegram: b, Upstream: adminUp, Stars: adminStars{b}, Alerts: b.Alerts, Fulfil: b.ful, Chats: b.chat,
-		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Promos: b.Promos,
+		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Promos: b.Promos, Referrals: b.referralStore(),
 		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
 	})
 	b.admin.Register(engine)
@@ -126,6 +136,46 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		Log: opts.Logger, Now: opts.Now,
 	})
 	b.support.Register(engine)
+}
+
+// wireReferral builds the referral program when REFERRAL_PERCENT is above
+// 0 and buyers have a wallet to receive rewards in; with the wallet off it
+// says at start that referrals are off.
+func (b *Bot) wireReferral(opts Options, rdb redis.UniversalClient, engine *flows.Engine) {
+	if !opts.Referral.Percent.IsPositive() {
+		return
+	}
+	if b.Checkout == nil || !b.Checkout.WalletEnabled() {
+		opts.Logger.Warn("REFERRAL_PERCENT is set but the wallet is off (PAYMENT_METHODS has no wallet): referrals are off")
+		return
+	}
+	ro := opts.Referral
+	if !ro.StarsUSDRate.IsPositive() {
+		ro.StarsUSDRate = opts.Admin.StarsUSDRate // the rate of /stats
+	}
+	b.referral = referral.New(ro, referral.Deps{
+		Telegram: b, Store: state.NewReferrals(rdb, opts.Prefix), Wallets: b.wallets, Orders: b.orders,
+		Sessions: b.Queue, Engine: engine, BotName: b.botName, Log: opts.Logger, Now: opts.Now,
+	})
+	b.referral.Register(engine)
+	opts.Logger.Info("referrals on", "percent", ro.Percent.String())
+}
+
+// referralStore is the referral program's store for the admins' totals, or
+// nil when the program is off.
+func (b *Bot) referralStore() *state.Referrals {
+	if b.referral == nil {
+		return nil
+	}
+	return b.referral.Store()
+}
+
+// botName is the bot's username from getMe ("" before the bot started).
+func (b *Bot) botName() string {
+	if p := b.username.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // runFeatures starts the features' background work under ctx: broadcasts,

@@ -100,6 +100,9 @@ type Deps struct {
 	Users    *state.Users
 	Sessions Sessions
 	Promos   *state.Promos // nil: no /promo
+	// Referrals is the referral program's store, for its totals in
+	// /stats; nil: referrals are off.
+	Referrals *state.Referrals
 	// Engine is where the admin commands and flows live.
 	Engine *flows.Engine
 	Redis  redis.UniversalClient // broadcasts and the credit audit
@@ -124,6 +127,7 @@ type Admin struct {
 	users    *state.Users
 	sessions Sessions
 	promos   *state.Promos
+	refs     *state.Referrals
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
@@ -154,7 +158,7 @@ func New(opts Options, d Deps) *Admin {
 	}
 	return &Admin{
 		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts, ful: d.Fulfil, chats: d.Chats,
-		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, promos: d.Promos,
+		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, promos: d.Promos, refs: d.Referrals,
 		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
 		bc: newBroadcaster(d),
 	}

@@ -106,10 +106,7 @@ func (ad *Admin) starsUSD(n int64) decimal.Decimal {
 // paidUSD is what an order brought in, in USD: its Stars at
 // STARS_USD_RATE, or the wallet amount.
 func (ad *Admin) paidUSD(o *state.Order) decimal.Decimal {
-	if o.PayMethod == state.PayStars {
-		return ad.starsUSD(o.Stars)
-	}
-	return o.ShopUSD
+	return o.PaidUSD(ad.opts.StarsUSDRate)
 }
 
 // ---- /balance
@@ -423,7 +420,7 @@ func (ad *Admin) figuresOf(o *state.Order) figures {
 	if o.Status == state.OrderDelivered {
 		f.delivered = true
 		f.cost = o.ChargedUSD
-		f.margin = f.revenue.Sub(f.cost)
+		f.margin, _ = o.Margin(ad.opts.StarsUSDRate) // revenue minus cost, as referral rewards count it
 	}
 	return f
 }
@@ -464,6 +461,7 @@ type period struct {
 	all    tally
 	lines  map[string]*tally
 	topups topupTally // wallet top-ups credited (stats_topup.go): money in, not revenue
+	refs   referralTally
 }
 
 // stats reports orders, revenue, cost, margin and refund rate for today,
@@ -496,6 +494,9 @@ func (r *reports) stats(ctx context.Context, env *flows.Env, _ *flows.Session, e
 		return nil, err
 	}
 	if err := r.tallyTopups(ctx, periods); err != nil {
+		return nil, err
+	}
+	if err := r.referralTotals(ctx, periods); err != nil {
 		return nil, err
 	}
 	text := r.statsText(env, now, periods, true)
@@ -544,6 +545,7 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 		if t.orders == 0 {
 			b.WriteString("\n" + env.T("rep.stats.none"))
 			r.writeTopups(&b, env, p)
+			b.WriteString(p.refs.line(env))
 			continue
 		}
 		b.WriteString("\n" + env.N("rep.stats.orders", t.orders, "delivered", locales.Number(lang, t.delivered),
@@ -565,6 +567,7 @@ func (r *reports) statsText(env *flows.Env, now time.Time, periods []*period, pe
 				"refunded", locales.Number(lang, t.refunded)))
 		}
 		r.writeTopups(&b, env, p)
+		b.WriteString(p.refs.line(env))
 		if !perLine {
 			continue
 		}

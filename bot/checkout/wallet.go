@@ -159,6 +159,8 @@ func entryKind(e state.Entry) string {
 		return "wallet.kind_pay"
 	case e.Actor == "refund" || strings.HasPrefix(e.Ref, "refund:"):
 		return "wallet.kind_refund"
+	case strings.HasPrefix(e.Ref, "ref:order:"):
+		return "wallet.kind_referral" // a referral reward (bot/referral)
 	case e.Amount.IsPositive():
 		return "wallet.kind_credit"
 	}

@@ -74,6 +74,14 @@ type Deps struct {
 	Log        *slog.Logger
 	Lang       locales.Lang // admins' language and the fallback
 	Now        func() time.Time
+
+	// OnDelivered, when set, runs for a delivered order each time its
+	// finished job looks at it, after the buyer got it (or blocked the
+	// bot), until it succeeds: it must be idempotent (a referral reward,
+	// credited once by the order's ledger ref). An error makes the job try
+	// again later, so a crash between delivery and OnDelivered still runs
+	// it once the job comes back.
+	OnDelivered func(ctx context.Context, o *state.Order) error
 }
 
 // JournalKeep is how long journaled paid orders and creates are read

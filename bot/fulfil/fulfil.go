@@ -71,6 +71,7 @@ const (
 	FailpointCompleted = "completed" // delivered stored, before the buyer gets it
 	FailpointRefunding = "refunding" // refunding stored, before the refund
 	FailpointRefunded  = "refunded"  // the money went back, refunded not yet stored
+	FailpointDelivered = "delivered" // the buyer got a delivered order, before Deps.OnDelivered
 )
 
 func (c *Config) defaults() {
@@ -137,6 +138,8 @@ type Fulfiller struct {
 	lang0      locales.Lang
 	clock      func() time.Time
 	cfg        Config
+
+	onDelivered func(ctx context.Context, o *state.Order) error
 }
 
 // New returns the fulfilment worker over d's stores and services.
@@ -154,7 +157,7 @@ func New(d Deps, cfg Config) *Fulfiller {
 	return &Fulfiller{
 		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
-		onLoss: d.OnLoss, onRefunded: d.OnRefunded, journal: d.Journal,
+		onLoss: d.OnLoss, onRefunded: d.OnRefunded, onDelivered: d.OnDelivered, journal: d.Journal,
 		canary: state.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
 	}
 }
@@ -433,10 +436,20 @@ func (f *Fulfiller) settledAt(ctx context.Context, o *state.Order) time.Time {
 func (f *Fulfiller) finishNotices(ctx context.Context, o *state.Order) error {
 	var err error
 	switch {
-	case o.Status == state.OrderDelivered && o.DeliveredAt.IsZero():
-		err = f.deliver(ctx, o)
-		if errors.Is(err, flows.ErrBlocked) {
-			f.log.Info("buyer blocked the bot; delivery waits for /start", "order", o.ID)
+	case o.Status == state.OrderDelivered:
+		if o.DeliveredAt.IsZero() {
+			err = f.deliver(ctx, o)
+			if errors.Is(err, flows.ErrBlocked) {
+				f.log.Info("buyer blocked the bot; delivery waits for /start", "order", o.ID)
+			}
+		}
+		if f.onDelivered != nil && (err == nil || errors.Is(err, flows.ErrBlocked)) {
+			if err := f.fail(FailpointDelivered, o.ID); err != nil {
+				return err
+			}
+			if err := f.onDelivered(ctx, o); err != nil {
+				return err
+			}
 		}
 	case o.Status == state.OrderRefunded:
 		if f.onRefunded != nil {

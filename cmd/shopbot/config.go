@@ -50,6 +50,11 @@ type Config struct {
 	TermsText      string // the shop's terms as plain text; "" for the default
 	TermsURL       string // the full terms online
 	ShowImages     bool   // SHOW_IMAGES: catalog screens show the upstream's images (default true)
+
+	// ReferralPercent is REFERRAL_PERCENT: the share of a delivered
+	// order's margin credited to the buyer who referred its buyer (0 to
+	// 100; 0, the default, turns referrals off; they need the wallet).
+	ReferralPercent decimal.Decimal
 }
 
 // Markup is the shop's margin: percent and fixed fee, with optional
@@ -310,6 +315,12 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	}
 	if c.LowBalanceUSD, err = decimalVar(get("LOW_BALANCE_USD"), "20", false); err != nil {
 		return nil, &ConfigError{"LOW_BALANCE_USD", err.Error()}
+	}
+	if c.ReferralPercent, err = decimalVar(get("REFERRAL_PERCENT"), "0", false); err != nil {
+		return nil, &ConfigError{"REFERRAL_PERCENT", err.Error()}
+	}
+	if c.ReferralPercent.GreaterThan(decimal.NewFromInt(100)) {
+		return nil, &ConfigError{"REFERRAL_PERCENT", fmt.Sprintf("is %s; use a percent of the margin from 0 to 100", c.ReferralPercent)}
 	}
 	if c.SupportURL, err = httpURL(get("SUPPORT_URL"), ""); err != nil {
 		return nil, &ConfigError{"SUPPORT_URL", err.Error()}

@@ -48,6 +48,14 @@ func TestConfigDefaults(t *testing.T) {
 	if _, err := LoadConfig(env(map[string]string{"JOURNAL_DIR": "data/journal"}), false); err == nil || !strings.Contains(err.Error(), "JOURNAL_DIR") {
 		t.Fatalf("a relative JOURNAL_DIR: %v", err)
 	}
+	if !c.ReferralPercent.IsZero() {
+		t.Fatalf("REFERRAL_PERCENT default %s, want 0 (off)", c.ReferralPercent)
+	}
+	for _, v := range []string{"5", "2.5", "100", "0"} {
+		if c, err := LoadConfig(env(map[string]string{"REFERRAL_PERCENT": v}), false); err != nil || c.ReferralPercent.String() != v {
+			t.Fatalf("REFERRAL_PERCENT=%s: %v, %v", v, c, err)
+		}
+	}
 }
 
 func TestConfigMetricsAddrAndMediaHosts(t *testing.T) {
@@ -91,6 +99,9 @@ func TestConfigErrors(t *testing.T) {
 		{"zero rate", map[string]string{"STARS_USD_RATE": "0"}, "STARS_USD_RATE must be greater than 0"},
 		{"bad markup", map[string]string{"MARKUP_PERCENT": "ten"}, "MARKUP_PERCENT is \"ten\""},
 		{"negative fee", map[string]string{"MARKUP_FIXED_USD": "-1"}, "MARKUP_FIXED_USD must not be negative"},
+		{"referral percent over 100", map[string]string{"REFERRAL_PERCENT": "100.5"}, "REFERRAL_PERCENT is 100.5; use a percent"},
+		{"negative referral percent", map[string]string{"REFERRAL_PERCENT": "-1"}, "REFERRAL_PERCENT must not be negative"},
+		{"bad referral percent", map[string]string{"REFERRAL_PERCENT": "5%"}, `REFERRAL_PERCENT is "5%"`},
 		{"bad line markup", map[string]string{"MARKUP_PERCENT_GIFTCARDS": "x"}, "MARKUP_PERCENT_GIFTCARDS is"},
 		{"http webhook", map[string]string{"WEBHOOK_URL": "http://shop.example/hook", "WEBHOOK_SECRET": "s"}, "WEBHOOK_URL must be an https://"},
 		{"webhook without secret", map[string]string{"WEBHOOK_URL": "https://shop.example/hook"}, "WEBHOOK_SECRET is required"},

@@ -159,6 +159,9 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		if k == "PAYMENT_METHODS" && getenv(k) == "" {
 			return "stars,wallet" // both, unless the environment says otherwise
 		}
+		if k == "REFERRAL_PERCENT" && getenv(k) == "" {
+			return "5" // /referrals shows an invite link, unless the environment says otherwise
+		}
 		return getenv(k)
 	}, true)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/referral"
 	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/reseller"
@@ -176,6 +177,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay, Images: images,
+		Referral: referral.Options{Percent: cfg.ReferralPercent, StarsUSDRate: cfg.StarsUSDRate},
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
