@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
-	"net/url"
-	"path"
+	"shopbot/reseller/internal/transport"
 	"strconv"
 	"strings"
 	"time"
@@ -347,8 +345,8 @@ func (c *Client) SendChatMessage(ctx context.Context, orderNumber int64, msg *Ch
 	}
 	var raw []byte
 	path := "/orders/" + strconv.FormatInt(orderNumber, 10) + "/chat"
-	err = c.do(ctx, &call{method: http.MethodPost, route: "POST /orders/{number}/chat", path: path,
-		body: body, contentType: contentType, policy: policyUnsent}, &raw)
+	err = c.tr.Do(ctx, &transport.Call{Method: http.MethodPost, Route: "POST /orders/{number}/chat", Path: path,
+		Body: body, ContentType: contentType, Policy: policyUnsent}, &raw)
 	if err != nil {
 		return nil, err
 	}
@@ -458,59 +456,9 @@ func (c *Client) DownloadImage(ctx context.Context, ref string, limit int) (*Cha
 }
 
 func (c *Client) downloadImage(ctx context.Context, ref string, limit int, route string) (*ChatImage, error) {
-	base, err := url.Parse(c.base + "/")
+	img, err := c.tr.DownloadImage(ctx, ref, limit, route)
 	if err != nil {
-		return nil, fmt.Errorf("reseller: base URL: %w", err)
+		return nil, err
 	}
-	ref = strings.TrimSpace(ref)
-	u, err := base.Parse(ref)
-	if ref == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, invalid("image", "is not an http(s) URL or a path")
-	}
-	if !c.imageHostAllowed(u) {
-		return nil, &ValidationError{Field: "image", Reason: "is not on the API's host or a declared media host", Err: ErrImageRefused}
-	}
-	actx, cancel := context.WithTimeout(ctx, c.imageTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, invalid("image", "is not a usable URL")
-	}
-	if c.isBaseOrigin(u) {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	req.Header.Set("User-Agent", c.userAgent)
-	start := c.now()
-	resp, err := c.imageClient().Do(req)
-	if err != nil {
-		c.observe(route, 0, c.now().Sub(start))
-		if errors.Is(err, ErrImageRefused) {
-			return nil, &ValidationError{Field: "image", Reason: c.redact(err.Error()), Err: ErrImageRefused}
-		}
-		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", err))
-	}
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-	c.observe(route, resp.StatusCode, c.now().Sub(start))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, newAPIError(route, resp.StatusCode, data, c.redact)
-	}
-	if rerr != nil {
-		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", rerr))
-	}
-	if len(data) > limit {
-		return nil, invalid("image", "is larger than %d bytes", limit)
-	}
-	if len(data) == 0 {
-		return nil, invalid("image", "is empty")
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "" || ct == "application/octet-stream" {
-		ct, _, _ = mime.ParseMediaType(http.DetectContentType(data))
-	}
-	name := path.Base(u.Path)
-	if name == "." || name == "/" || name == "" {
-		name = "image"
-	}
-	return &ChatImage{Data: data, ContentType: ct, Name: name}, nil
+	return &ChatImage{Data: img.Data, ContentType: img.ContentType, Name: img.Name}, nil
 }

@@ -1,24 +1,16 @@
 package reseller
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"maps"
-	"math/rand/v2"
-	"net"
 	"net/http"
-	"net/http/httptrace"
-	"net/netip"
 	"net/url"
+	"shopbot/reseller/internal/transport"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -40,9 +32,6 @@ const (
 	// itself; a longer one is returned to the caller as a *RateLimitError.
 	DefaultMaxRetryWait = 30 * time.Second
 )
-
-// maxResponseBody caps how much of a response body is read.
-const maxResponseBody = 32 << 20
 
 // Client talks to the reseller API. It is safe for concurrent use. Create it
 // with New.
@@ -73,31 +62,8 @@ const maxResponseBody = 32 << 20
 // WithMaxRetryWait ends the call at once with the *RateLimitError. No error
 // string ever contains the API key.
 type Client struct {
-	base         string // absolute base URL without a trailing slash
+	tr           *transport.Transport // requests, retries, errors, images
 	baseRedacted string
-	apiKey       string
-
-	httpClient   *http.Client
-	userAgent    string
-	timeout      time.Duration
-	maxAttempts  int
-	backoffBase  time.Duration
-	backoffMax   time.Duration
-	maxRetryWait time.Duration
-	now          func() time.Time
-	sleep        func(context.Context, time.Duration) error
-	jitter       func(time.Duration) time.Duration
-	observer     func(endpoint string, status int, dur time.Duration)
-
-	// Operator images (media.go).
-	baseScheme   string // "http" or "https"
-	baseHost     string // lower-cased host name of the base URL
-	baseAddr     string // host:port of the base URL, the default port filled in
-	mediaHosts   []string
-	imageTimeout time.Duration
-	imageOnce    sync.Once
-	images       *http.Client
-	allowAddr    func(netip.Addr) bool // tests: replaces publicAddr
 }
 
 // Option configures a Client in New.
@@ -112,7 +78,7 @@ func WithHTTPClient(hc *http.Client) Option {
 		if hc == nil {
 			return errors.New("reseller: WithHTTPClient: nil client")
 		}
-		c.httpClient = hc
+		c.tr.HTTPClient = hc
 		return nil
 	}
 }
@@ -123,7 +89,7 @@ func WithUserAgent(ua string) Option {
 		if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
 			return errors.New("reseller: WithUserAgent: empty or multi-line user agent")
 		}
-		c.userAgent = ua
+		c.tr.UserAgent = ua
 		return nil
 	}
 }
@@ -135,7 +101,7 @@ func WithTimeout(d time.Duration) Option {
 		if d <= 0 {
 			return errors.New("reseller: WithTimeout: timeout must be positive")
 		}
-		c.timeout = d
+		c.tr.Timeout = d
 		return nil
 	}
 }
@@ -147,7 +113,7 @@ func WithMaxAttempts(n int) Option {
 		if n < 1 {
 			return errors.New("reseller: WithMaxAttempts: need at least 1 attempt")
 		}
-		c.maxAttempts = n
+		c.tr.MaxAttempts = n
 		return nil
 	}
 }
@@ -159,12 +125,10 @@ func WithBackoff(base, max time.Duration) Option {
 		if base < 0 || max < base {
 			return errors.New("reseller: WithBackoff: need 0 <= base <= max")
 		}
-		c.backoffBase, c.backoffMax = base, max
+		c.tr.BackoffBase, c.tr.BackoffMax = base, max
 		return nil
 	}
 }
-
-type retryWaitKey struct{}
 
 // LimitRetryWait returns a context whose calls wait out a 429's
 // Retry-After only up to d (when shorter than the client's
@@ -172,15 +136,7 @@ type retryWaitKey struct{}
 // a placement slot, would rather get the *RateLimitError at once, let go
 // and come back later than wait for the limit to lift.
 func LimitRetryWait(ctx context.Context, d time.Duration) context.Context {
-	return context.WithValue(ctx, retryWaitKey{}, d)
-}
-
-// retryWaitLimit is the longest Retry-After the call of ctx waits out.
-func (c *Client) retryWaitLimit(ctx context.Context) time.Duration {
-	if d, ok := ctx.Value(retryWaitKey{}).(time.Duration); ok && d < c.maxRetryWait {
-		return d
-	}
-	return c.maxRetryWait
+	return transport.LimitRetryWait(ctx, d)
 }
 
 // WithMaxRetryWait sets the longest Retry-After the client waits out before
@@ -192,7 +148,7 @@ func WithMaxRetryWait(d time.Duration) Option {
 		if d < 0 {
 			return errors.New("reseller: WithMaxRetryWait: negative wait")
 		}
-		c.maxRetryWait = d
+		c.tr.MaxRetryWait = d
 		return nil
 	}
 }
@@ -204,7 +160,7 @@ func WithClock(now func() time.Time) Option {
 		if now == nil {
 			return errors.New("reseller: WithClock: nil clock")
 		}
-		c.now = now
+		c.tr.Now = now
 		return nil
 	}
 }
@@ -216,7 +172,7 @@ func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
 		if sleep == nil {
 			return errors.New("reseller: WithSleep: nil sleep")
 		}
-		c.sleep = sleep
+		c.tr.Sleep = sleep
 		return nil
 	}
 }
@@ -228,7 +184,7 @@ func WithJitter(jitter func(d time.Duration) time.Duration) Option {
 		if jitter == nil {
 			return errors.New("reseller: WithJitter: nil jitter")
 		}
-		c.jitter = jitter
+		c.tr.Jitter = jitter
 		return nil
 	}
 }
@@ -238,7 +194,7 @@ func WithJitter(jitter func(d time.Duration) time.Duration) Option {
 // when no response arrived) and the attempt's duration. It suits metrics.
 func WithObserver(observe func(endpoint string, status int, dur time.Duration)) Option {
 	return func(c *Client) error {
-		c.observer = observe
+		c.tr.Observer = observe
 		return nil
 	}
 }
@@ -267,27 +223,20 @@ func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 			return nil, errors.New("reseller: API key contains spaces or control characters")
 		}
 	}
-	c := &Client{
-		base:         u.String(),
-		baseRedacted: u.Redacted(),
-		apiKey:       apiKey,
-		httpClient: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}},
-		userAgent:    DefaultUserAgent,
-		timeout:      DefaultTimeout,
-		maxAttempts:  DefaultMaxAttempts,
-		backoffBase:  DefaultBackoffBase,
-		backoffMax:   DefaultBackoffMax,
-		maxRetryWait: DefaultMaxRetryWait,
-		now:          time.Now,
-		sleep:        sleepContext,
-		jitter:       equalJitter,
-		imageTimeout: DefaultChatImageTimeout,
-	}
-	c.baseScheme = strings.ToLower(u.Scheme)
-	host, port := hostPort(u)
-	c.baseHost, c.baseAddr = host, net.JoinHostPort(host, port)
+	tr := transport.New(u, apiKey)
+	tr.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	tr.UserAgent = DefaultUserAgent
+	tr.Timeout = DefaultTimeout
+	tr.MaxAttempts = DefaultMaxAttempts
+	tr.BackoffBase, tr.BackoffMax = DefaultBackoffBase, DefaultBackoffMax
+	tr.MaxRetryWait = DefaultMaxRetryWait
+	tr.Now = time.Now
+	tr.Sleep = transport.SleepContext
+	tr.Jitter = transport.EqualJitter
+	tr.ImageTimeout = DefaultChatImageTimeout
+	c := &Client{tr: tr, baseRedacted: u.Redacted()}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -307,78 +256,21 @@ func (c *Client) String() string {
 // GoString is like String, so %#v does not print the key either.
 func (c *Client) GoString() string { return c.String() }
 
-// sleepContext waits d or until ctx is done.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// equalJitter returns a random duration in [d/2, d].
-func equalJitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
-// policy says when a call may be retried.
-type policy int
-
+// Retry policies of the calls (see Client).
 const (
-	// policySafe: reads and check-login. Retried on 429, 5xx and network errors.
-	policySafe policy = iota
-	// policyCreate: order-creating POSTs. Retried only when nothing was
-	// written; a 429 is returned at once as a *RateLimitError (never waited
-	// out); any other failure after sending becomes an *OutcomeUnknownError.
-	policyCreate
-	// policyUnsent: chat POST. Retried only on 429 or when nothing was
-	// written; other failures are returned as they are.
-	policyUnsent
+	policySafe   = transport.Safe
+	policyCreate = transport.Create
+	policyUnsent = transport.Unsent
 )
-
-// call is one logical API call.
-type call struct {
-	method      string
-	route       string // template for errors and metrics, e.g. "GET /orders/{number}"
-	path        string // escaped path below the base URL, e.g. "/orders/12"
-	query       url.Values
-	body        []byte
-	contentType string
-	policy      policy
-}
-
-// attemptResult is what one HTTP attempt produced.
-type attemptResult struct {
-	status    int
-	header    http.Header
-	body      []byte
-	err       error // transport error, or body read error of a 2xx
-	maybeSent bool  // the request may have reached the server
-}
 
 // get performs a GET.
 func (c *Client) get(ctx context.Context, route, path string, q url.Values, out any) error {
-	return c.do(ctx, &call{method: http.MethodGet, route: route, path: path, query: q, policy: policySafe}, out)
+	return c.tr.Get(ctx, route, path, q, out)
 }
 
 // postJSON performs a POST with a JSON body.
-func (c *Client) postJSON(ctx context.Context, route, path string, p policy, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("reseller: %s: encoding request: %w", route, err)
-	}
-	return c.do(ctx, &call{method: http.MethodPost, route: route, path: path, body: body,
-		contentType: "application/json", policy: p}, out)
+func (c *Client) postJSON(ctx context.Context, route, path string, p transport.Policy, in, out any) error {
+	return c.tr.PostJSON(ctx, route, path, p, in, out)
 }
 
 // createOrder performs an order-creating POST and checks that the answer is
@@ -392,192 +284,6 @@ func (c *Client) createOrder(ctx context.Context, route, path string, in any) (*
 		return nil, &OutcomeUnknownError{Endpoint: route, Err: errors.New("response carries no order number")}
 	}
 	return o, nil
-}
-
-// do runs a call with the retry policy of the call and decodes a 2xx body
-// into out (when out is not nil).
-func (c *Client) do(ctx context.Context, cl *call, out any) error {
-	u := c.base + cl.path
-	if len(cl.query) > 0 {
-		u += "?" + cl.query.Encode()
-	}
-	for attempt := 1; ; attempt++ {
-		r := c.attempt(ctx, cl, u)
-		wait, retry, err := c.judge(ctx, cl, r, attempt, out)
-		if !retry || attempt >= c.maxAttempts {
-			return err
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return err // the wait would outlive the caller's deadline
-		}
-		if serr := c.sleep(ctx, wait); serr != nil {
-			return c.redactErr(fmt.Errorf("reseller: %s: %w (while retrying after: %v)", cl.route, serr, err))
-		}
-	}
-}
-
-// judge turns an attempt into the call's error (nil on success) and says
-// whether, and after how long, to retry.
-func (c *Client) judge(ctx context.Context, cl *call, r attemptResult, attempt int, out any) (wait time.Duration, retry bool, err error) {
-	switch {
-	case r.err != nil:
-		err = c.redactErr(fmt.Errorf("reseller: %s: %w", cl.route, r.err))
-		if ctx.Err() != nil { // the caller gave up: never retry
-			if cl.policy == policyCreate && r.maybeSent {
-				return 0, false, &OutcomeUnknownError{Endpoint: cl.route, Err: err}
-			}
-			return 0, false, err
-		}
-		if cl.policy == policySafe || !r.maybeSent {
-			return c.backoff(attempt), true, err
-		}
-		if cl.policy == policyCreate {
-			return 0, false, &OutcomeUnknownError{Endpoint: cl.route, Err: err}
-		}
-		return 0, false, err
-
-	case r.status == http.StatusTooManyRequests:
-		apiErr := newAPIError(cl.route, r.status, r.body, c.redact)
-		rl := newRateLimitError(apiErr, r.header, c.now(), c.redact)
-		if cl.policy == policyCreate {
-			// Nothing was created: the caller decides when to try again.
-			return 0, false, rl
-		}
-		wait = rl.RetryAfter
-		if wait == 0 {
-			wait = c.backoff(attempt)
-		}
-		if wait > c.retryWaitLimit(ctx) {
-			return 0, false, rl
-		}
-		return wait, true, rl
-
-	case r.status >= 200 && r.status < 300:
-		if out == nil {
-			return 0, false, nil
-		}
-		if b, ok := out.(*[]byte); ok { // the caller reads the body itself
-			*b = r.body
-			return 0, false, nil
-		}
-		if derr := json.Unmarshal(r.body, out); derr != nil {
-			err = c.redactErr(fmt.Errorf("reseller: %s: decoding %d response: %w", cl.route, r.status, derr))
-			if cl.policy == policyCreate {
-				return 0, false, &OutcomeUnknownError{Endpoint: cl.route, Err: err}
-			}
-			return 0, false, err
-		}
-		return 0, false, nil
-
-	case r.status >= 400 && r.status < 500:
-		return 0, false, newAPIError(cl.route, r.status, r.body, c.redact)
-
-	default: // 5xx, or an unexpected 1xx/3xx
-		apiErr := newAPIError(cl.route, r.status, r.body, c.redact)
-		switch {
-		case cl.policy == policyCreate:
-			return 0, false, &OutcomeUnknownError{Endpoint: cl.route, Err: apiErr}
-		case cl.policy == policySafe && r.status >= 500:
-			return c.backoff(attempt), true, apiErr
-		}
-		return 0, false, apiErr
-	}
-}
-
-// attempt performs one HTTP request.
-func (c *Client) attempt(ctx context.Context, cl *call, u string) attemptResult {
-	actx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	// traced: the transport reports trace events at all (it asked for a
-	// connection); wrote: it started writing the request on a connection.
-	var traced, wrote atomic.Bool
-	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
-		GetConn:      func(string) { traced.Store(true) },
-		WroteHeaders: func() { wrote.Store(true) },
-		WroteRequest: func(httptrace.WroteRequestInfo) { wrote.Store(true) },
-	})
-
-	var body io.Reader
-	if cl.body != nil {
-		body = bytes.NewReader(cl.body)
-	}
-	req, err := http.NewRequestWithContext(actx, cl.method, u, body)
-	if err != nil {
-		return attemptResult{err: err}
-	}
-	req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("Accept", "application/json")
-	if cl.contentType != "" {
-		req.Header.Set("Content-Type", cl.contentType)
-	}
-
-	start := c.now()
-	resp, err := c.httpClient.Do(req)
-	if err != nil {
-		c.observe(cl.route, 0, c.now().Sub(start))
-		// Provably unsent: a dial failure, or a tracing transport that never
-		// began writing. A transport that does not report trace events is
-		// assumed to have sent something.
-		sent := !isDialError(err) && (wrote.Load() || !traced.Load())
-		return attemptResult{err: err, maybeSent: sent}
-	}
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
-	resp.Body.Close()
-	c.observe(cl.route, resp.StatusCode, c.now().Sub(start))
-	if rerr == nil && len(data) > maxResponseBody {
-		rerr = fmt.Errorf("response body larger than %d bytes", maxResponseBody)
-	}
-	r := attemptResult{status: resp.StatusCode, header: resp.Header, body: data, maybeSent: true}
-	if rerr != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		r.err = fmt.Errorf("reading %d response: %w", resp.StatusCode, rerr)
-	}
-	return r
-}
-
-// observe reports an attempt to the observer, if any.
-func (c *Client) observe(route string, status int, d time.Duration) {
-	if c.observer != nil {
-		c.observer(route, status, d)
-	}
-}
-
-// backoff returns the wait before attempt+1: capped exponential, jittered.
-func (c *Client) backoff(attempt int) time.Duration {
-	d := c.backoffBase
-	for i := 1; i < attempt && d < c.backoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, c.backoffMax)
-	d = c.jitter(d)
-	return max(d, 0)
-}
-
-// isDialError reports whether err is a failure to connect (nothing sent).
-func isDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// redact removes the API key from s.
-func (c *Client) redact(s string) string {
-	if c.apiKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.apiKey, "[REDACTED]")
-}
-
-// redactErr hides the API key in err's message, keeping err unwrappable.
-func (c *Client) redactErr(err error) error {
-	if err == nil || c.apiKey == "" {
-		return err
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, c.apiKey) {
-		return err
-	}
-	return &redactedError{msg: c.redact(msg), err: err}
 }
 
 // List is a catalog list answer (object "list"): Data holds the entries.

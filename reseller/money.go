@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"shopbot/reseller/internal/transport"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 )
@@ -41,11 +41,11 @@ func NewMoney(d decimal.Decimal) Money { return Money{Decimal: d} }
 // digits before or after the point are rejected.
 func ParseMoney(s string) (Money, error) {
 	if !plainDecimal(s) {
-		return Money{}, fmt.Errorf("reseller: invalid amount %q: want a plain decimal such as 12.5000", truncate(s, 32))
+		return Money{}, fmt.Errorf("reseller: invalid amount %q: want a plain decimal such as 12.5000", transport.Truncate(s, 32))
 	}
 	d, err := decimal.NewFromString(s)
 	if err != nil {
-		return Money{}, fmt.Errorf("reseller: invalid amount %q: %w", truncate(s, 32), err)
+		return Money{}, fmt.Errorf("reseller: invalid amount %q: %w", transport.Truncate(s, 32), err)
 	}
 	return Money{Decimal: d}, nil
 }
@@ -132,17 +132,4 @@ func (m *Money) UnmarshalText(text []byte) error {
 	}
 	*m = v
 	return nil
-}
-
-// truncate shortens s to at most n bytes, cut at a character boundary,
-// for use in error messages. (The client knows nothing of the shop's texts:
-// buyer-facing text is clipped with locales.Clip.)
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
