@@ -85,21 +85,6 @@ func TestChat_messagesNotAnArray(t *testing.T) {
 	}
 }
 
-func TestUnixTimeUnits(t *testing.T) {
-	want := time.Date(2024, 5, 1, 10, 6, 0, 0, time.UTC)
-	for _, s := range []string{"1714557960", "1714557960000", "1714557960000000", "1714557960000000000"} {
-		got, ok := parseAnyTime(json.RawMessage(s))
-		if !ok || !got.Equal(want) {
-			t.Errorf("parseAnyTime(%s) = %v, %v", s, got, ok)
-		}
-	}
-	for _, s := range []string{`-5`, `"yesterday"`, `true`, `{}`, `"99999999999999999999"`} {
-		if got, ok := parseAnyTime(json.RawMessage(s)); ok {
-			t.Errorf("parseAnyTime(%s) = %v, want none", s, got)
-		}
-	}
-}
-
 // readChatForm parses the multipart request and returns body, image bytes,
 // file name and part content type.
 func readChatForm(t *testing.T, r *http.Request) (body string, img []byte, name, ct string) {
