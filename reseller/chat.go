@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
+	"shopbot/reseller/internal/check"
 	"shopbot/reseller/internal/rawjson"
 	"shopbot/reseller/internal/transport"
 	"strconv"
@@ -128,7 +125,7 @@ type ChatMessageInput struct {
 
 // Chat returns the chat of a manual-service order: GET /orders/{number}/chat.
 func (c *Client) Chat(ctx context.Context, orderNumber int64) (*Chat, error) {
-	if err := checkNumber("number", orderNumber); err != nil {
+	if err := check.Number("number", orderNumber); err != nil {
 		return nil, err
 	}
 	out := new(Chat)
@@ -146,13 +143,13 @@ func (c *Client) Chat(ctx context.Context, orderNumber int64) (*Chat, error) {
 // raw; if the upstream answered 2xx without a JSON body, Raw is nil and the
 // error is nil (the message was accepted).
 func (c *Client) SendChatMessage(ctx context.Context, orderNumber int64, msg *ChatMessageInput) (*ChatMessage, error) {
-	if err := checkNumber("number", orderNumber); err != nil {
+	if err := check.Number("number", orderNumber); err != nil {
 		return nil, err
 	}
 	if msg == nil || (strings.TrimSpace(msg.Body) == "" && msg.Image == nil) {
 		return nil, invalid("body", "a message needs text or an image")
 	}
-	body, contentType, err := encodeChatMessage(msg)
+	body, contentType, err := transport.EncodeForm(msg.Body, msg.Image, msg.ImageName, msg.ImageContentType, MaxChatImageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -169,65 +166,6 @@ func (c *Client) SendChatMessage(ctx context.Context, orderNumber int64, msg *Ch
 	}
 	return out, nil
 }
-
-// encodeChatMessage builds the multipart body (held in memory so that an
-// attempt can be repeated).
-func encodeChatMessage(msg *ChatMessageInput) ([]byte, string, error) {
-	var img []byte
-	if msg.Image != nil {
-		var err error
-		img, err = io.ReadAll(io.LimitReader(msg.Image, MaxChatImageSize+1))
-		if err != nil {
-			return nil, "", fmt.Errorf("reseller: reading chat image: %w", err)
-		}
-		if len(img) == 0 {
-			return nil, "", invalid("image", "is empty")
-		}
-		if len(img) > MaxChatImageSize {
-			return nil, "", invalid("image", "is larger than %d bytes", MaxChatImageSize)
-		}
-	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if msg.Body != "" {
-		if err := w.WriteField("body", msg.Body); err != nil {
-			return nil, "", err
-		}
-	}
-	if img != nil {
-		name := strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return -1
-			}
-			return r
-		}, msg.ImageName)
-		if name == "" {
-			name = "image"
-		}
-		ct := msg.ImageContentType
-		if ct == "" {
-			ct = http.DetectContentType(img)
-		} else if _, _, err := mime.ParseMediaType(ct); err != nil || strings.ContainsAny(ct, "\r\n") {
-			return nil, "", invalid("image_content_type", "is not a media type")
-		}
-		h := make(textproto.MIMEHeader)
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename="%s"`, quoteEscaper.Replace(name)))
-		h.Set("Content-Type", ct)
-		part, err := w.CreatePart(h)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, err := part.Write(img); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
-}
-
-var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
 
 // ChatImage is an image downloaded from an order chat.
 type ChatImage struct {

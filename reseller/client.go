@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
-	"maps"
 	"net/http"
 	"net/url"
 	"shopbot/reseller/internal/transport"
-	"slices"
 	"strings"
 	"time"
 )
@@ -295,86 +292,4 @@ type List[T any] struct {
 	// Total is the number of matching entries where the endpoint reports it
 	// (gift-card and top-up categories and brands, game keys); 0 otherwise.
 	Total int `json:"total"`
-}
-
-// pathID validates a string path parameter and escapes it.
-func pathID(field, id string) (string, error) {
-	if strings.TrimSpace(id) == "" {
-		return "", invalid(field, "is required")
-	}
-	if id == "." || id == ".." {
-		return "", invalid(field, "must not be %q", id)
-	}
-	return url.PathEscape(id), nil
-}
-
-// checkNumber validates a positive integer identifier.
-func checkNumber(field string, n int64) error {
-	if n < 1 {
-		return invalid(field, "must be at least 1, got %d", n)
-	}
-	return nil
-}
-
-// checkLimit validates an optional limit (0 means the server default).
-func checkLimit(limit, hi int) error {
-	if limit != 0 && (limit < 1 || limit > hi) {
-		return invalid("limit", "must be between 1 and %d, got %d", hi, limit)
-	}
-	return nil
-}
-
-// required validates a required string.
-func required(field, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return invalid(field, "is required")
-	}
-	return nil
-}
-
-// checkFields validates a buyer-fields map: keys and values non-empty.
-func checkFields(fields map[string]string) error {
-	for _, k := range slices.Sorted(maps.Keys(fields)) {
-		v := fields[k]
-		if strings.TrimSpace(k) == "" {
-			return invalid("fields", "has an empty key")
-		}
-		if strings.TrimSpace(v) == "" {
-			return invalid("fields."+k, "is empty")
-		}
-	}
-	return nil
-}
-
-// paginate walks cursor pages: fetch returns one page's items, has_more and
-// next_cursor. It stops on has_more=false or a null next_cursor, and fails
-// instead of looping when a cursor comes back twice.
-func paginate[T any](ctx context.Context, start int64,
-	fetch func(ctx context.Context, cursor int64) ([]T, bool, *int64, error)) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var zero T
-		cursor := start
-		seen := map[int64]bool{}
-		for {
-			items, more, next, err := fetch(ctx, cursor)
-			if err != nil {
-				yield(zero, err)
-				return
-			}
-			for _, it := range items {
-				if !yield(it, nil) {
-					return
-				}
-			}
-			if !more || next == nil {
-				return
-			}
-			if *next < 1 || *next == cursor || seen[*next] {
-				yield(zero, fmt.Errorf("reseller: pagination does not advance (next_cursor %d after cursor %d)", *next, cursor))
-				return
-			}
-			seen[cursor] = true
-			cursor = *next
-		}
-	}
 }

@@ -3,6 +3,7 @@ package reseller
 import (
 	"errors"
 	"net/http"
+	"shopbot/reseller/internal/check"
 	"shopbot/reseller/internal/transport"
 )
 
@@ -51,11 +52,11 @@ type OutcomeUnknownError = transport.OutcomeUnknownError
 // Field names the offending input by its wire name (for example "quantity",
 // "messenger_username", "limit", "fields.player_id"), Reason says what is
 // wrong with it and Err is a sentinel it wraps, if any (ErrImageRefused).
-type ValidationError = transport.ValidationError
+type ValidationError = check.ValidationError
 
 // invalid returns a *ValidationError.
 func invalid(field, format string, args ...any) error {
-	return transport.Invalid(field, format, args...)
+	return check.Invalid(field, format, args...)
 }
 
 // IsNotFound reports whether err is an upstream 404 / not_found answer.

@@ -3,6 +3,7 @@ package reseller
 import (
 	"context"
 	"net/url"
+	"shopbot/reseller/internal/check"
 	"strconv"
 )
 
@@ -107,7 +108,7 @@ func (o *GameKeysOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 500)
+	return check.Limit(o.Limit, 500)
 }
 
 // GameKeyOrderRequest is the body of POST /game-keys/order.
@@ -126,10 +127,10 @@ func (r *GameKeyOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("game_id", r.GameID); err != nil {
+	if err := check.Required("game_id", r.GameID); err != nil {
 		return err
 	}
-	if err := required("key_id", r.KeyID); err != nil {
+	if err := check.Required("key_id", r.KeyID); err != nil {
 		return err
 	}
 	return checkQuantity(r.Quantity)
@@ -164,7 +165,7 @@ func (c *Client) GameKeys(ctx context.Context, opts *GameKeysOptions) (*List[Gam
 // GameKeyOffers returns a game's visible key offers: GET
 // /game-keys/{gameId}/keys.
 func (c *Client) GameKeyOffers(ctx context.Context, gameID string) (*GameKeyOffers, error) {
-	id, err := pathID("game_id", gameID)
+	id, err := check.PathID("game_id", gameID)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +180,7 @@ func (c *Client) GameKeyOffers(ctx context.Context, gameID string) (*GameKeyOffe
 // /game-keys/{gameId}/region-restriction. It is meaningful when the catalog
 // flag RegionRestriction is true.
 func (c *Client) GameKeyRegionRestriction(ctx context.Context, gameID string) (*RegionRestriction, error) {
-	id, err := pathID("game_id", gameID)
+	id, err := check.PathID("game_id", gameID)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package reseller
 import (
 	"context"
 	"net/url"
+	"shopbot/reseller/internal/check"
 	"strconv"
 )
 
@@ -90,7 +91,7 @@ func (o *GiftCardCategoriesOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 600)
+	return check.Limit(o.Limit, 600)
 }
 
 // GiftCardBrandsOptions are the query of GET /gift-cards/brands.
@@ -115,10 +116,10 @@ func (r *GiftCardOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("category_id", r.CategoryID); err != nil {
+	if err := check.Required("category_id", r.CategoryID); err != nil {
 		return err
 	}
-	if err := required("card_id", r.CardID); err != nil {
+	if err := check.Required("card_id", r.CardID); err != nil {
 		return err
 	}
 	return checkQuantity(r.Quantity)
@@ -147,7 +148,7 @@ func (c *Client) GiftCardCategories(ctx context.Context, opts *GiftCardCategorie
 // GiftCardOffers returns a category's visible cards: GET
 // /gift-cards/categories/{id}/cards.
 func (c *Client) GiftCardOffers(ctx context.Context, categoryID string) (*GiftCardOffers, error) {
-	id, err := pathID("category_id", categoryID)
+	id, err := check.PathID("category_id", categoryID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,13 @@
 package reseller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
 	"net/url"
+	"shopbot/reseller/internal/check"
 	"shopbot/reseller/internal/rawjson"
+	"shopbot/reseller/internal/transport"
 	"strconv"
 	"strings"
 	"time"
@@ -279,7 +280,7 @@ func (o *OrdersOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if err := checkLimit(o.Limit, 100); err != nil {
+	if err := check.Limit(o.Limit, 100); err != nil {
 		return err
 	}
 	if o.Cursor < 0 {
@@ -341,7 +342,7 @@ func (c *Client) AllOrders(ctx context.Context, opts *OrdersOptions) iter.Seq2[O
 	if opts != nil {
 		o = *opts
 	}
-	return paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Order, bool, *int64, error) {
+	return transport.Paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Order, bool, *int64, error) {
 		page := o
 		page.Cursor = cursor
 		l, err := c.Orders(ctx, &page)
@@ -398,7 +399,7 @@ func (c *Client) NewestOrderNumber(ctx context.Context, typ OrderType) (int64, e
 // Order returns one order with its status history and delivered codes or
 // keys: GET /orders/{number}.
 func (c *Client) Order(ctx context.Context, number int64) (*Order, error) {
-	if err := checkNumber("number", number); err != nil {
+	if err := check.Number("number", number); err != nil {
 		return nil, err
 	}
 	o := new(Order)
@@ -415,23 +416,10 @@ type RawList []json.RawMessage
 
 // UnmarshalJSON keeps each item's raw JSON.
 func (l *RawList) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case rawjson.IsNull(data):
-		*l = nil
-		return nil
-	case len(data) > 0 && data[0] == '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(data, &items); err != nil {
-			return err
-		}
-		*l = items
-		return nil
-	default:
-		if !json.Valid(data) {
-			return &json.SyntaxError{}
-		}
-		*l = RawList{append(json.RawMessage(nil), data...)}
-		return nil
+	items, err := rawjson.List(data)
+	if err != nil {
+		return err
 	}
+	*l = items
+	return nil
 }

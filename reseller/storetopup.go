@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"shopbot/reseller/internal/check"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -107,7 +108,7 @@ func (r *StoreTopupOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("store_login", r.StoreLogin); err != nil {
+	if err := check.Required("store_login", r.StoreLogin); err != nil {
 		return err
 	}
 	cur := r.currency()
@@ -148,7 +149,7 @@ func plainAmount(d decimal.Decimal) string {
 // /store-topup/check-login. It changes nothing upstream and is retried like
 // a read.
 func (c *Client) CheckStoreLogin(ctx context.Context, storeLogin string) (*StoreLoginCheck, error) {
-	if err := required("store_login", storeLogin); err != nil {
+	if err := check.Required("store_login", storeLogin); err != nil {
 		return nil, err
 	}
 	in := struct {

@@ -6,6 +6,27 @@ import (
 	"strings"
 )
 
+// List reads a JSON array as one raw JSON value per item. It also accepts a
+// single non-array value (as one item) and null (as nil).
+func List(data []byte) ([]json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	switch {
+	case IsNull(data):
+		return nil, nil
+	case len(data) > 0 && data[0] == '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(data, &items); err != nil {
+			return nil, err
+		}
+		return items, nil
+	default:
+		if !json.Valid(data) {
+			return nil, &json.SyntaxError{}
+		}
+		return []json.RawMessage{append(json.RawMessage(nil), data...)}, nil
+	}
+}
+
 // IsNull reports whether data is the JSON literal null.
 func IsNull(data []byte) bool {
 	return bytes.Equal(bytes.TrimSpace(data), []byte("null"))

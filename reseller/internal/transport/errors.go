@@ -107,30 +107,6 @@ func (e *OutcomeUnknownError) Error() string {
 // Unwrap returns the observed failure.
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
-// ValidationError is a request rejected locally before anything was sent
-// (reseller.ValidationError documents it).
-type ValidationError struct {
-	// Field is the wire name of the invalid input.
-	Field string
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is a sentinel the error wraps, if any (ErrImageRefused).
-	Err error
-}
-
-// Unwrap returns Err.
-func (e *ValidationError) Unwrap() error { return e.Err }
-
-// Error names the field and the reason.
-func (e *ValidationError) Error() string {
-	return fmt.Sprintf("reseller: invalid %s: %s", e.Field, e.Reason)
-}
-
-// Invalid returns a *ValidationError.
-func Invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
-
 // ErrImageRefused is wrapped by the *ValidationError of an image URL that
 // will not be fetched (reseller.ErrImageRefused documents it).
 var ErrImageRefused = errors.New("image host refused")

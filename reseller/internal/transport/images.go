@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path"
+	"shopbot/reseller/internal/check"
 	"strings"
 	"syscall"
 	"time"
@@ -180,16 +181,16 @@ func (t *Transport) DownloadImage(ctx context.Context, ref string, limit int, ro
 	ref = strings.TrimSpace(ref)
 	u, err := base.Parse(ref)
 	if ref == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, Invalid("image", "is not an http(s) URL or a path")
+		return nil, check.Invalid("image", "is not an http(s) URL or a path")
 	}
 	if !t.imageHostAllowed(u) {
-		return nil, &ValidationError{Field: "image", Reason: "is not on the API's host or a declared media host", Err: ErrImageRefused}
+		return nil, &check.ValidationError{Field: "image", Reason: "is not on the API's host or a declared media host", Err: ErrImageRefused}
 	}
 	actx, cancel := context.WithTimeout(ctx, t.ImageTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, Invalid("image", "is not a usable URL")
+		return nil, check.Invalid("image", "is not a usable URL")
 	}
 	if t.isBaseOrigin(u) {
 		req.Header.Set("Authorization", "Bearer "+t.APIKey)
@@ -200,7 +201,7 @@ func (t *Transport) DownloadImage(ctx context.Context, ref string, limit int, ro
 	if err != nil {
 		t.observe(route, 0, t.Now().Sub(start))
 		if errors.Is(err, ErrImageRefused) {
-			return nil, &ValidationError{Field: "image", Reason: t.Redact(err.Error()), Err: ErrImageRefused}
+			return nil, &check.ValidationError{Field: "image", Reason: t.Redact(err.Error()), Err: ErrImageRefused}
 		}
 		return nil, t.RedactErr(fmt.Errorf("reseller: download image: %w", err))
 	}
@@ -214,10 +215,10 @@ func (t *Transport) DownloadImage(ctx context.Context, ref string, limit int, ro
 		return nil, t.RedactErr(fmt.Errorf("reseller: download image: %w", rerr))
 	}
 	if len(data) > limit {
-		return nil, Invalid("image", "is larger than %d bytes", limit)
+		return nil, check.Invalid("image", "is larger than %d bytes", limit)
 	}
 	if len(data) == 0 {
-		return nil, Invalid("image", "is empty")
+		return nil, check.Invalid("image", "is empty")
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "" || ct == "application/octet-stream" {

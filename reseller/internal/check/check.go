@@ -1,0 +1,82 @@
+package check
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ValidationError is a request rejected locally before anything was sent
+// (reseller.ValidationError documents it).
+type ValidationError struct {
+	// Field is the wire name of the invalid input.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+	// Err is a sentinel the error wraps, if any (ErrImageRefused).
+	Err error
+}
+
+// Unwrap returns Err.
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// Error names the field and the reason.
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("reseller: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Invalid returns a *ValidationError.
+func Invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// PathID validates a string path parameter and escapes it.
+func PathID(field, id string) (string, error) {
+	if strings.TrimSpace(id) == "" {
+		return "", Invalid(field, "is required")
+	}
+	if id == "." || id == ".." {
+		return "", Invalid(field, "must not be %q", id)
+	}
+	return url.PathEscape(id), nil
+}
+
+// Number validates a positive integer identifier.
+func Number(field string, n int64) error {
+	if n < 1 {
+		return Invalid(field, "must be at least 1, got %d", n)
+	}
+	return nil
+}
+
+// Limit validates an optional limit (0 means the server default).
+func Limit(limit, hi int) error {
+	if limit != 0 && (limit < 1 || limit > hi) {
+		return Invalid("limit", "must be between 1 and %d, got %d", hi, limit)
+	}
+	return nil
+}
+
+// Required validates a required string.
+func Required(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return Invalid(field, "is required")
+	}
+	return nil
+}
+
+// Fields validates a buyer-fields map: keys and values non-empty.
+func Fields(fields map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		v := fields[k]
+		if strings.TrimSpace(k) == "" {
+			return Invalid("fields", "has an empty key")
+		}
+		if strings.TrimSpace(v) == "" {
+			return Invalid("fields."+k, "is empty")
+		}
+	}
+	return nil
+}
