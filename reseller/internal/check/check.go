@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ValidationError is a request rejected locally before anything was sent
@@ -79,4 +80,17 @@ func Fields(fields map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// Truncate shortens s to at most n bytes, cut at a character boundary,
+// for use in error messages. (The client knows nothing of the shop's texts:
+// buyer-facing text is clipped with locales.Clip.)
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

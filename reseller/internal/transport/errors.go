@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"shopbot/reseller/internal/check"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // MaxErrorSnippet caps how much of an undecodable error body is kept.
@@ -141,7 +141,7 @@ func snippet(body []byte) string {
 		}
 		return r
 	}, strings.ToValidUTF8(string(body), "?"))
-	return Truncate(strings.TrimSpace(s), MaxErrorSnippet)
+	return check.Truncate(strings.TrimSpace(s), MaxErrorSnippet)
 }
 
 // newRateLimitError builds a *RateLimitError from a 429 answer.
@@ -203,16 +203,3 @@ func (e *redactedError) Error() string { return e.msg }
 
 // Unwrap returns the original error.
 func (e *redactedError) Unwrap() error { return e.err }
-
-// Truncate shortens s to at most n bytes, cut at a character boundary,
-// for use in error messages. (The client knows nothing of the shop's texts:
-// buyer-facing text is clipped with locales.Clip.)
-func Truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
