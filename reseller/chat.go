@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"shopbot/reseller/internal/check"
-	"shopbot/reseller/internal/rawjson"
-	"shopbot/reseller/internal/transport"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/rawjson"
+	"shopbot/reseller/internal/transport"
 )
 
 // MaxChatImageSize is the largest image SendChatMessage uploads (20 MiB).

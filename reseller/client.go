@@ -6,28 +6,28 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"shopbot/reseller/internal/transport"
-	"strings"
 	"time"
+
+	"shopbot/reseller/internal/transport"
 )
 
 // Defaults of a new Client.
 const (
 	// DefaultUserAgent is the User-Agent header sent unless WithUserAgent is given.
-	DefaultUserAgent = "shopbot/1.0"
+	DefaultUserAgent = transport.DefaultUserAgent
 	// DefaultTimeout bounds each HTTP attempt unless WithTimeout is given.
-	DefaultTimeout = 15 * time.Second
+	DefaultTimeout = transport.DefaultTimeout
 	// DefaultMaxAttempts is the number of attempts of a retryable call
 	// (the first try included) unless WithMaxAttempts is given.
-	DefaultMaxAttempts = 4
+	DefaultMaxAttempts = transport.DefaultMaxAttempts
 	// DefaultBackoffBase is the wait before the second attempt; it doubles
 	// per attempt up to DefaultBackoffMax (before jitter).
-	DefaultBackoffBase = 250 * time.Millisecond
+	DefaultBackoffBase = transport.DefaultBackoffBase
 	// DefaultBackoffMax caps the exponential backoff.
-	DefaultBackoffMax = 5 * time.Second
+	DefaultBackoffMax = transport.DefaultBackoffMax
 	// DefaultMaxRetryWait is the longest Retry-After the client waits out by
 	// itself; a longer one is returned to the caller as a *RateLimitError.
-	DefaultMaxRetryWait = 30 * time.Second
+	DefaultMaxRetryWait = transport.DefaultMaxRetryWait
 )
 
 // Client talks to the reseller API. It is safe for concurrent use. Create it
@@ -59,73 +59,32 @@ const (
 // WithMaxRetryWait ends the call at once with the *RateLimitError. No error
 // string ever contains the API key.
 type Client struct {
-	tr           *transport.Transport // requests, retries, errors, images
-	baseRedacted string
+	tr *transport.Transport // requests, retries, errors, images
 }
 
 // Option configures a Client in New.
-type Option func(*Client) error
+type Option = transport.Option
 
 // WithHTTPClient sets the HTTP client used for API requests. The default
 // client does not follow redirects (an API answer is never a redirect, and a
 // followed POST would turn into a GET). DownloadChatImage does not use it:
 // operator images go through the client's own guarded transport.
-func WithHTTPClient(hc *http.Client) Option {
-	return func(c *Client) error {
-		if hc == nil {
-			return errors.New("reseller: WithHTTPClient: nil client")
-		}
-		c.tr.HTTPClient = hc
-		return nil
-	}
-}
+func WithHTTPClient(hc *http.Client) Option { return transport.WithHTTPClient(hc) }
 
 // WithUserAgent sets the User-Agent header (default "shopbot/1.0").
-func WithUserAgent(ua string) Option {
-	return func(c *Client) error {
-		if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {
-			return errors.New("reseller: WithUserAgent: empty or multi-line user agent")
-		}
-		c.tr.UserAgent = ua
-		return nil
-	}
-}
+func WithUserAgent(ua string) Option { return transport.WithUserAgent(ua) }
 
 // WithTimeout bounds each HTTP attempt (default 15s). The caller's context
 // still bounds the whole call, retries included.
-func WithTimeout(d time.Duration) Option {
-	return func(c *Client) error {
-		if d <= 0 {
-			return errors.New("reseller: WithTimeout: timeout must be positive")
-		}
-		c.tr.Timeout = d
-		return nil
-	}
-}
+func WithTimeout(d time.Duration) Option { return transport.WithTimeout(d) }
 
 // WithMaxAttempts sets how many attempts a retryable call makes, the first
 // one included (default 4). 1 disables retries.
-func WithMaxAttempts(n int) Option {
-	return func(c *Client) error {
-		if n < 1 {
-			return errors.New("reseller: WithMaxAttempts: need at least 1 attempt")
-		}
-		c.tr.MaxAttempts = n
-		return nil
-	}
-}
+func WithMaxAttempts(n int) Option { return transport.WithMaxAttempts(n) }
 
 // WithBackoff sets the exponential backoff between attempts: base before the
 // second attempt, doubling up to max (defaults 250ms and 5s), before jitter.
-func WithBackoff(base, max time.Duration) Option {
-	return func(c *Client) error {
-		if base < 0 || max < base {
-			return errors.New("reseller: WithBackoff: need 0 <= base <= max")
-		}
-		c.tr.BackoffBase, c.tr.BackoffMax = base, max
-		return nil
-	}
-}
+func WithBackoff(base, max time.Duration) Option { return transport.WithBackoff(base, max) }
 
 // LimitRetryWait returns a context whose calls wait out a 429's
 // Retry-After only up to d (when shorter than the client's
@@ -140,114 +99,45 @@ func LimitRetryWait(ctx context.Context, d time.Duration) context.Context {
 // retrying a 429 (default 30s). A longer requested wait ends the call with a
 // *RateLimitError so the caller can reschedule. It does not apply to
 // order-creating calls, which return every 429 at once.
-func WithMaxRetryWait(d time.Duration) Option {
-	return func(c *Client) error {
-		if d < 0 {
-			return errors.New("reseller: WithMaxRetryWait: negative wait")
-		}
-		c.tr.MaxRetryWait = d
-		return nil
-	}
-}
+func WithMaxRetryWait(d time.Duration) Option { return transport.WithMaxRetryWait(d) }
 
 // WithClock sets the clock used for durations reported to the observer and
 // for reading Retry-After dates and X-RateLimit-Reset.
-func WithClock(now func() time.Time) Option {
-	return func(c *Client) error {
-		if now == nil {
-			return errors.New("reseller: WithClock: nil clock")
-		}
-		c.tr.Now = now
-		return nil
-	}
-}
+func WithClock(now func() time.Time) Option { return transport.WithClock(now) }
 
 // WithSleep sets how the client waits between attempts. The function must
 // return early with an error when ctx is done.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(c *Client) error {
-		if sleep == nil {
-			return errors.New("reseller: WithSleep: nil sleep")
-		}
-		c.tr.Sleep = sleep
-		return nil
-	}
+	return transport.WithSleep(sleep)
 }
 
 // WithJitter sets the function applied to each backoff wait (not to a
 // Retry-After wait). The default returns a random value in [d/2, d].
 func WithJitter(jitter func(d time.Duration) time.Duration) Option {
-	return func(c *Client) error {
-		if jitter == nil {
-			return errors.New("reseller: WithJitter: nil jitter")
-		}
-		c.tr.Jitter = jitter
-		return nil
-	}
+	return transport.WithJitter(jitter)
 }
 
 // WithObserver sets a function called after every HTTP attempt with the
 // route template (for example "GET /orders/{number}"), the status code (0
 // when no response arrived) and the attempt's duration. It suits metrics.
 func WithObserver(observe func(endpoint string, status int, dur time.Duration)) Option {
-	return func(c *Client) error {
-		c.tr.Observer = observe
-		return nil
-	}
+	return transport.WithObserver(observe)
 }
 
 // New returns a Client for the API at baseURL (an absolute http or https URL
 // ending in the path prefix /api/v1; a trailing slash is tolerated),
 // authenticating with apiKey.
 func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(strings.TrimSpace(baseURL))
+	tr, err := transport.New(baseURL, apiKey, opts...)
 	if err != nil {
-		return nil, errors.New("reseller: base URL is not a valid URL")
+		return nil, err
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("reseller: base URL %q must be an absolute http(s) URL", u.Redacted())
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("reseller: base URL %q must not carry a query or fragment", u.Redacted())
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	if apiKey == "" {
-		return nil, errors.New("reseller: empty API key")
-	}
-	for _, r := range apiKey {
-		if r <= ' ' || r == 0x7f {
-			return nil, errors.New("reseller: API key contains spaces or control characters")
-		}
-	}
-	tr := transport.New(u, apiKey)
-	tr.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
-	tr.UserAgent = DefaultUserAgent
-	tr.Timeout = DefaultTimeout
-	tr.MaxAttempts = DefaultMaxAttempts
-	tr.BackoffBase, tr.BackoffMax = DefaultBackoffBase, DefaultBackoffMax
-	tr.MaxRetryWait = DefaultMaxRetryWait
-	tr.Now = time.Now
-	tr.Sleep = transport.SleepContext
-	tr.Jitter = transport.EqualJitter
-	tr.ImageTimeout = DefaultChatImageTimeout
-	c := &Client{tr: tr, baseRedacted: u.Redacted()}
-	for _, opt := range opts {
-		if opt == nil {
-			continue
-		}
-		if err := opt(c); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
+	return &Client{tr: tr}, nil
 }
 
 // String describes the client without revealing the API key.
 func (c *Client) String() string {
-	return fmt.Sprintf("reseller.Client{base: %s, key: [REDACTED]}", c.baseRedacted)
+	return fmt.Sprintf("reseller.Client{base: %s, key: [REDACTED]}", c.tr.BaseRedacted)
 }
 
 // GoString is like String, so %#v does not print the key either.

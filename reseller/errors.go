@@ -3,6 +3,7 @@ package reseller
 import (
 	"errors"
 	"net/http"
+
 	"shopbot/reseller/internal/check"
 	"shopbot/reseller/internal/transport"
 )

@@ -3,8 +3,9 @@ package reseller
 import (
 	"context"
 	"net/url"
-	"shopbot/reseller/internal/check"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // GameKeyGame is an entry of the game-keys catalog.
@@ -43,7 +44,7 @@ type GameKeyOffer struct {
 // keys cannot be ordered: outside 1..100, outside the offer's
 // min_quantity..max_quantity, or above its stock.
 func (o *GameKeyOffer) CheckQuantity(q int) error {
-	return checkOfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
+	return check.OfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
 }
 
 // GameKeyOffers are a game's keys (object "game_key_offers").
@@ -133,7 +134,7 @@ func (r *GameKeyOrderRequest) Validate() error {
 	if err := check.Required("key_id", r.KeyID); err != nil {
 		return err
 	}
-	return checkQuantity(r.Quantity)
+	return check.Quantity(r.Quantity)
 }
 
 // GameKeys lists the visible game-key catalog: GET /game-keys. opts may be

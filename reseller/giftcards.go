@@ -3,14 +3,15 @@ package reseller
 import (
 	"context"
 	"net/url"
-	"shopbot/reseller/internal/check"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // Per-order quantity bounds of gift-card and game-key orders.
 const (
-	MinOrderQuantity = 1
-	MaxOrderQuantity = 100
+	MinOrderQuantity = check.MinOrderQuantity
+	MaxOrderQuantity = check.MaxOrderQuantity
 )
 
 // GiftCategory is an entry of the gift-card categories list.
@@ -43,7 +44,7 @@ type GiftCardOffer struct {
 // units cannot be ordered: outside 1..100, outside the offer's
 // min_quantity..max_quantity, or above its stock.
 func (o *GiftCardOffer) CheckQuantity(q int) error {
-	return checkOfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
+	return check.OfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
 }
 
 // GiftCardOffers are a category's cards (object "gift_card_offers").
@@ -122,7 +123,7 @@ func (r *GiftCardOrderRequest) Validate() error {
 	if err := check.Required("card_id", r.CardID); err != nil {
 		return err
 	}
-	return checkQuantity(r.Quantity)
+	return check.Quantity(r.Quantity)
 }
 
 // GiftCardCategories lists visible gift-card categories: GET
@@ -188,29 +189,4 @@ func setQ(q url.Values, s string) {
 	if s != "" {
 		q.Set("q", s)
 	}
-}
-
-// checkQuantity validates a gift-card or game-key order quantity.
-func checkQuantity(q int) error {
-	if q < MinOrderQuantity || q > MaxOrderQuantity {
-		return invalid("quantity", "must be between %d and %d, got %d", MinOrderQuantity, MaxOrderQuantity, q)
-	}
-	return nil
-}
-
-// checkOfferQuantity validates q against an offer's bounds and stock.
-func checkOfferQuantity(q, lo, hi, stock int) error {
-	if err := checkQuantity(q); err != nil {
-		return err
-	}
-	if lo > 0 && q < lo {
-		return invalid("quantity", "must be at least %d for this offer, got %d", lo, q)
-	}
-	if hi > 0 && q > hi {
-		return invalid("quantity", "must be at most %d for this offer, got %d", hi, q)
-	}
-	if q > stock {
-		return invalid("quantity", "only %d in stock, got %d", max(stock, 0), q)
-	}
-	return nil
 }

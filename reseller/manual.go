@@ -3,6 +3,7 @@ package reseller
 import (
 	"context"
 	"encoding/json"
+
 	"shopbot/reseller/internal/check"
 )
 

@@ -1,11 +1,9 @@
 package reseller
 
 import (
-	"errors"
-	"fmt"
-	"shopbot/reseller/internal/transport"
-	"strings"
 	"time"
+
+	"shopbot/reseller/internal/transport"
 )
 
 // Bounds of DownloadChatImage.
@@ -15,7 +13,7 @@ const (
 	MaxChatImageRedirects = transport.MaxImageRedirects
 	// DefaultChatImageTimeout bounds one image download, redirects and body
 	// included, unless WithImageTimeout is given.
-	DefaultChatImageTimeout = 20 * time.Second
+	DefaultChatImageTimeout = transport.DefaultImageTimeout
 )
 
 // ErrImageRefused is wrapped by the *ValidationError DownloadChatImage
@@ -29,30 +27,8 @@ var ErrImageRefused = transport.ErrImageRefused
 // chat files on). Each entry is a host name or IP literal, optionally with
 // ":port" (then only that port). Whatever the host, the address it resolves
 // to must be public: see DownloadChatImage.
-func WithMediaHosts(hosts ...string) Option {
-	return func(c *Client) error {
-		for _, h := range hosts {
-			h = strings.ToLower(strings.TrimSpace(h))
-			if h == "" {
-				continue
-			}
-			if strings.ContainsAny(h, "/?#@ ") {
-				return fmt.Errorf("reseller: WithMediaHosts: %q is not a host or host:port", h)
-			}
-			c.tr.MediaHosts = append(c.tr.MediaHosts, h)
-		}
-		return nil
-	}
-}
+func WithMediaHosts(hosts ...string) Option { return transport.WithMediaHosts(hosts...) }
 
 // WithImageTimeout bounds one image download, redirects and body included
 // (default DefaultChatImageTimeout).
-func WithImageTimeout(d time.Duration) Option {
-	return func(c *Client) error {
-		if d <= 0 {
-			return errors.New("reseller: WithImageTimeout: timeout must be positive")
-		}
-		c.tr.ImageTimeout = d
-		return nil
-	}
-}
+func WithImageTimeout(d time.Duration) Option { return transport.WithImageTimeout(d) }

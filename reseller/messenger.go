@@ -2,6 +2,7 @@ package reseller
 
 import (
 	"context"
+
 	"shopbot/reseller/internal/check"
 )
 

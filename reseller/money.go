@@ -1,9 +1,9 @@
 package reseller
 
 import (
-	wiremoney "shopbot/reseller/internal/money"
-
 	"github.com/shopspring/decimal"
+
+	wiremoney "shopbot/reseller/internal/money"
 )
 
 // MoneyPlaces is the number of decimal places of a monetary amount on the

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"iter"
 	"net/url"
-	"shopbot/reseller/internal/check"
-	"shopbot/reseller/internal/rawjson"
-	"shopbot/reseller/internal/transport"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/rawjson"
+	"shopbot/reseller/internal/transport"
 )
 
 // OrderType is an order's product line. Responses use the lowercase forms

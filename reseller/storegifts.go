@@ -3,8 +3,9 @@ package reseller
 import (
 	"context"
 	"net/url"
-	"shopbot/reseller/internal/check"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // StoreGame is an entry of the store games list.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"shopbot/reseller/internal/check"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"shopbot/reseller/internal/check"
 )
 
 // Currency is a store top-up currency.

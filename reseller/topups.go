@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"shopbot/reseller/internal/check"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // TopUpCategory is an entry of the in-game top-up categories list.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"iter"
 	"net/url"
-	"shopbot/reseller/internal/check"
-	"shopbot/reseller/internal/transport"
 	"strconv"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/transport"
 )
 
 // TxDirection is the direction of a balance transaction.

@@ -82,6 +82,38 @@ func Fields(fields map[string]string) error {
 	return nil
 }
 
+// Per-order quantity bounds of gift-card and game-key orders
+// (reseller.MinOrderQuantity and MaxOrderQuantity).
+const (
+	MinOrderQuantity = 1
+	MaxOrderQuantity = 100
+)
+
+// Quantity validates a gift-card or game-key order quantity.
+func Quantity(q int) error {
+	if q < MinOrderQuantity || q > MaxOrderQuantity {
+		return Invalid("quantity", "must be between %d and %d, got %d", MinOrderQuantity, MaxOrderQuantity, q)
+	}
+	return nil
+}
+
+// OfferQuantity validates q against an offer's bounds and stock.
+func OfferQuantity(q, lo, hi, stock int) error {
+	if err := Quantity(q); err != nil {
+		return err
+	}
+	if lo > 0 && q < lo {
+		return Invalid("quantity", "must be at least %d for this offer, got %d", lo, q)
+	}
+	if hi > 0 && q > hi {
+		return Invalid("quantity", "must be at most %d for this offer, got %d", hi, q)
+	}
+	if q > stock {
+		return Invalid("quantity", "only %d in stock, got %d", max(stock, 0), q)
+	}
+	return nil
+}
+
 // Truncate shortens s to at most n bytes, cut at a character boundary,
 // for use in error messages. (The client knows nothing of the shop's texts:
 // buyer-facing text is clipped with locales.Clip.)

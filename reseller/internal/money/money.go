@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"shopbot/reseller/internal/check"
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"shopbot/reseller/internal/check"
 )
 
 // Places is the number of decimal places of a monetary amount on the

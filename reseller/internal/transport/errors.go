@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"shopbot/reseller/internal/check"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/internal/check"
 )
 
 // MaxErrorSnippet caps how much of an undecodable error body is kept.

@@ -8,8 +8,9 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
-	"shopbot/reseller/internal/check"
 	"strings"
+
+	"shopbot/reseller/internal/check"
 )
 
 // EncodeForm builds the multipart/form-data body of a chat message (held in

@@ -11,10 +11,11 @@ import (
 	"net/netip"
 	"net/url"
 	"path"
-	"shopbot/reseller/internal/check"
 	"strings"
 	"syscall"
 	"time"
+
+	"shopbot/reseller/internal/check"
 )
 
 // MaxImageRedirects is how many redirects an image download follows; each

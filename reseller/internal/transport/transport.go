@@ -22,12 +22,12 @@ import (
 // maxResponseBody caps how much of a response body is read.
 const maxResponseBody = 32 << 20
 
-// Transport sends the calls of one reseller.Client. The reseller options
-// set its exported fields before first use; New fills the base URL and key
-// only, every other field must be set by the caller.
+// Transport sends the calls of one reseller.Client. New fills it with the
+// defaults, then the options set its fields; it is not changed after New.
 type Transport struct {
 	// Base is the absolute base URL without a trailing slash.
-	Base string
+	Base         string
+	BaseRedacted string // Base for messages
 	// APIKey is sent as "Authorization: Bearer <key>" and hidden in errors.
 	APIKey string
 
@@ -55,13 +55,59 @@ type Transport struct {
 	images     *http.Client
 }
 
-// New returns a Transport for the API at base (absolute, without a trailing
-// slash, already checked by the caller) authenticating with apiKey.
-func New(base *url.URL, apiKey string) *Transport {
-	t := &Transport{Base: base.String(), APIKey: apiKey, baseScheme: strings.ToLower(base.Scheme)}
-	host, port := hostPort(base)
+// New returns a Transport for the API at baseURL authenticating with
+// apiKey, configured by the defaults and then opts (see reseller.New).
+func New(baseURL, apiKey string, opts ...Option) (*Transport, error) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return nil, errors.New("reseller: base URL is not a valid URL")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("reseller: base URL %q must be an absolute http(s) URL", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("reseller: base URL %q must not carry a query or fragment", u.Redacted())
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	if apiKey == "" {
+		return nil, errors.New("reseller: empty API key")
+	}
+	for _, r := range apiKey {
+		if r <= ' ' || r == 0x7f {
+			return nil, errors.New("reseller: API key contains spaces or control characters")
+		}
+	}
+	t := &Transport{
+		Base:         u.String(),
+		BaseRedacted: u.Redacted(),
+		APIKey:       apiKey,
+		HTTPClient: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
+		UserAgent:    DefaultUserAgent,
+		Timeout:      DefaultTimeout,
+		MaxAttempts:  DefaultMaxAttempts,
+		BackoffBase:  DefaultBackoffBase,
+		BackoffMax:   DefaultBackoffMax,
+		MaxRetryWait: DefaultMaxRetryWait,
+		Now:          time.Now,
+		Sleep:        SleepContext,
+		Jitter:       EqualJitter,
+		ImageTimeout: DefaultImageTimeout,
+		baseScheme:   strings.ToLower(u.Scheme),
+	}
+	host, port := hostPort(u)
 	t.baseHost, t.baseAddr = host, net.JoinHostPort(host, port)
-	return t
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // SleepContext waits d or until ctx is done.
