@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
-	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/rawjson"
+	"shopbot/reseller/internal/transport"
 )
 
 // MaxChatImageSize is the largest image SendChatMessage uploads (20 MiB).
@@ -40,7 +37,7 @@ type Chat struct {
 // UnmarshalJSON decodes a chat, tolerating a messages value that is not an
 // array. JSON null leaves ch unchanged.
 func (ch *Chat) UnmarshalJSON(data []byte) error {
-	if isNull(data) {
+	if rawjson.IsNull(data) {
 		return nil
 	}
 	type plain Chat
@@ -81,110 +78,28 @@ func (m ChatMessage) MarshalJSON() ([]byte, error) {
 	return m.Raw, nil
 }
 
-func (m *ChatMessage) fields() map[string]json.RawMessage { return objectFields(m.Raw) }
-
-// textFields hold a message's text, in order of preference.
-var textFields = []string{"text", "body", "message", "content", "msg", "caption"}
-
 // Text returns the message text: the message itself when it is a JSON
 // string, else the first of text, body, message, content, msg or caption
 // (looking one level into an object value such as {"message":{"text":..}}).
-func (m *ChatMessage) Text() string {
-	if s, ok := scalarText(m.Raw); ok {
-		return s
-	}
-	f := m.fields()
-	if s, ok := firstText(f, textFields...); ok {
-		return s
-	}
-	for _, name := range textFields {
-		if v, ok := f[name]; ok {
-			if s, ok := firstText(objectFields(v), textFields...); ok {
-				return s
-			}
-		}
-	}
-	return ""
-}
-
-// timeFields hold a message's time, in order of preference.
-var timeFields = []string{"created_at", "at", "time", "date", "timestamp", "sent_at", "created", "datetime", "ts"}
+func (m *ChatMessage) Text() string { return rawjson.Text(m.Raw) }
 
 // Time returns when the message was sent and whether a time was found. It
 // reads created_at, at, time, date, timestamp, sent_at, created, datetime or
 // ts, as RFC 3339 or common date-time strings, or as Unix time in seconds,
 // milliseconds, microseconds or nanoseconds (number or numeric string).
-func (m *ChatMessage) Time() (time.Time, bool) {
-	f := m.fields()
-	for _, name := range timeFields {
-		if v, ok := f[name]; ok {
-			if t, ok := parseAnyTime(v); ok {
-				return t, true
-			}
-		}
-	}
-	return time.Time{}, false
-}
+func (m *ChatMessage) Time() (time.Time, bool) { return rawjson.Time(m.Raw) }
 
 // ID returns the message's id, message_id, number or uuid as text, or "".
-func (m *ChatMessage) ID() string {
-	s, _ := firstText(m.fields(), "id", "message_id", "number", "uuid")
-	return s
-}
-
-// authorFields name who wrote a message.
-var authorFields = []string{"author", "from", "sender", "user", "username", "name", "role",
-	"author_type", "sender_type", "from_type", "user_type"}
+func (m *ChatMessage) ID() string { return rawjson.ID(m.Raw) }
 
 // Author returns who wrote the message (author, from, sender, user,
 // username, name or role, looking into an object value for its name,
 // username, role or type), or "".
-func (m *ChatMessage) Author() string {
-	f := m.fields()
-	for _, name := range authorFields {
-		v, ok := f[name]
-		if !ok {
-			continue
-		}
-		if s, ok := scalarText(v); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-		if s, ok := firstText(objectFields(v), "name", "username", "nickname", "role", "type", "id"); ok {
-			return s
-		}
-	}
-	return ""
-}
+func (m *ChatMessage) Author() string { return rawjson.Author(m.Raw) }
 
 // Image returns an attached image's URL or name (image, image_url,
 // attachment, photo, file, file_url, url), or "".
-func (m *ChatMessage) Image() string {
-	f := m.fields()
-	s, _ := firstText(f, "image", "image_url", "attachment", "photo", "file", "file_url", "url")
-	if s != "" {
-		return s
-	}
-	for _, name := range []string{"image", "attachment", "photo", "file"} {
-		if s, ok := firstText(objectFields(f[name]), "url", "href", "name"); ok {
-			return s
-		}
-	}
-	return ""
-}
-
-var (
-	operatorFlags = []string{"is_operator", "from_operator", "operator", "is_admin", "admin",
-		"is_support", "from_support", "support", "is_staff", "is_seller", "from_seller", "is_supplier"}
-	selfFlags = []string{"is_mine", "mine", "from_me", "is_own", "own", "outgoing", "is_outgoing",
-		"is_reseller", "from_reseller", "is_client", "from_client", "is_buyer", "from_buyer", "is_partner"}
-	roleFields = []string{"role", "author_type", "sender_type", "from_type", "user_type", "author",
-		"from", "sender", "direction", "side", "type"}
-	operatorRoles = map[string]bool{"operator": true, "admin": true, "administrator": true, "support": true,
-		"staff": true, "manager": true, "seller": true, "supplier": true, "moderator": true, "system": true,
-		"incoming": true, "in": true}
-	selfRoles = map[string]bool{"reseller": true, "client": true, "buyer": true, "customer": true,
-		"user": true, "me": true, "self": true, "partner": true, "outgoing": true, "out": true}
-)
+func (m *ChatMessage) Image() string { return rawjson.Image(m.Raw) }
 
 // FromOperator reports whether the message was written by the upstream
 // operator (support, seller) rather than by us, and whether that could be
@@ -192,113 +107,7 @@ var (
 // from_me or is_mine, then at role-like fields (role, author_type, sender,
 // from, direction ...) holding words such as operator, admin, support,
 // reseller, client or user, also inside an author object.
-func (m *ChatMessage) FromOperator() (fromOperator, known bool) {
-	f := m.fields()
-	for _, name := range operatorFlags {
-		if b, ok := boolField(f, name); ok {
-			return b, true
-		}
-	}
-	for _, name := range selfFlags {
-		if b, ok := boolField(f, name); ok {
-			return !b, true
-		}
-	}
-	for _, name := range roleFields {
-		v, ok := f[name]
-		if !ok {
-			continue
-		}
-		s, ok := scalarText(v)
-		if !ok {
-			s, _ = firstText(objectFields(v), "role", "type", "kind")
-		}
-		s = strings.ToLower(strings.TrimSpace(s))
-		switch {
-		case operatorRoles[s]:
-			return true, true
-		case selfRoles[s]:
-			return false, true
-		}
-	}
-	return false, false
-}
-
-// boolField reads a JSON boolean (or 0/1, "true"/"false") field.
-func boolField(f map[string]json.RawMessage, name string) (bool, bool) {
-	v, ok := f[name]
-	if !ok {
-		return false, false
-	}
-	s, ok := scalarText(v)
-	if !ok {
-		return false, false
-	}
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true", "1", "yes":
-		return true, true
-	case "false", "0", "no":
-		return false, true
-	}
-	return false, false
-}
-
-// timeLayouts are the string forms parseAnyTime accepts besides numbers.
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999", "2006-01-02", time.RFC1123Z, time.RFC1123}
-
-// parseAnyTime reads a time given as a string or as Unix time.
-func parseAnyTime(v json.RawMessage) (time.Time, bool) {
-	s, ok := scalarText(v)
-	if !ok {
-		return time.Time{}, false
-	}
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > 64 {
-		return time.Time{}, false
-	}
-	if t, ok := unixTime(s); ok {
-		return t, true
-	}
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-// unixTime reads a non-negative Unix timestamp; its unit is guessed from
-// its size (seconds below 1e11, milliseconds below 1e14, microseconds below
-// 1e17, else nanoseconds).
-func unixTime(s string) (time.Time, bool) {
-	intPart, frac, _ := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(intPart, 10, 64)
-	if err != nil || n < 0 {
-		return time.Time{}, false
-	}
-	var nanos int64
-	if frac != "" {
-		if len(frac) > 9 {
-			frac = frac[:9]
-		}
-		f, err := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
-		if err != nil || f < 0 {
-			return time.Time{}, false
-		}
-		nanos = f
-	}
-	switch {
-	case n < 1e11:
-		return time.Unix(n, nanos).UTC(), true
-	case n < 1e14:
-		return time.UnixMilli(n).UTC(), true
-	case n < 1e17:
-		return time.UnixMicro(n).UTC(), true
-	default:
-		return time.Unix(0, n).UTC(), true
-	}
-}
+func (m *ChatMessage) FromOperator() (fromOperator, known bool) { return rawjson.FromOperator(m.Raw) }
 
 // ChatMessageInput is a message to send to an order chat: Body, Image or
 // both.
@@ -317,7 +126,7 @@ type ChatMessageInput struct {
 
 // Chat returns the chat of a manual-service order: GET /orders/{number}/chat.
 func (c *Client) Chat(ctx context.Context, orderNumber int64) (*Chat, error) {
-	if err := checkNumber("number", orderNumber); err != nil {
+	if err := check.Number("number", orderNumber); err != nil {
 		return nil, err
 	}
 	out := new(Chat)
@@ -335,20 +144,20 @@ func (c *Client) Chat(ctx context.Context, orderNumber int64) (*Chat, error) {
 // raw; if the upstream answered 2xx without a JSON body, Raw is nil and the
 // error is nil (the message was accepted).
 func (c *Client) SendChatMessage(ctx context.Context, orderNumber int64, msg *ChatMessageInput) (*ChatMessage, error) {
-	if err := checkNumber("number", orderNumber); err != nil {
+	if err := check.Number("number", orderNumber); err != nil {
 		return nil, err
 	}
 	if msg == nil || (strings.TrimSpace(msg.Body) == "" && msg.Image == nil) {
 		return nil, invalid("body", "a message needs text or an image")
 	}
-	body, contentType, err := encodeChatMessage(msg)
+	body, contentType, err := transport.EncodeForm(msg.Body, msg.Image, msg.ImageName, msg.ImageContentType, MaxChatImageSize)
 	if err != nil {
 		return nil, err
 	}
 	var raw []byte
 	path := "/orders/" + strconv.FormatInt(orderNumber, 10) + "/chat"
-	err = c.do(ctx, &call{method: http.MethodPost, route: "POST /orders/{number}/chat", path: path,
-		body: body, contentType: contentType, policy: policyUnsent}, &raw)
+	err = c.tr.Do(ctx, &transport.Call{Method: http.MethodPost, Route: "POST /orders/{number}/chat", Path: path,
+		Body: body, ContentType: contentType, Policy: policyUnsent}, &raw)
 	if err != nil {
 		return nil, err
 	}
@@ -358,65 +167,6 @@ func (c *Client) SendChatMessage(ctx context.Context, orderNumber int64, msg *Ch
 	}
 	return out, nil
 }
-
-// encodeChatMessage builds the multipart body (held in memory so that an
-// attempt can be repeated).
-func encodeChatMessage(msg *ChatMessageInput) ([]byte, string, error) {
-	var img []byte
-	if msg.Image != nil {
-		var err error
-		img, err = io.ReadAll(io.LimitReader(msg.Image, MaxChatImageSize+1))
-		if err != nil {
-			return nil, "", fmt.Errorf("reseller: reading chat image: %w", err)
-		}
-		if len(img) == 0 {
-			return nil, "", invalid("image", "is empty")
-		}
-		if len(img) > MaxChatImageSize {
-			return nil, "", invalid("image", "is larger than %d bytes", MaxChatImageSize)
-		}
-	}
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
-	if msg.Body != "" {
-		if err := w.WriteField("body", msg.Body); err != nil {
-			return nil, "", err
-		}
-	}
-	if img != nil {
-		name := strings.Map(func(r rune) rune {
-			if r < 0x20 || r == 0x7f {
-				return -1
-			}
-			return r
-		}, msg.ImageName)
-		if name == "" {
-			name = "image"
-		}
-		ct := msg.ImageContentType
-		if ct == "" {
-			ct = http.DetectContentType(img)
-		} else if _, _, err := mime.ParseMediaType(ct); err != nil || strings.ContainsAny(ct, "\r\n") {
-			return nil, "", invalid("image_content_type", "is not a media type")
-		}
-		h := make(textproto.MIMEHeader)
-		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename="%s"`, quoteEscaper.Replace(name)))
-		h.Set("Content-Type", ct)
-		part, err := w.CreatePart(h)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, err := part.Write(img); err != nil {
-			return nil, "", err
-		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, "", err
-	}
-	return buf.Bytes(), w.FormDataContentType(), nil
-}
-
-var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
 
 // ChatImage is an image downloaded from an order chat.
 type ChatImage struct {
@@ -458,59 +208,9 @@ func (c *Client) DownloadImage(ctx context.Context, ref string, limit int) (*Cha
 }
 
 func (c *Client) downloadImage(ctx context.Context, ref string, limit int, route string) (*ChatImage, error) {
-	base, err := url.Parse(c.base + "/")
+	img, err := c.tr.DownloadImage(ctx, ref, limit, route)
 	if err != nil {
-		return nil, fmt.Errorf("reseller: base URL: %w", err)
+		return nil, err
 	}
-	ref = strings.TrimSpace(ref)
-	u, err := base.Parse(ref)
-	if ref == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, invalid("image", "is not an http(s) URL or a path")
-	}
-	if !c.imageHostAllowed(u) {
-		return nil, &ValidationError{Field: "image", Reason: "is not on the API's host or a declared media host", Err: ErrImageRefused}
-	}
-	actx, cancel := context.WithTimeout(ctx, c.imageTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, invalid("image", "is not a usable URL")
-	}
-	if c.isBaseOrigin(u) {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	}
-	req.Header.Set("User-Agent", c.userAgent)
-	start := c.now()
-	resp, err := c.imageClient().Do(req)
-	if err != nil {
-		c.observe(route, 0, c.now().Sub(start))
-		if errors.Is(err, ErrImageRefused) {
-			return nil, &ValidationError{Field: "image", Reason: c.redact(err.Error()), Err: ErrImageRefused}
-		}
-		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", err))
-	}
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-	c.observe(route, resp.StatusCode, c.now().Sub(start))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, newAPIError(route, resp.StatusCode, data, c.redact)
-	}
-	if rerr != nil {
-		return nil, c.redactErr(fmt.Errorf("reseller: download image: %w", rerr))
-	}
-	if len(data) > limit {
-		return nil, invalid("image", "is larger than %d bytes", limit)
-	}
-	if len(data) == 0 {
-		return nil, invalid("image", "is empty")
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "" || ct == "application/octet-stream" {
-		ct, _, _ = mime.ParseMediaType(http.DetectContentType(data))
-	}
-	name := path.Base(u.Path)
-	if name == "." || name == "/" || name == "" {
-		name = "image"
-	}
-	return &ChatImage{Data: data, ContentType: ct, Name: name}, nil
+	return &ChatImage{Data: img.Data, ContentType: img.ContentType, Name: img.Name}, nil
 }

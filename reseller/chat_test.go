@@ -85,21 +85,6 @@ func TestChat_messagesNotAnArray(t *testing.T) {
 	}
 }
 
-func TestUnixTimeUnits(t *testing.T) {
-	want := time.Date(2024, 5, 1, 10, 6, 0, 0, time.UTC)
-	for _, s := range []string{"1714557960", "1714557960000", "1714557960000000", "1714557960000000000"} {
-		got, ok := parseAnyTime(json.RawMessage(s))
-		if !ok || !got.Equal(want) {
-			t.Errorf("parseAnyTime(%s) = %v, %v", s, got, ok)
-		}
-	}
-	for _, s := range []string{`-5`, `"yesterday"`, `true`, `{}`, `"99999999999999999999"`} {
-		if got, ok := parseAnyTime(json.RawMessage(s)); ok {
-			t.Errorf("parseAnyTime(%s) = %v, want none", s, got)
-		}
-	}
-}
-
 // readChatForm parses the multipart request and returns body, image bytes,
 // file name and part content type.
 func readChatForm(t *testing.T, r *http.Request) (body string, img []byte, name, ct string) {
@@ -239,7 +224,7 @@ func TestDownloadChatImage(t *testing.T) {
 	}
 	// The other server is a declared media host but, like every test server,
 	// on loopback: this test lets loopback through to check the key stays home.
-	c.allowAddr = func(netip.Addr) bool { return true }
+	c.tr.AllowAddr = func(netip.Addr) bool { return true }
 	for _, ref := range []string{api.URL + "/api/v1/chat-files/7", "chat-files/7", "/api/v1/chat-files/7"} {
 		img, err := c.DownloadChatImage(t.Context(), ref)
 		if err != nil {
@@ -335,16 +320,4 @@ func TestDownloadChatImage_refusesInternalAddresses(t *testing.T) {
 		t.Errorf("the internal server was reached at %v", k)
 		return true
 	})
-}
-
-func TestPublicAddr(t *testing.T) {
-	for ip, want := range map[string]bool{
-		"127.0.0.1": false, "169.254.169.254": false, "10.1.2.3": false, "192.168.1.1": false, "172.16.0.1": false,
-		"100.64.0.1": false, "0.0.0.0": false, "::1": false, "fe80::1": false, "fd00:ec2::254": false, "::ffff:127.0.0.1": false,
-		"224.0.0.1": false, "93.184.216.34": true, "2606:4700::1111": true, "8.8.8.8": true,
-	} {
-		if got := publicAddr(netip.MustParseAddr(ip)); got != want {
-			t.Errorf("publicAddr(%s) = %v, want %v", ip, got, want)
-		}
-	}
 }

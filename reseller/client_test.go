@@ -211,11 +211,6 @@ func TestRetry_backoffCappedAndJittered(t *testing.T) {
 	if got, want := env.sleepLog(), []time.Duration{250 * time.Millisecond, 500 * time.Millisecond}; !slices.Equal(got, want) {
 		t.Errorf("jittered sleeps = %v, want %v", got, want)
 	}
-	for range 1000 {
-		if d := equalJitter(time.Second); d < 500*time.Millisecond || d > time.Second {
-			t.Fatalf("equalJitter(1s) = %v", d)
-		}
-	}
 }
 
 func TestRetry_contextCancelStops(t *testing.T) {
@@ -232,17 +227,6 @@ func TestRetry_contextCancelStops(t *testing.T) {
 	}
 	if calls.Load() != 1 {
 		t.Errorf("requests = %d, want 1", calls.Load())
-	}
-}
-
-func TestRetry_realSleepHonoursContext(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := sleepContext(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("sleepContext = %v", err)
-	}
-	if err := sleepContext(t.Context(), time.Millisecond); err != nil {
-		t.Errorf("sleepContext = %v", err)
 	}
 }
 
@@ -293,23 +277,6 @@ func TestRateLimitError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "retry after 7s") {
 		t.Errorf("Error() = %s", err)
-	}
-}
-
-func TestRetryAfterForms(t *testing.T) {
-	now := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
-	for in, want := range map[string]time.Duration{
-		"3": 3 * time.Second, "0.5": 500 * time.Millisecond, "": 0, "-1": 0, "NaN": 0, "soon": 0,
-		now.Add(5 * time.Second).Format(http.TimeFormat):  5 * time.Second,
-		now.Add(-5 * time.Second).Format(http.TimeFormat): 0,
-	} {
-		if got := parseRetryAfter(in, now); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-	h := http.Header{"X-Ratelimit-Reset": {"1714557960"}}
-	if rl := newRateLimitError(&Error{}, h, now, func(s string) string { return s }); !rl.Reset.Equal(time.Unix(1714557960, 0)) {
-		t.Errorf("absolute reset = %v", rl.Reset)
 	}
 }
 
@@ -645,7 +612,7 @@ func TestCreate_closedPortIsPlainError(t *testing.T) {
 	if err == nil || IsOutcomeUnknown(err) {
 		t.Fatalf("err = %v, want a plain dial error (nothing was sent)", err)
 	}
-	if !isDialError(err) {
+	if op := (*net.OpError)(nil); !errors.As(err, &op) || op.Op != "dial" {
 		t.Errorf("err = %v, want a dial error", err)
 	}
 	noKey(t, err.Error())

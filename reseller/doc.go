@@ -16,4 +16,15 @@
 // order creation whose effect is unknown is an *OutcomeUnknownError, which
 // the caller must reconcile instead of retrying (see Client for the retry
 // rules). No error text ever contains the API key.
+//
+// This package holds the Client, its options, one method per endpoint (a
+// file per product line) and the wire types. What lies under them is in
+// internal packages, exported here by alias where callers see it:
+// internal/transport sends the calls (auth headers, the retry policy and
+// backoff, Retry-After and rate-limit headers, error decoding and key
+// redaction, the guarded image download, the options' checks and
+// defaults); internal/check holds the shared input checks and
+// ValidationError; internal/rawjson reads the values whose shape the spec
+// does not show (chat messages, delivered keys); internal/money is Money's
+// 4-place codec.
 package reseller

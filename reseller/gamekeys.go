@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // GameKeyGame is an entry of the game-keys catalog.
@@ -42,7 +44,7 @@ type GameKeyOffer struct {
 // keys cannot be ordered: outside 1..100, outside the offer's
 // min_quantity..max_quantity, or above its stock.
 func (o *GameKeyOffer) CheckQuantity(q int) error {
-	return checkOfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
+	return check.OfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
 }
 
 // GameKeyOffers are a game's keys (object "game_key_offers").
@@ -107,7 +109,7 @@ func (o *GameKeysOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 500)
+	return check.Limit(o.Limit, 500)
 }
 
 // GameKeyOrderRequest is the body of POST /game-keys/order.
@@ -126,13 +128,13 @@ func (r *GameKeyOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("game_id", r.GameID); err != nil {
+	if err := check.Required("game_id", r.GameID); err != nil {
 		return err
 	}
-	if err := required("key_id", r.KeyID); err != nil {
+	if err := check.Required("key_id", r.KeyID); err != nil {
 		return err
 	}
-	return checkQuantity(r.Quantity)
+	return check.Quantity(r.Quantity)
 }
 
 // GameKeys lists the visible game-key catalog: GET /game-keys. opts may be
@@ -164,7 +166,7 @@ func (c *Client) GameKeys(ctx context.Context, opts *GameKeysOptions) (*List[Gam
 // GameKeyOffers returns a game's visible key offers: GET
 // /game-keys/{gameId}/keys.
 func (c *Client) GameKeyOffers(ctx context.Context, gameID string) (*GameKeyOffers, error) {
-	id, err := pathID("game_id", gameID)
+	id, err := check.PathID("game_id", gameID)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +181,7 @@ func (c *Client) GameKeyOffers(ctx context.Context, gameID string) (*GameKeyOffe
 // /game-keys/{gameId}/region-restriction. It is meaningful when the catalog
 // flag RegionRestriction is true.
 func (c *Client) GameKeyRegionRestriction(ctx context.Context, gameID string) (*RegionRestriction, error) {
-	id, err := pathID("game_id", gameID)
+	id, err := check.PathID("game_id", gameID)
 	if err != nil {
 		return nil, err
 	}

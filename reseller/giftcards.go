@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // Per-order quantity bounds of gift-card and game-key orders.
 const (
-	MinOrderQuantity = 1
-	MaxOrderQuantity = 100
+	MinOrderQuantity = check.MinOrderQuantity
+	MaxOrderQuantity = check.MaxOrderQuantity
 )
 
 // GiftCategory is an entry of the gift-card categories list.
@@ -42,7 +44,7 @@ type GiftCardOffer struct {
 // units cannot be ordered: outside 1..100, outside the offer's
 // min_quantity..max_quantity, or above its stock.
 func (o *GiftCardOffer) CheckQuantity(q int) error {
-	return checkOfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
+	return check.OfferQuantity(q, o.MinQuantity, o.MaxQuantity, o.Stock)
 }
 
 // GiftCardOffers are a category's cards (object "gift_card_offers").
@@ -90,7 +92,7 @@ func (o *GiftCardCategoriesOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 600)
+	return check.Limit(o.Limit, 600)
 }
 
 // GiftCardBrandsOptions are the query of GET /gift-cards/brands.
@@ -115,13 +117,13 @@ func (r *GiftCardOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("category_id", r.CategoryID); err != nil {
+	if err := check.Required("category_id", r.CategoryID); err != nil {
 		return err
 	}
-	if err := required("card_id", r.CardID); err != nil {
+	if err := check.Required("card_id", r.CardID); err != nil {
 		return err
 	}
-	return checkQuantity(r.Quantity)
+	return check.Quantity(r.Quantity)
 }
 
 // GiftCardCategories lists visible gift-card categories: GET
@@ -147,7 +149,7 @@ func (c *Client) GiftCardCategories(ctx context.Context, opts *GiftCardCategorie
 // GiftCardOffers returns a category's visible cards: GET
 // /gift-cards/categories/{id}/cards.
 func (c *Client) GiftCardOffers(ctx context.Context, categoryID string) (*GiftCardOffers, error) {
-	id, err := pathID("category_id", categoryID)
+	id, err := check.PathID("category_id", categoryID)
 	if err != nil {
 		return nil, err
 	}
@@ -187,29 +189,4 @@ func setQ(q url.Values, s string) {
 	if s != "" {
 		q.Set("q", s)
 	}
-}
-
-// checkQuantity validates a gift-card or game-key order quantity.
-func checkQuantity(q int) error {
-	if q < MinOrderQuantity || q > MaxOrderQuantity {
-		return invalid("quantity", "must be between %d and %d, got %d", MinOrderQuantity, MaxOrderQuantity, q)
-	}
-	return nil
-}
-
-// checkOfferQuantity validates q against an offer's bounds and stock.
-func checkOfferQuantity(q, lo, hi, stock int) error {
-	if err := checkQuantity(q); err != nil {
-		return err
-	}
-	if lo > 0 && q < lo {
-		return invalid("quantity", "must be at least %d for this offer, got %d", lo, q)
-	}
-	if hi > 0 && q > hi {
-		return invalid("quantity", "must be at most %d for this offer, got %d", hi, q)
-	}
-	if q > stock {
-		return invalid("quantity", "only %d in stock, got %d", max(stock, 0), q)
-	}
-	return nil
 }

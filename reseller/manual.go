@@ -3,6 +3,8 @@ package reseller
 import (
 	"context"
 	"encoding/json"
+
+	"shopbot/reseller/internal/check"
 )
 
 // ManualService is an entry of the manual services list.
@@ -93,13 +95,13 @@ func (r *ManualServiceOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("service_id", r.ServiceID); err != nil {
+	if err := check.Required("service_id", r.ServiceID); err != nil {
 		return err
 	}
-	if err := required("product_id", r.ProductID); err != nil {
+	if err := check.Required("product_id", r.ProductID); err != nil {
 		return err
 	}
-	return checkFields(r.Fields)
+	return check.Fields(r.Fields)
 }
 
 // MarshalJSON writes the wire form, with fields as {} when nil.
@@ -124,7 +126,7 @@ func (c *Client) ManualServices(ctx context.Context) (*List[ManualService], erro
 // ManualServiceOffers returns a service's offers and required buyer fields:
 // GET /manual-services/{id}/offers.
 func (c *Client) ManualServiceOffers(ctx context.Context, serviceID string) (*ManualOffers, error) {
-	id, err := pathID("service_id", serviceID)
+	id, err := check.PathID("service_id", serviceID)
 	if err != nil {
 		return nil, err
 	}

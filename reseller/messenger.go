@@ -1,6 +1,10 @@
 package reseller
 
-import "context"
+import (
+	"context"
+
+	"shopbot/reseller/internal/check"
+)
 
 // Stars and Premium limits of the spec.
 const (
@@ -55,7 +59,7 @@ func (r *StarsOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("messenger_username", r.MessengerUsername); err != nil {
+	if err := check.Required("messenger_username", r.MessengerUsername); err != nil {
 		return err
 	}
 	if r.Quantity < MinStars || r.Quantity > MaxStars {
@@ -77,7 +81,7 @@ func (r *PremiumOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("messenger_username", r.MessengerUsername); err != nil {
+	if err := check.Required("messenger_username", r.MessengerUsername); err != nil {
 		return err
 	}
 	switch r.Months {

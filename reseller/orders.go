@@ -1,7 +1,6 @@
 package reseller
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
@@ -9,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/rawjson"
+	"shopbot/reseller/internal/transport"
 )
 
 // OrderType is an order's product line. Responses use the lowercase forms
@@ -182,7 +185,7 @@ type Order struct {
 // UnmarshalJSON decodes an order, keeps the raw object in Raw and tolerates
 // codes that are not plain strings. JSON null leaves o unchanged.
 func (o *Order) UnmarshalJSON(data []byte) error {
-	if isNull(data) {
+	if rawjson.IsNull(data) {
 		return nil
 	}
 	type plain Order
@@ -196,7 +199,7 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 	*o = Order(p.plain)
 	o.Codes = nil
 	for _, item := range p.Codes {
-		if s := itemText(item); s != "" {
+		if s := rawjson.ItemText(item); s != "" {
 			o.Codes = append(o.Codes, s)
 		}
 	}
@@ -213,7 +216,7 @@ func (o *Order) UnmarshalJSON(data []byte) error {
 func (o *Order) DeliveredKeys() []string {
 	var out []string
 	for _, item := range o.Keys {
-		if s := itemText(item); s != "" {
+		if s := rawjson.ItemText(item); s != "" {
 			out = append(out, s)
 		}
 	}
@@ -278,7 +281,7 @@ func (o *OrdersOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if err := checkLimit(o.Limit, 100); err != nil {
+	if err := check.Limit(o.Limit, 100); err != nil {
 		return err
 	}
 	if o.Cursor < 0 {
@@ -340,7 +343,7 @@ func (c *Client) AllOrders(ctx context.Context, opts *OrdersOptions) iter.Seq2[O
 	if opts != nil {
 		o = *opts
 	}
-	return paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Order, bool, *int64, error) {
+	return transport.Paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Order, bool, *int64, error) {
 		page := o
 		page.Cursor = cursor
 		l, err := c.Orders(ctx, &page)
@@ -397,7 +400,7 @@ func (c *Client) NewestOrderNumber(ctx context.Context, typ OrderType) (int64, e
 // Order returns one order with its status history and delivered codes or
 // keys: GET /orders/{number}.
 func (c *Client) Order(ctx context.Context, number int64) (*Order, error) {
-	if err := checkNumber("number", number); err != nil {
+	if err := check.Number("number", number); err != nil {
 		return nil, err
 	}
 	o := new(Order)
@@ -414,121 +417,10 @@ type RawList []json.RawMessage
 
 // UnmarshalJSON keeps each item's raw JSON.
 func (l *RawList) UnmarshalJSON(data []byte) error {
-	data = bytes.TrimSpace(data)
-	switch {
-	case isNull(data):
-		*l = nil
-		return nil
-	case len(data) > 0 && data[0] == '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(data, &items); err != nil {
-			return err
-		}
-		*l = items
-		return nil
-	default:
-		if !json.Valid(data) {
-			return &json.SyntaxError{}
-		}
-		*l = RawList{append(json.RawMessage(nil), data...)}
-		return nil
+	items, err := rawjson.List(data)
+	if err != nil {
+		return err
 	}
-}
-
-// isNull reports whether data is the JSON literal null.
-func isNull(data []byte) bool {
-	return bytes.Equal(bytes.TrimSpace(data), []byte("null"))
-}
-
-// keyFields are object fields that hold the usable part of a delivered key
-// or code, in order of preference.
-var keyFields = []string{"key", "code", "value", "serial", "serial_number", "activation_key",
-	"activation_code", "license", "license_key", "cd_key", "text"}
-
-// secretFields are companions of a key that the buyer also needs.
-var secretFields = []string{"pin", "password", "secret"}
-
-// itemText turns a delivered item into buyer-readable text ("" for null).
-func itemText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isNull(raw) {
-		return ""
-	}
-	if s, ok := scalarText(raw); ok {
-		return strings.TrimSpace(s)
-	}
-	if raw[0] == '{' {
-		m := objectFields(raw)
-		if k, ok := firstText(m, keyFields...); ok {
-			for _, name := range secretFields {
-				if v, ok := firstText(m, name); ok {
-					k += " (" + name + ": " + v + ")"
-				}
-			}
-			return k
-		}
-	}
-	return compactJSON(raw)
-}
-
-// scalarText returns a JSON string's value, or the literal of a number or
-// boolean.
-func scalarText(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", false
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", false
-		}
-		return s, true
-	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f':
-		if !json.Valid(raw) {
-			return "", false
-		}
-		return string(raw), true
-	}
-	return "", false
-}
-
-// objectFields decodes a JSON object with lowercased keys (of several keys
-// differing only in case, the all-lowercase one wins). It returns nil for
-// non-objects.
-func objectFields(raw json.RawMessage) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil
-	}
-	out := make(map[string]json.RawMessage, len(m))
-	for k, v := range m {
-		lk := strings.ToLower(k)
-		if _, dup := out[lk]; !dup || k == lk {
-			out[lk] = v
-		}
-	}
-	return out
-}
-
-// firstText returns the first non-empty scalar among the named fields.
-func firstText(m map[string]json.RawMessage, names ...string) (string, bool) {
-	for _, n := range names {
-		if v, ok := m[n]; ok {
-			if s, ok := scalarText(v); ok && strings.TrimSpace(s) != "" {
-				return strings.TrimSpace(s), true
-			}
-		}
-	}
-	return "", false
-}
-
-// compactJSON returns raw without insignificant space.
-func compactJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
+	*l = items
+	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // StoreGame is an entry of the store games list.
@@ -54,7 +56,7 @@ func (o *StoreGamesOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 500)
+	return check.Limit(o.Limit, 500)
 }
 
 // StoreGiftOrderRequest is the body of POST /store-gifts/order.
@@ -76,16 +78,16 @@ func (r *StoreGiftOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := checkNumber("app_id", r.AppID); err != nil {
+	if err := check.Number("app_id", r.AppID); err != nil {
 		return err
 	}
-	if err := checkNumber("sub_id", r.SubID); err != nil {
+	if err := check.Number("sub_id", r.SubID); err != nil {
 		return err
 	}
-	if err := required("region", r.Region); err != nil {
+	if err := check.Required("region", r.Region); err != nil {
 		return err
 	}
-	return required("invite_url", r.InviteURL)
+	return check.Required("invite_url", r.InviteURL)
 }
 
 // StoreGames lists the top store games: GET /store-gifts/games. opts may be
@@ -108,7 +110,7 @@ func (c *Client) StoreGames(ctx context.Context, opts *StoreGamesOptions) (*List
 // StoreGiftOffers returns a game's giftable editions with per-region
 // prices: GET /store-gifts/games/{appid}.
 func (c *Client) StoreGiftOffers(ctx context.Context, appID int64) (*StoreGiftOffers, error) {
-	if err := checkNumber("app_id", appID); err != nil {
+	if err := check.Number("app_id", appID); err != nil {
 		return nil, err
 	}
 	out := new(StoreGiftOffers)

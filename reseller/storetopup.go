@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"shopbot/reseller/internal/check"
 )
 
 // Currency is a store top-up currency.
@@ -107,7 +109,7 @@ func (r *StoreTopupOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("store_login", r.StoreLogin); err != nil {
+	if err := check.Required("store_login", r.StoreLogin); err != nil {
 		return err
 	}
 	cur := r.currency()
@@ -148,7 +150,7 @@ func plainAmount(d decimal.Decimal) string {
 // /store-topup/check-login. It changes nothing upstream and is retried like
 // a read.
 func (c *Client) CheckStoreLogin(ctx context.Context, storeLogin string) (*StoreLoginCheck, error) {
-	if err := required("store_login", storeLogin); err != nil {
+	if err := check.Required("store_login", storeLogin); err != nil {
 		return nil, err
 	}
 	in := struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strconv"
+
+	"shopbot/reseller/internal/check"
 )
 
 // TopUpCategory is an entry of the in-game top-up categories list.
@@ -110,7 +112,7 @@ func (o *TopUpCategoriesOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	return checkLimit(o.Limit, 600)
+	return check.Limit(o.Limit, 600)
 }
 
 // TopUpBrandsOptions are the query of GET /top-ups/brands.
@@ -135,13 +137,13 @@ func (r *TopUpOrderRequest) Validate() error {
 	if r == nil {
 		return invalid("request", "is nil")
 	}
-	if err := required("category_id", r.CategoryID); err != nil {
+	if err := check.Required("category_id", r.CategoryID); err != nil {
 		return err
 	}
-	if err := required("offer_id", r.OfferID); err != nil {
+	if err := check.Required("offer_id", r.OfferID); err != nil {
 		return err
 	}
-	return checkFields(r.Fields)
+	return check.Fields(r.Fields)
 }
 
 // MarshalJSON writes the wire form, with fields as {} when nil.
@@ -177,7 +179,7 @@ func (c *Client) TopUpCategories(ctx context.Context, opts *TopUpCategoriesOptio
 // TopUpOffers returns a category's offers and required buyer fields: GET
 // /top-ups/categories/{id}/offers.
 func (c *Client) TopUpOffers(ctx context.Context, categoryID string) (*TopUpOffers, error) {
-	id, err := pathID("category_id", categoryID)
+	id, err := check.PathID("category_id", categoryID)
 	if err != nil {
 		return nil, err
 	}

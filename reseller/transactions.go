@@ -6,6 +6,9 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"shopbot/reseller/internal/check"
+	"shopbot/reseller/internal/transport"
 )
 
 // TxDirection is the direction of a balance transaction.
@@ -92,7 +95,7 @@ func (o *TransactionsOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if err := checkLimit(o.Limit, 100); err != nil {
+	if err := check.Limit(o.Limit, 100); err != nil {
 		return err
 	}
 	if o.Cursor < 0 {
@@ -161,7 +164,7 @@ func (c *Client) AllTransactions(ctx context.Context, opts *TransactionsOptions)
 	if opts != nil {
 		o = *opts
 	}
-	return paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Transaction, bool, *int64, error) {
+	return transport.Paginate(ctx, o.Cursor, func(ctx context.Context, cursor int64) ([]Transaction, bool, *int64, error) {
 		page := o
 		page.Cursor = cursor
 		l, err := c.Transactions(ctx, &page)
@@ -175,7 +178,7 @@ func (c *Client) AllTransactions(ctx context.Context, opts *TransactionsOptions)
 // Transaction returns one transaction by number: GET /transactions/{number}.
 // A number of another account answers 404 (see IsNotFound).
 func (c *Client) Transaction(ctx context.Context, number int64) (*Transaction, error) {
-	if err := checkNumber("number", number); err != nil {
+	if err := check.Number("number", number); err != nil {
 		return nil, err
 	}
 	t := new(Transaction)
