@@ -22,6 +22,10 @@
 //
 // # What the checker covers
 //
+// The checks live in package schema (bot/botapitest/schema), which the
+// server calls for every request, every result it answers and every update
+// a test pushes.
+//
 // Requests may be JSON, urlencoded, a query string or multipart (scalar
 // parts are strings, object and array fields are JSON text, file parts are
 // InputFile). It reports unknown methods, unknown fields, missing required

@@ -1,6 +1,10 @@
 package botapitest
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"shopbot/bot/botapitest/schema"
+)
 
 // The types below mirror the subset of Bot API objects the fake server
 // produces. Their JSON matches the Bot API (optional fields are omitted when
@@ -36,16 +40,10 @@ type Chat struct {
 	LastName  string `json:"last_name,omitempty"`
 }
 
-// MessageEntity is a special entity in a text (Bot API MessageEntity).
-// Offsets and lengths are in UTF-16 code units.
-type MessageEntity struct {
-	Type          string `json:"type"`
-	Offset        int    `json:"offset"`
-	Length        int    `json:"length"`
-	URL           string `json:"url,omitempty"`
-	Language      string `json:"language,omitempty"`
-	CustomEmojiID string `json:"custom_emoji_id,omitempty"`
-}
+// MessageEntity is a special entity in a text (Bot API MessageEntity),
+// as schema.ParseHTML produces it. Offsets and lengths are in UTF-16 code
+// units.
+type MessageEntity = schema.MessageEntity
 
 // Document is a general file (Bot API Document).
 type Document struct {

@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// utf16Len counts s in UTF-16 code units, the unit Telegram uses for text
+// UTF16Len counts s in UTF-16 code units, the unit Telegram uses for text
 // limits and entity offsets.
-func utf16Len(s string) int {
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		if l := utf16.RuneLen(r); l > 0 {
@@ -21,6 +21,17 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// MessageEntity is a special entity in a text (Bot API MessageEntity).
+// Offsets and lengths are in UTF-16 code units.
+type MessageEntity struct {
+	Type          string `json:"type"`
+	Offset        int    `json:"offset"`
+	Length        int    `json:"length"`
+	URL           string `json:"url,omitempty"`
+	Language      string `json:"language,omitempty"`
+	CustomEmojiID string `json:"custom_emoji_id,omitempty"`
 }
 
 // htmlTags maps the tags Telegram's HTML parse mode supports to the entity
@@ -50,12 +61,12 @@ type seqEntity struct {
 	seq int
 }
 
-// parseHTML parses text in Telegram's HTML parse mode. It returns the plain
+// ParseHTML parses text in Telegram's HTML parse mode. It returns the plain
 // text and the entities Telegram would produce, or an error worded like
 // Telegram's "can't parse entities" answers. It is stricter than Telegram in
 // one way: a bare '>' or an '&' that starts no entity is an error, as the
 // Bot API documentation demands escaping them.
-func parseHTML(s string) (string, []MessageEntity, error) {
+func ParseHTML(s string) (string, []MessageEntity, error) {
 	var (
 		plain    strings.Builder
 		off      int

@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"reflect"
@@ -36,23 +36,23 @@ func TestParseHTML(t *testing.T) {
 		{in: "x <", err: "unescaped '<'"},
 	}
 	for _, tc := range cases {
-		plain, ents, err := parseHTML(tc.in)
+		plain, ents, err := ParseHTML(tc.in)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("parseHTML(%q) error = %v, want %q", tc.in, err, tc.err)
+				t.Errorf("ParseHTML(%q) error = %v, want %q", tc.in, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || plain != tc.plain || !reflect.DeepEqual(ents, tc.entities) {
-			t.Errorf("parseHTML(%q) = %q, %+v, %v; want %q, %+v", tc.in, plain, ents, err, tc.plain, tc.entities)
+			t.Errorf("ParseHTML(%q) = %q, %+v, %v; want %q, %+v", tc.in, plain, ents, err, tc.plain, tc.entities)
 		}
 	}
 }
 
 func TestUTF16Len(t *testing.T) {
 	for in, want := range map[string]int{"": 0, "abc": 3, "привет": 6, "😀": 2, "👍🏽": 4} {
-		if got := utf16Len(in); got != want {
-			t.Errorf("utf16Len(%q) = %d, want %d", in, got, want)
+		if got := UTF16Len(in); got != want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", in, got, want)
 		}
 	}
 }
