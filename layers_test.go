@@ -25,13 +25,14 @@ var allowed = map[string][]string{
 	"shopbot/reseller/resellersim": nil,
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
-	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema"},
+	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
 	"shopbot/flows/golden":         nil,
 	"shopbot/bot/jobs":             {"shopbot/state"},
 
 	// The fakes' parts, used only by the fake itself.
-	"shopbot/bot/botapitest/calls":  nil,
-	"shopbot/bot/botapitest/schema": nil,
+	"shopbot/bot/botapitest/calls":  {"shopbot/bot/botapitest/schema"},
+	"shopbot/bot/botapitest/schema": {"shopbot/bot/botapitest/types"},
+	"shopbot/bot/botapitest/types":  nil,
 	// The flows are pure: the texts only. They reach the catalog, the quote
 	// store and the rate limit through interfaces of their own, which
 	// bot/catalog implements over the upstream client and the store.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"shopbot/bot/botapitest/types"
 )
 
 // UTF16Len counts s in UTF-16 code units, the unit Telegram uses for text
@@ -21,17 +23,6 @@ func UTF16Len(s string) int {
 		}
 	}
 	return n
-}
-
-// MessageEntity is a special entity in a text (Bot API MessageEntity).
-// Offsets and lengths are in UTF-16 code units.
-type MessageEntity struct {
-	Type          string `json:"type"`
-	Offset        int    `json:"offset"`
-	Length        int    `json:"length"`
-	URL           string `json:"url,omitempty"`
-	Language      string `json:"language,omitempty"`
-	CustomEmojiID string `json:"custom_emoji_id,omitempty"`
 }
 
 // htmlTags maps the tags Telegram's HTML parse mode supports to the entity
@@ -53,11 +44,11 @@ type openTag struct {
 	name   string
 	offset int // UTF-16 offset in the plain text where the tag opened
 	seq    int // order of opening, to sort nested entities outer first
-	entity MessageEntity
+	entity types.MessageEntity
 }
 
 type seqEntity struct {
-	MessageEntity
+	types.MessageEntity
 	seq int
 }
 
@@ -66,7 +57,7 @@ type seqEntity struct {
 // Telegram's "can't parse entities" answers. It is stricter than Telegram in
 // one way: a bare '>' or an '&' that starts no entity is an error, as the
 // Bot API documentation demands escaping them.
-func ParseHTML(s string) (string, []MessageEntity, error) {
+func ParseHTML(s string) (string, []types.MessageEntity, error) {
 	var (
 		plain    strings.Builder
 		off      int
@@ -144,7 +135,7 @@ func ParseHTML(s string) (string, []MessageEntity, error) {
 		}
 		return ea.seq < eb.seq
 	})
-	var out []MessageEntity
+	var out []types.MessageEntity
 	for _, e := range entities {
 		out = append(out, e.MessageEntity)
 	}
@@ -165,7 +156,7 @@ func parseStartTag(tag string, at int, stack []openTag) (openTag, error) {
 	if err != nil {
 		return openTag{}, fmt.Errorf("%v in tag \"%s\" at byte offset %d", err, name, at)
 	}
-	e := MessageEntity{Type: typ}
+	e := types.MessageEntity{Type: typ}
 	switch name {
 	case "span":
 		if attrs["class"] != "tg-spoiler" {

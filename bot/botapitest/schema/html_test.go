@@ -4,24 +4,26 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"shopbot/bot/botapitest/types"
 )
 
 func TestParseHTML(t *testing.T) {
 	cases := []struct {
 		in       string
 		plain    string
-		entities []MessageEntity
+		entities []types.MessageEntity
 		err      string
 	}{
 		{in: "plain", plain: "plain"},
-		{in: "<b>bold</b> <i>it</i>", plain: "bold it", entities: []MessageEntity{{Type: "bold", Offset: 0, Length: 4}, {Type: "italic", Offset: 5, Length: 2}}},
-		{in: "😀<u>x</u>", plain: "😀x", entities: []MessageEntity{{Type: "underline", Offset: 2, Length: 1}}},
-		{in: `<a href="https://x.example/?a=1&amp;b=2">go</a>`, plain: "go", entities: []MessageEntity{{Type: "text_link", Length: 2, URL: "https://x.example/?a=1&b=2"}}},
-		{in: `<pre><code class="language-go">x</code></pre>`, plain: "x", entities: []MessageEntity{{Type: "pre", Length: 1, Language: "go"}}},
-		{in: `<B>x</B>`, plain: "x", entities: []MessageEntity{{Type: "bold", Length: 1}}},
-		{in: `<b><i>x</i></b>`, plain: "x", entities: []MessageEntity{{Type: "bold", Length: 1}, {Type: "italic", Length: 1}}},
+		{in: "<b>bold</b> <i>it</i>", plain: "bold it", entities: []types.MessageEntity{{Type: "bold", Offset: 0, Length: 4}, {Type: "italic", Offset: 5, Length: 2}}},
+		{in: "😀<u>x</u>", plain: "😀x", entities: []types.MessageEntity{{Type: "underline", Offset: 2, Length: 1}}},
+		{in: `<a href="https://x.example/?a=1&amp;b=2">go</a>`, plain: "go", entities: []types.MessageEntity{{Type: "text_link", Length: 2, URL: "https://x.example/?a=1&b=2"}}},
+		{in: `<pre><code class="language-go">x</code></pre>`, plain: "x", entities: []types.MessageEntity{{Type: "pre", Length: 1, Language: "go"}}},
+		{in: `<B>x</B>`, plain: "x", entities: []types.MessageEntity{{Type: "bold", Length: 1}}},
+		{in: `<b><i>x</i></b>`, plain: "x", entities: []types.MessageEntity{{Type: "bold", Length: 1}, {Type: "italic", Length: 1}}},
 		{in: "&lt;&gt;&amp;&quot;&#39;&#x41;", plain: `<>&"'A`},
-		{in: "<blockquote expandable>q</blockquote>", plain: "q", entities: []MessageEntity{{Type: "expandable_blockquote", Length: 1}}},
+		{in: "<blockquote expandable>q</blockquote>", plain: "q", entities: []types.MessageEntity{{Type: "expandable_blockquote", Length: 1}}},
 		{in: "<b>x", err: `can't find end tag corresponding to start tag "b"`},
 		{in: "x</b>", err: "unexpected end tag </b>"},
 		{in: "<b>x</i>", err: "unmatched end tag"},
