@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
-func (s *Sim) getRates(q *request) (any, error) {
+func (s *Sim) getRates(q *wire.Request) (any, error) {
 	rates := make(map[string]json.Number, len(s.cat.Rates))
 	for c, r := range s.cat.Rates {
 		rates[c] = json.Number(r.String())
@@ -17,33 +19,33 @@ func (s *Sim) getRates(q *request) (any, error) {
 		Rates       map[string]json.Number `json:"rates"`
 		MinTopupUSD string                 `json:"min_topup_usd"`
 		UpdatedAt   string                 `json:"updated_at"`
-	}{"store_rates", "USD", rates, usd(s.cat.MinTopupUSD), ts(s.startedAt)}, nil
+	}{"store_rates", "USD", rates, wire.USD(s.cat.MinTopupUSD), wire.TS(s.startedAt)}, nil
 }
 
-func (s *Sim) getStars(q *request) (any, error) {
+func (s *Sim) getStars(q *wire.Request) (any, error) {
 	return struct {
 		Object       string `json:"object"`
 		PricePerStar string `json:"price_per_star"`
 		Min          int    `json:"min"`
 		Max          int    `json:"max"`
 		UpdatedAt    string `json:"updated_at"`
-	}{"messenger_stars_pricing", usd(s.cat.PricePerStar), s.cat.StarsMin, s.cat.StarsMax, ts(s.startedAt)}, nil
+	}{"messenger_stars_pricing", wire.USD(s.cat.PricePerStar), s.cat.StarsMin, s.cat.StarsMax, wire.TS(s.startedAt)}, nil
 }
 
-func (s *Sim) getPremium(q *request) (any, error) {
+func (s *Sim) getPremium(q *wire.Request) (any, error) {
 	type plan struct {
 		Months   int    `json:"months"`
 		PriceUSD string `json:"price_usd"`
 	}
 	plans := []plan{}
 	for _, p := range s.cat.PremiumPlans {
-		plans = append(plans, plan{p.Months, usd(p.Price)})
+		plans = append(plans, plan{p.Months, wire.USD(p.Price)})
 	}
 	return struct {
 		Object    string `json:"object"`
 		Plans     []plan `json:"plans"`
 		UpdatedAt string `json:"updated_at"`
-	}{"messenger_premium_pricing", plans, ts(s.startedAt)}, nil
+	}{"messenger_premium_pricing", plans, wire.TS(s.startedAt)}, nil
 }
 
 // Manual services.
@@ -58,21 +60,21 @@ type manualServiceJSON struct {
 	Image  *string `json:"image"`
 }
 
-func (s *Sim) listManualServices(q *request) (any, error) {
+func (s *Sim) listManualServices(q *wire.Request) (any, error) {
 	data := []manualServiceJSON{}
 	for _, m := range s.cat.ManualServices {
 		if m.Hidden {
 			continue
 		}
-		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, nullString(m.Info), q.image(m.Image)})
+		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, wire.NullString(m.Info), q.Image(m.Image)})
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }
 
-func (s *Sim) getManualOffers(q *request) (any, error) {
-	m, ok := s.idx.manual[q.path[1]]
+func (s *Sim) getManualOffers(q *wire.Request) (any, error) {
+	m, ok := s.idx.manual[q.Path[1]]
 	if !ok || m.Hidden {
-		return nil, notFound("manual service %q not found", q.path[1])
+		return nil, wire.NotFound("manual service %q not found", q.Path[1])
 	}
 	type field struct {
 		Code string `json:"code"`
@@ -96,9 +98,9 @@ func (s *Sim) getManualOffers(q *request) (any, error) {
 		}
 		var dm *int
 		if o.DeliveryMinutes > 0 {
-			dm = ptr(o.DeliveryMinutes)
+			dm = wire.Ptr(o.DeliveryMinutes)
 		}
-		offers = append(offers, offer{o.ID, o.Name, usd(o.Price), dm, nullString(o.Note)})
+		offers = append(offers, offer{o.ID, o.Name, wire.USD(o.Price), dm, wire.NullString(o.Note)})
 	}
 	return struct {
 		Object    string  `json:"object"`
@@ -109,13 +111,13 @@ func (s *Sim) getManualOffers(q *request) (any, error) {
 		Info      *string `json:"info"`
 		Fields    []field `json:"fields"`
 		Offers    []offer `json:"offers"`
-	}{"manual_offers", m.ID, nullString(m.Name), nullString(m.Kind), m.Chat, nullString(m.Info), fields, offers}, nil
+	}{"manual_offers", m.ID, wire.NullString(m.Name), wire.NullString(m.Kind), m.Chat, wire.NullString(m.Info), fields, offers}, nil
 }
 
 // Store gifts.
 
-func (s *Sim) listStoreGames(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 100, 1, 500)
+func (s *Sim) listStoreGames(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 100, 1, 500)
 	if err != nil {
 		return nil, err
 	}
@@ -130,17 +132,17 @@ func (s *Sim) listStoreGames(q *request) (any, error) {
 			data = append(data, entry{"store_game", g.AppID, g.Name})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getStoreGame(q *request) (any, error) {
-	id, err := pathNumber(q.path[2], "app")
+func (s *Sim) getStoreGame(q *wire.Request) (any, error) {
+	id, err := wire.PathNumber(q.Path[2], "app")
 	if err != nil {
 		return nil, err
 	}
 	g, ok := s.idx.storeGames[id]
 	if !ok || g.Hidden {
-		return nil, notFound("app %d not found", id)
+		return nil, wire.NotFound("app %d not found", id)
 	}
 	type region struct {
 		Region   string `json:"region"`
@@ -155,7 +157,7 @@ func (s *Sim) getStoreGame(q *request) (any, error) {
 	for _, e := range g.Editions {
 		o := offer{SubID: e.SubID, Name: e.Name, Regions: []region{}}
 		for _, p := range e.Prices {
-			o.Regions = append(o.Regions, region{p.Region, usd(p.Price)})
+			o.Regions = append(o.Regions, region{p.Region, wire.USD(p.Price)})
 		}
 		offers = append(offers, o)
 	}
@@ -168,12 +170,12 @@ func (s *Sim) getStoreGame(q *request) (any, error) {
 
 // Gift cards.
 
-func (s *Sim) listGiftCategories(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 600)
+func (s *Sim) listGiftCategories(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
+	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
 		CategoryID string  `json:"category_id"`
@@ -183,16 +185,16 @@ func (s *Sim) listGiftCategories(q *request) (any, error) {
 	var data []entry
 	for _, c := range s.cat.GiftCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"gift_category", c.ID, c.Name, q.image(c.Image)})
+			data = append(data, entry{"gift_category", c.ID, c.Name, q.Image(c.Image)})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getGiftCards(q *request) (any, error) {
-	c, ok := s.idx.giftCats[q.path[2]]
+func (s *Sim) getGiftCards(q *wire.Request) (any, error) {
+	c, ok := s.idx.giftCats[q.Path[2]]
 	if !ok || c.Hidden {
-		return nil, notFound("gift card category %q not found", q.path[2])
+		return nil, wire.NotFound("gift card category %q not found", q.Path[2])
 	}
 	type card struct {
 		CardID      string `json:"card_id"`
@@ -205,7 +207,7 @@ func (s *Sim) getGiftCards(q *request) (any, error) {
 	offers := []card{}
 	for _, k := range c.Cards {
 		if !k.Hidden {
-			offers = append(offers, card{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+			offers = append(offers, card{k.ID, k.Name, wire.USD(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
 		}
 	}
 	return struct {
@@ -214,7 +216,7 @@ func (s *Sim) getGiftCards(q *request) (any, error) {
 		Name       string  `json:"name"`
 		Image      *string `json:"image"`
 		Offers     []card  `json:"offers"`
-	}{"gift_card_offers", c.ID, c.Name, q.image(c.Image), offers}, nil
+	}{"gift_card_offers", c.ID, c.Name, q.Image(c.Image), offers}, nil
 }
 
 // groupBrands groups visible items by brand in catalog order. An item is
@@ -235,8 +237,8 @@ func groupBrands[T any](items []T, brandOf func(T) string, keep func(T) bool, ma
 	return order, groups
 }
 
-func (s *Sim) listGiftBrands(q *request) (any, error) {
-	search := strings.ToLower(q.queryString("q"))
+func (s *Sim) listGiftBrands(q *wire.Request) (any, error) {
+	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
 		Region     *string `json:"region"`
@@ -255,11 +257,11 @@ func (s *Sim) listGiftBrands(q *request) (any, error) {
 	for _, b := range order {
 		e := brand{Object: "gift_brand", Brand: b}
 		for _, c := range groups[b] {
-			e.Subcategories = append(e.Subcategories, sub{c.ID, nullString(c.Region), q.image(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, wire.NullString(c.Region), q.Image(c.Image)})
 		}
 		data = append(data, e)
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }
 
 // Game keys.
@@ -274,17 +276,17 @@ type gameJSON struct {
 	Image             *string `json:"image"`
 }
 
-func (g *Game) json(q *request, object string) gameJSON {
-	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.image(g.Image)}
+func (g *Game) json(q *wire.Request, object string) gameJSON {
+	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.Image(g.Image)}
 }
 
-func (s *Sim) listGames(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 500)
+func (s *Sim) listGames(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 500)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
-	region, platform := q.queryString("region"), q.queryString("platform")
+	search := strings.ToLower(q.String("q"))
+	region, platform := q.String("region"), q.String("platform")
 	var data []gameJSON
 	for i := range s.cat.Games {
 		g := &s.cat.Games[i]
@@ -295,19 +297,19 @@ func (s *Sim) listGames(q *request) (any, error) {
 		}
 		data = append(data, g.json(q, "game"))
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
 func (s *Sim) pathGame(id string) (*Game, error) {
 	g, ok := s.idx.games[id]
 	if !ok || g.Hidden {
-		return nil, notFound("game %q not found", id)
+		return nil, wire.NotFound("game %q not found", id)
 	}
 	return g, nil
 }
 
-func (s *Sim) getGameKeys(q *request) (any, error) {
-	g, err := s.pathGame(q.path[1])
+func (s *Sim) getGameKeys(q *wire.Request) (any, error) {
+	g, err := s.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +324,7 @@ func (s *Sim) getGameKeys(q *request) (any, error) {
 	keys := []key{}
 	for _, k := range g.Keys {
 		if !k.Hidden {
-			keys = append(keys, key{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+			keys = append(keys, key{k.ID, k.Name, wire.USD(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
 		}
 	}
 	return struct {
@@ -331,8 +333,8 @@ func (s *Sim) getGameKeys(q *request) (any, error) {
 	}{g.json(q, "game_key_offers"), keys}, nil
 }
 
-func (s *Sim) getRegionRestriction(q *request) (any, error) {
-	g, err := s.pathGame(q.path[1])
+func (s *Sim) getRegionRestriction(q *wire.Request) (any, error) {
+	g, err := s.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -359,12 +361,12 @@ func (s *Sim) getRegionRestriction(q *request) (any, error) {
 
 // Game top-ups.
 
-func (s *Sim) listTopUpCategories(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 600)
+func (s *Sim) listTopUpCategories(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
+	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
 		CategoryID string  `json:"category_id"`
@@ -375,16 +377,16 @@ func (s *Sim) listTopUpCategories(q *request) (any, error) {
 	var data []entry
 	for _, c := range s.cat.TopUpCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"top_up_category", c.ID, c.Name, nullString(c.Note), q.image(c.Image)})
+			data = append(data, entry{"top_up_category", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image)})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getTopUpOffers(q *request) (any, error) {
-	c, ok := s.idx.topUps[q.path[2]]
+func (s *Sim) getTopUpOffers(q *wire.Request) (any, error) {
+	c, ok := s.idx.topUps[q.Path[2]]
 	if !ok || c.Hidden {
-		return nil, notFound("top-up category %q not found", q.path[2])
+		return nil, wire.NotFound("top-up category %q not found", q.Path[2])
 	}
 	type field struct {
 		Key     string   `json:"key"`
@@ -404,7 +406,7 @@ func (s *Sim) getTopUpOffers(q *request) (any, error) {
 	offers := []offer{}
 	for _, o := range c.Offers {
 		if !o.Hidden {
-			offers = append(offers, offer{o.ID, o.Name, usd(o.Price)})
+			offers = append(offers, offer{o.ID, o.Name, wire.USD(o.Price)})
 		}
 	}
 	return struct {
@@ -415,11 +417,11 @@ func (s *Sim) getTopUpOffers(q *request) (any, error) {
 		Image      *string `json:"image"`
 		Fields     []field `json:"fields"`
 		Offers     []offer `json:"offers"`
-	}{"top_up_offers", c.ID, c.Name, nullString(c.Note), q.image(c.Image), fields, offers}, nil
+	}{"top_up_offers", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image), fields, offers}, nil
 }
 
-func (s *Sim) listTopUpBrands(q *request) (any, error) {
-	search := strings.ToLower(q.queryString("q"))
+func (s *Sim) listTopUpBrands(q *wire.Request) (any, error) {
+	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
 		Name       string  `json:"name"`
@@ -449,9 +451,9 @@ func (s *Sim) listTopUpBrands(q *request) (any, error) {
 			if region == "" {
 				region = "GLOBAL"
 			}
-			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, nullString(c.Variant), q.image(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, wire.NullString(c.Variant), q.Image(c.Image)})
 		}
 		data = append(data, e)
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }

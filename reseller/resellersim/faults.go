@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 // faults holds the injected failures and the rate-limit state. It is
@@ -108,7 +110,7 @@ func (f *faults) takeCreateStep() (CreateStep, bool) {
 
 // forcedRateLimit sets the headers of an injected 429 asking for a wait of
 // retryAfter (whole seconds, at least 1) and returns its error.
-func forcedRateLimit(now time.Time, limit int, retryAfter time.Duration, h http.Header) *apiError {
+func forcedRateLimit(now time.Time, limit int, retryAfter time.Duration, h http.Header) *wire.APIError {
 	secs := ceilSeconds(retryAfter)
 	shown := limit
 	if shown <= 0 {
@@ -118,12 +120,12 @@ func forcedRateLimit(now time.Time, limit int, retryAfter time.Duration, h http.
 	h.Set("X-RateLimit-Limit", strconv.Itoa(shown))
 	h.Set("X-RateLimit-Remaining", "0")
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(now.Add(time.Duration(secs)*time.Second).Unix(), 10))
-	return &apiError{status: http.StatusTooManyRequests, typ: "rate_limited", msg: "rate limit exceeded"}
+	return &wire.APIError{Status: http.StatusTooManyRequests, Type: "rate_limited", Msg: "rate limit exceeded"}
 }
 
 // rateCheck counts an authenticated request, sets the rate-limit headers and
 // returns an error when the request is over the limit.
-func (f *faults) rateCheck(now time.Time, limit int, window time.Duration, h http.Header) *apiError {
+func (f *faults) rateCheck(now time.Time, limit int, window time.Duration, h http.Header) *wire.APIError {
 	if f.forced429 > 0 {
 		f.forced429--
 		return forcedRateLimit(now, limit, f.forcedAfter, h)
@@ -141,8 +143,8 @@ func (f *faults) rateCheck(now time.Time, limit int, window time.Duration, h htt
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilUnix(reset), 10))
 	if f.count > limit {
 		h.Set("Retry-After", strconv.Itoa(ceilSeconds(reset.Sub(now))))
-		return &apiError{status: http.StatusTooManyRequests, typ: "rate_limited",
-			msg: "rate limit exceeded: " + strconv.Itoa(limit) + " requests per " + window.String()}
+		return &wire.APIError{Status: http.StatusTooManyRequests, Type: "rate_limited",
+			Msg: "rate limit exceeded: " + strconv.Itoa(limit) + " requests per " + window.String()}
 	}
 	return nil
 }

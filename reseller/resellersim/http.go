@@ -2,96 +2,25 @@ package resellersim
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 // PathPrefix is the path prefix under which a Sim serves the API.
-const PathPrefix = "/api/v1"
+const PathPrefix = wire.PathPrefix
 
 const (
 	maxBodyBytes  = 6 << 20 // JSON bodies and chat uploads
 	maxImageBytes = 5 << 20
-	timeLayout    = time.RFC3339
 )
 
-// apiError is an error answered with the spec's error body.
-type apiError struct {
-	status int
-	typ    string
-	msg    string
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.typ, e.msg) }
-
-func invalid(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusBadRequest, typ: "invalid_request", msg: fmt.Sprintf(format, args...)}
-}
-
-func notFound(format string, args ...any) *apiError {
-	return &apiError{status: http.StatusNotFound, typ: "not_found", msg: fmt.Sprintf(format, args...)}
-}
-
-// errorType is the error.type that goes with an HTTP status.
-func errorType(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "invalid_request"
-	case http.StatusUnauthorized:
-		return "unauthorized"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusTooManyRequests:
-		return "rate_limited"
-	}
-	return "server_error"
-}
-
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b, _ = json.Marshal(errorBody{errorDetail{"server_error", "encoding the response: " + err.Error()}})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	writeJSON(w, status, errorBody{errorDetail{typ, msg}})
-}
-
-// request is one API call as seen by a handler.
-type request struct {
-	r     *http.Request
-	path  []string // segments after /api/v1
-	body  []byte
-	now   time.Time
-	query map[string][]string
-}
-
 // handler serves one endpoint with the Sim's lock held.
-type handler func(s *Sim, q *request) (any, error)
+type handler func(s *Sim, q *wire.Request) (any, error)
 
 // route is a resolved endpoint.
 type route struct {
@@ -104,13 +33,13 @@ type route struct {
 func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "reading the request body: "+err.Error())
+		wire.WriteError(w, http.StatusBadRequest, "invalid_request", "reading the request body: "+err.Error())
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	rel, ok := strings.CutPrefix(r.URL.Path, PathPrefix)
 	if !ok || (rel != "" && rel[0] != '/') {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
+		wire.WriteError(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
@@ -148,7 +77,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if failStatus == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", "1")
 		}
-		writeError(w, failStatus, errorType(failStatus), "injected failure")
+		wire.WriteError(w, failStatus, wire.ErrorType(failStatus), "injected failure")
 		return
 	}
 	if scripted && !step.create {
@@ -164,11 +93,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(body) > maxBodyBytes {
-		writeError(w, http.StatusBadRequest, "invalid_request", "request body too large")
+		wire.WriteError(w, http.StatusBadRequest, "invalid_request", "request body too large")
 		return
 	}
 	if !s.authorized(r) {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "API key missing or invalid")
+		wire.WriteError(w, http.StatusUnauthorized, "unauthorized", "API key missing or invalid")
 		return
 	}
 
@@ -176,21 +105,21 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := s.clock()
 	if lim := s.faults.rateCheck(now, s.rateLimit, s.rateWindow, w.Header()); lim != nil {
 		s.mu.Unlock()
-		writeError(w, http.StatusTooManyRequests, "rate_limited", lim.msg)
+		wire.WriteError(w, http.StatusTooManyRequests, "rate_limited", lim.Msg)
 		return
 	}
 	if !found {
 		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint")
+		wire.WriteError(w, http.StatusNotFound, "not_found", "no such endpoint")
 		return
 	}
 	if rt.forbidden && s.status == StatusBlocked {
 		s.mu.Unlock()
-		writeError(w, http.StatusForbidden, "forbidden", "account suspended")
+		wire.WriteError(w, http.StatusForbidden, "forbidden", "account suspended")
 		return
 	}
 	s.advanceLocked(now)
-	q := &request{r: r, path: segs, body: body, now: now, query: r.URL.Query()}
+	q := &wire.Request{R: r, Path: segs, Body: body, Now: now, Query: r.URL.Query()}
 	res, herr := rt.h(s, q)
 	var cut bool
 	var failAfter int
@@ -208,11 +137,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if herr != nil {
-		var ae *apiError
+		var ae *wire.APIError
 		if !errors.As(herr, &ae) {
-			ae = &apiError{status: http.StatusInternalServerError, typ: "server_error", msg: herr.Error()}
+			ae = &wire.APIError{Status: http.StatusInternalServerError, Type: "server_error", Msg: herr.Error()}
 		}
-		writeError(w, ae.status, ae.typ, ae.msg)
+		wire.WriteError(w, ae.Status, ae.Type, ae.Msg)
 		return
 	}
 	if cut {
@@ -220,14 +149,14 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if failAfter != 0 {
-		writeError(w, failAfter, errorType(failAfter), "injected failure after the order was created")
+		wire.WriteError(w, failAfter, wire.ErrorType(failAfter), "injected failure after the order was created")
 		return
 	}
 	if res, ok := res.(rendered); ok {
-		writeJSON(w, http.StatusOK, res.render(r))
+		wire.WriteJSON(w, http.StatusOK, res.render(r))
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	wire.WriteJSON(w, http.StatusOK, res)
 }
 
 // createdLocked returns a copy of the order a create just stored and the
@@ -247,10 +176,10 @@ func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st CreateStep, 
 	case answerStatus:
 		if st.status == http.StatusTooManyRequests {
 			ae := forcedRateLimit(s.clock(), s.rateLimit, st.retryAfter, w.Header())
-			writeError(w, ae.status, ae.typ, ae.msg)
+			wire.WriteError(w, ae.Status, ae.Type, ae.Msg)
 			return
 		}
-		writeError(w, st.status, errorType(st.status), msg)
+		wire.WriteError(w, st.status, wire.ErrorType(st.status), msg)
 	case answerCut:
 		cutConnection(w)
 	case answerHang:
@@ -359,102 +288,4 @@ func match(method string, p []string) (route, bool) {
 		return route{h: (*Sim).orderTopUp, forbidden: true, create: true}, true
 	}
 	return route{}, false
-}
-
-// pathNumber parses a path segment that must be an integer of at least 1;
-// anything else is a resource that does not exist.
-func pathNumber(seg, what string) (int, error) {
-	n, err := strconv.Atoi(seg)
-	if err != nil || n < 1 || strings.HasPrefix(seg, "+") {
-		return 0, notFound("%s %q not found", what, seg)
-	}
-	return n, nil
-}
-
-// queryString returns a query parameter, "" when absent.
-func (q *request) queryString(name string) string {
-	if v := q.query[name]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
-// queryInt parses an optional integer query parameter within [lo, hi].
-func (q *request) queryInt(name string, def, lo, hi int) (int, error) {
-	v, ok := q.query[name]
-	if !ok {
-		return def, nil
-	}
-	if len(v) == 0 || v[0] == "" {
-		return 0, invalid("%s must be an integer from %d to %d", name, lo, hi)
-	}
-	n, err := strconv.Atoi(v[0])
-	if err != nil || n < lo || n > hi {
-		return 0, invalid("%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
-}
-
-// queryEnum parses an optional enumerated query parameter.
-func (q *request) queryEnum(name string, allowed ...string) (string, error) {
-	v, ok := q.query[name]
-	if !ok {
-		return "", nil
-	}
-	val := ""
-	if len(v) > 0 {
-		val = v[0]
-	}
-	for _, a := range allowed {
-		if val == a {
-			return val, nil
-		}
-	}
-	return "", invalid("%s must be one of %s", name, strings.Join(allowed, ", "))
-}
-
-// decodeJSON decodes the request body into dst.
-func (q *request) decodeJSON(dst any) error {
-	if len(bytes.TrimSpace(q.body)) == 0 {
-		return invalid("a JSON body is required")
-	}
-	if err := json.Unmarshal(q.body, dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return invalid("%s has the wrong type", te.Field)
-		}
-		return invalid("malformed JSON body")
-	}
-	return nil
-}
-
-// usd formats a USD amount with 4 decimal places.
-func usd(d decimal.Decimal) string { return d.StringFixed(4) }
-
-func ts(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// nullString is a JSON string that is null when empty.
-func nullString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// catalogList is a catalog list object with a total.
-type catalogList struct {
-	Object string `json:"object"`
-	Data   any    `json:"data"`
-	Total  int    `json:"total"`
-}
-
-// applyLimit returns at most limit items of items.
-func applyLimit[T any](items []T, limit int) []T {
-	if len(items) > limit {
-		return items[:limit]
-	}
-	if items == nil {
-		return []T{}
-	}
-	return items
 }
