@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"shopbot/reseller/resellersim/catalog"
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
@@ -235,55 +236,55 @@ func match(method string, p []string) (route, bool) {
 	case post && n == 2 && at(0, "store-topup") && at(1, "order"):
 		return route{h: (*Sim).orderStoreTopup, forbidden: true, create: true}, true
 	case get && n == 2 && at(0, "store-topup") && at(1, "rates"):
-		return route{h: (*Sim).getRates}, true
+		return route{h: catalogRoute((*catalog.Store).GetRates)}, true
 
 	case get && n == 2 && at(0, "messenger") && at(1, "stars"):
-		return route{h: (*Sim).getStars}, true
+		return route{h: catalogRoute((*catalog.Store).GetStars)}, true
 	case post && n == 3 && at(0, "messenger") && at(1, "stars") && at(2, "buy"):
 		return route{h: (*Sim).orderStars, forbidden: true, create: true}, true
 	case get && n == 2 && at(0, "messenger") && at(1, "premium"):
-		return route{h: (*Sim).getPremium}, true
+		return route{h: catalogRoute((*catalog.Store).GetPremium)}, true
 	case post && n == 3 && at(0, "messenger") && at(1, "premium") && at(2, "buy"):
 		return route{h: (*Sim).orderPremium, forbidden: true, create: true}, true
 
 	case get && n == 1 && at(0, "manual-services"):
-		return route{h: (*Sim).listManualServices}, true
+		return route{h: catalogRoute((*catalog.Store).ListManualServices)}, true
 	case get && n == 3 && at(0, "manual-services") && at(2, "offers"):
-		return route{h: (*Sim).getManualOffers}, true
+		return route{h: catalogRoute((*catalog.Store).GetManualOffers)}, true
 	case post && n == 2 && at(0, "manual-services") && at(1, "order"):
 		return route{h: (*Sim).orderManual, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "store-gifts") && at(1, "games"):
-		return route{h: (*Sim).listStoreGames}, true
+		return route{h: catalogRoute((*catalog.Store).ListStoreGames)}, true
 	case get && n == 3 && at(0, "store-gifts") && at(1, "games"):
-		return route{h: (*Sim).getStoreGame}, true
+		return route{h: catalogRoute((*catalog.Store).GetStoreGame)}, true
 	case post && n == 2 && at(0, "store-gifts") && at(1, "order"):
 		return route{h: (*Sim).orderStoreGift, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "gift-cards") && at(1, "categories"):
-		return route{h: (*Sim).listGiftCategories}, true
+		return route{h: catalogRoute((*catalog.Store).ListGiftCategories)}, true
 	case get && n == 4 && at(0, "gift-cards") && at(1, "categories") && at(3, "cards"):
-		return route{h: (*Sim).getGiftCards}, true
+		return route{h: catalogRoute((*catalog.Store).GetGiftCards)}, true
 	case get && n == 2 && at(0, "gift-cards") && at(1, "brands"):
-		return route{h: (*Sim).listGiftBrands}, true
+		return route{h: catalogRoute((*catalog.Store).ListGiftBrands)}, true
 	case post && n == 2 && at(0, "gift-cards") && at(1, "order"):
 		return route{h: (*Sim).orderGiftCard, forbidden: true, create: true}, true
 
 	case get && n == 1 && at(0, "game-keys"):
-		return route{h: (*Sim).listGames}, true
+		return route{h: catalogRoute((*catalog.Store).ListGames)}, true
 	case get && n == 3 && at(0, "game-keys") && at(2, "keys"):
-		return route{h: (*Sim).getGameKeys}, true
+		return route{h: catalogRoute((*catalog.Store).GetGameKeys)}, true
 	case get && n == 3 && at(0, "game-keys") && at(2, "region-restriction"):
-		return route{h: (*Sim).getRegionRestriction}, true
+		return route{h: catalogRoute((*catalog.Store).GetRegionRestriction)}, true
 	case post && n == 2 && at(0, "game-keys") && at(1, "order"):
 		return route{h: (*Sim).orderGameKey, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "top-ups") && at(1, "categories"):
-		return route{h: (*Sim).listTopUpCategories}, true
+		return route{h: catalogRoute((*catalog.Store).ListTopUpCategories)}, true
 	case get && n == 4 && at(0, "top-ups") && at(1, "categories") && at(3, "offers"):
-		return route{h: (*Sim).getTopUpOffers}, true
+		return route{h: catalogRoute((*catalog.Store).GetTopUpOffers)}, true
 	case get && n == 2 && at(0, "top-ups") && at(1, "brands"):
-		return route{h: (*Sim).listTopUpBrands}, true
+		return route{h: catalogRoute((*catalog.Store).ListTopUpBrands)}, true
 	case post && n == 2 && at(0, "top-ups") && at(1, "order"):
 		return route{h: (*Sim).orderTopUp, forbidden: true, create: true}, true
 	}

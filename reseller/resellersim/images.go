@@ -64,7 +64,7 @@ func ImageURL(base, name string) string { return wire.ImageURL(base, name) }
 // a CDN.
 func (s *Sim) serveImage(w http.ResponseWriter, r *http.Request, name string) {
 	s.mu.Lock()
-	known := s.imageNamed(name)
+	known := s.cat.HasImage(name)
 	fault := s.imageFaults[name]
 	if s.imageHits == nil {
 		s.imageHits = map[string]int{}
@@ -84,32 +84,6 @@ func (s *Sim) serveImage(w http.ResponseWriter, r *http.Request, name string) {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		w.Write(TestPNG(name))
 	}
-}
-
-// imageNamed reports whether the catalog names the image (s.mu held).
-func (s *Sim) imageNamed(name string) bool {
-	c := s.cat
-	for _, x := range c.GiftCategories {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.Games {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.TopUpCategories {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.ManualServices {
-		if x.Image == name {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPNG is the image a Sim serves under name: a 96x96 PNG in two colours

@@ -95,7 +95,7 @@ func (s *Sim) orderGiftCard(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, ok := s.idx.giftCats[catID]
+	cat, ok := s.cat.By.GiftCategories[catID]
 	if !ok || cat.Hidden {
 		return nil, wire.Invalid("unknown category_id %q", catID)
 	}
@@ -139,7 +139,7 @@ func (s *Sim) orderGameKey(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.idx.games[gameID]
+	g, ok := s.cat.By.Games[gameID]
 	if !ok || g.Hidden {
 		return nil, wire.Invalid("unknown game_id %q", gameID)
 	}
@@ -182,7 +182,7 @@ func (s *Sim) orderTopUp(q *wire.Request) (any, error) {
 	if in.Fields == nil || *in.Fields == nil {
 		return nil, wire.Invalid("fields is required")
 	}
-	cat, ok := s.idx.topUps[catID]
+	cat, ok := s.cat.By.TopUps[catID]
 	if !ok || cat.Hidden {
 		return nil, wire.Invalid("unknown category_id %q", catID)
 	}
@@ -237,7 +237,7 @@ func (s *Sim) orderManual(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, ok := s.idx.manual[svcID]
+	svc, ok := s.cat.By.Manual[svcID]
 	if !ok || svc.Hidden {
 		return nil, wire.Invalid("unknown service_id %q", svcID)
 	}
@@ -300,7 +300,7 @@ func (s *Sim) orderStoreGift(q *wire.Request) (any, error) {
 	if u, err := url.Parse(invite); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, wire.Invalid("invite_url must be an http(s) URL")
 	}
-	g, ok := s.idx.storeGames[appID]
+	g, ok := s.cat.By.StoreGames[appID]
 	if !ok || g.Hidden {
 		return nil, wire.Invalid("unknown app_id %d", appID)
 	}
@@ -357,12 +357,12 @@ func (s *Sim) orderStars(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if qty < s.cat.StarsMin || qty > s.cat.StarsMax {
-		return nil, wire.Invalid("quantity must be from %d to %d", s.cat.StarsMin, s.cat.StarsMax)
+	if qty < s.cat.Cat.StarsMin || qty > s.cat.Cat.StarsMax {
+		return nil, wire.Invalid("quantity must be from %d to %d", s.cat.Cat.StarsMin, s.cat.Cat.StarsMax)
 	}
 	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:              LineMessengerStars,
-		ChargedUSD:        s.cat.PricePerStar.Mul(decimal.NewFromInt(int64(qty))).Round(4),
+		ChargedUSD:        s.cat.Cat.PricePerStar.Mul(decimal.NewFromInt(int64(qty))).Round(4),
 		MessengerUsername: name, Stars: qty,
 	}})
 	if err != nil {
@@ -387,17 +387,17 @@ func (s *Sim) orderPremium(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(s.cat.PremiumPlans, func(p PremiumPlan) bool { return p.Months == months })
+	i := slices.IndexFunc(s.cat.Cat.PremiumPlans, func(p PremiumPlan) bool { return p.Months == months })
 	if i < 0 {
 		var ms []string
-		for _, p := range s.cat.PremiumPlans {
+		for _, p := range s.cat.Cat.PremiumPlans {
 			ms = append(ms, strconv.Itoa(p.Months))
 		}
 		return nil, wire.Invalid("months must be one of %s", strings.Join(ms, ", "))
 	}
 	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:              LineMessengerPremium,
-		ChargedUSD:        s.cat.PremiumPlans[i].Price,
+		ChargedUSD:        s.cat.Cat.PremiumPlans[i].Price,
 		MessengerUsername: name, Months: months,
 	}}, "premium-"+strconv.Itoa(months))
 	if err != nil {
@@ -447,7 +447,7 @@ func (s *Sim) orderStoreTopup(q *wire.Request) (any, error) {
 	if in.Currency != nil {
 		currency = *in.Currency
 	}
-	rate, ok := s.cat.Rates[currency]
+	rate, ok := s.cat.Cat.Rates[currency]
 	if !ok {
 		return nil, wire.Invalid("currency must be one of USD, RUB, UAH, KZT")
 	}
@@ -466,13 +466,13 @@ func (s *Sim) orderStoreTopup(q *wire.Request) (any, error) {
 		return nil, wire.Invalid("a USD amount allows at most 2 decimals")
 	}
 	amountUSD := amount.DivRound(rate, 4)
-	if amountUSD.LessThan(s.cat.MinTopupUSD) {
-		return nil, wire.Invalid("the minimum top-up is %s USD", wire.USD(s.cat.MinTopupUSD))
+	if amountUSD.LessThan(s.cat.Cat.MinTopupUSD) {
+		return nil, wire.Invalid("the minimum top-up is %s USD", wire.USD(s.cat.Cat.MinTopupUSD))
 	}
 	if !canRefill(login) {
 		return nil, wire.Invalid("store login %q cannot be refilled", login)
 	}
-	charged := amountUSD.Mul(decimal.NewFromInt(1).Sub(s.cat.TopupDiscount)).Round(4)
+	charged := amountUSD.Mul(decimal.NewFromInt(1).Sub(s.cat.Cat.TopupDiscount)).Round(4)
 	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:       LineStoreTopup,
 		ChargedUSD: charged,

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"shopbot/reseller/resellersim/catalog"
 )
 
 // Config configures a Sim. The zero value is usable: every field has a default.
@@ -102,13 +104,11 @@ type Sim struct {
 	rateWindow time.Duration
 	nickname   string
 	email      string
-	startedAt  time.Time
 	defaultBeh Behavior
 	offset     atomic.Int64 // ClockOffset in nanoseconds
 
 	mu            sync.Mutex
-	cat           *Catalog
-	idx           catalogIndex
+	cat           *catalog.Store // catalog.go
 	status        string
 	balance       decimal.Decimal
 	totalOrders   int
@@ -165,15 +165,12 @@ func New(cfg Config) *Sim {
 	if cfg.Slow {
 		s.defaultBeh = Behavior{Mode: Complete, ProcessingAfter: time.Second, CompleteAfter: 4 * time.Second}
 	}
-	if cfg.Catalog != nil {
-		s.cat = cfg.Catalog.clone()
-	} else {
-		s.cat = DefaultCatalog()
+	cat := cfg.Catalog
+	if cat == nil {
+		cat = catalog.Default()
 	}
-	s.idx = buildIndex(s.cat)
-
 	now := s.clock()
-	s.startedAt = now
+	s.cat = catalog.NewStore(cat, now)
 	s.accountSince = now.Add(-120 * 24 * time.Hour)
 	start := cfg.Balance
 	if start.IsZero() {

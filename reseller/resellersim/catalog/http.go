@@ -1,4 +1,4 @@
-package resellersim
+package catalog
 
 import (
 	"encoding/json"
@@ -8,9 +8,10 @@ import (
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
-func (s *Sim) getRates(q *wire.Request) (any, error) {
-	rates := make(map[string]json.Number, len(s.cat.Rates))
-	for c, r := range s.cat.Rates {
+// GetRates answers GET /store-topup/rates: the store top-up currencies and the minimum.
+func (st *Store) GetRates(q *wire.Request) (any, error) {
+	rates := make(map[string]json.Number, len(st.Cat.Rates))
+	for c, r := range st.Cat.Rates {
 		rates[c] = json.Number(r.String())
 	}
 	return struct {
@@ -19,33 +20,35 @@ func (s *Sim) getRates(q *wire.Request) (any, error) {
 		Rates       map[string]json.Number `json:"rates"`
 		MinTopupUSD string                 `json:"min_topup_usd"`
 		UpdatedAt   string                 `json:"updated_at"`
-	}{"store_rates", "USD", rates, wire.USD(s.cat.MinTopupUSD), wire.TS(s.startedAt)}, nil
+	}{"store_rates", "USD", rates, wire.USD(st.Cat.MinTopupUSD), wire.TS(st.Since)}, nil
 }
 
-func (s *Sim) getStars(q *wire.Request) (any, error) {
+// GetStars answers GET /messenger/stars: the price of a Star and the quantity bounds.
+func (st *Store) GetStars(q *wire.Request) (any, error) {
 	return struct {
 		Object       string `json:"object"`
 		PricePerStar string `json:"price_per_star"`
 		Min          int    `json:"min"`
 		Max          int    `json:"max"`
 		UpdatedAt    string `json:"updated_at"`
-	}{"messenger_stars_pricing", wire.USD(s.cat.PricePerStar), s.cat.StarsMin, s.cat.StarsMax, wire.TS(s.startedAt)}, nil
+	}{"messenger_stars_pricing", wire.USD(st.Cat.PricePerStar), st.Cat.StarsMin, st.Cat.StarsMax, wire.TS(st.Since)}, nil
 }
 
-func (s *Sim) getPremium(q *wire.Request) (any, error) {
+// GetPremium answers GET /messenger/premium: the Premium plans.
+func (st *Store) GetPremium(q *wire.Request) (any, error) {
 	type plan struct {
 		Months   int    `json:"months"`
 		PriceUSD string `json:"price_usd"`
 	}
 	plans := []plan{}
-	for _, p := range s.cat.PremiumPlans {
+	for _, p := range st.Cat.PremiumPlans {
 		plans = append(plans, plan{p.Months, wire.USD(p.Price)})
 	}
 	return struct {
 		Object    string `json:"object"`
 		Plans     []plan `json:"plans"`
 		UpdatedAt string `json:"updated_at"`
-	}{"messenger_premium_pricing", plans, wire.TS(s.startedAt)}, nil
+	}{"messenger_premium_pricing", plans, wire.TS(st.Since)}, nil
 }
 
 // Manual services.
@@ -60,9 +63,10 @@ type manualServiceJSON struct {
 	Image  *string `json:"image"`
 }
 
-func (s *Sim) listManualServices(q *wire.Request) (any, error) {
+// ListManualServices answers GET /manual-services.
+func (st *Store) ListManualServices(q *wire.Request) (any, error) {
 	data := []manualServiceJSON{}
-	for _, m := range s.cat.ManualServices {
+	for _, m := range st.Cat.ManualServices {
 		if m.Hidden {
 			continue
 		}
@@ -71,8 +75,9 @@ func (s *Sim) listManualServices(q *wire.Request) (any, error) {
 	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }
 
-func (s *Sim) getManualOffers(q *wire.Request) (any, error) {
-	m, ok := s.idx.manual[q.Path[1]]
+// GetManualOffers answers GET /manual-services/{id}/offers: a service with its fields and offers.
+func (st *Store) GetManualOffers(q *wire.Request) (any, error) {
+	m, ok := st.By.Manual[q.Path[1]]
 	if !ok || m.Hidden {
 		return nil, wire.NotFound("manual service %q not found", q.Path[1])
 	}
@@ -116,7 +121,8 @@ func (s *Sim) getManualOffers(q *wire.Request) (any, error) {
 
 // Store gifts.
 
-func (s *Sim) listStoreGames(q *wire.Request) (any, error) {
+// ListStoreGames answers GET /store-gifts/games.
+func (st *Store) ListStoreGames(q *wire.Request) (any, error) {
 	limit, err := q.Int("limit", 100, 1, 500)
 	if err != nil {
 		return nil, err
@@ -127,7 +133,7 @@ func (s *Sim) listStoreGames(q *wire.Request) (any, error) {
 		Name   string `json:"name"`
 	}
 	var data []entry
-	for _, g := range s.cat.StoreGames {
+	for _, g := range st.Cat.StoreGames {
 		if !g.Hidden {
 			data = append(data, entry{"store_game", g.AppID, g.Name})
 		}
@@ -135,12 +141,13 @@ func (s *Sim) listStoreGames(q *wire.Request) (any, error) {
 	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getStoreGame(q *wire.Request) (any, error) {
+// GetStoreGame answers GET /store-gifts/games/{app_id}: a game's editions with their regional prices.
+func (st *Store) GetStoreGame(q *wire.Request) (any, error) {
 	id, err := wire.PathNumber(q.Path[2], "app")
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.idx.storeGames[id]
+	g, ok := st.By.StoreGames[id]
 	if !ok || g.Hidden {
 		return nil, wire.NotFound("app %d not found", id)
 	}
@@ -170,7 +177,8 @@ func (s *Sim) getStoreGame(q *wire.Request) (any, error) {
 
 // Gift cards.
 
-func (s *Sim) listGiftCategories(q *wire.Request) (any, error) {
+// ListGiftCategories answers GET /gift-cards/categories.
+func (st *Store) ListGiftCategories(q *wire.Request) (any, error) {
 	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
@@ -183,7 +191,7 @@ func (s *Sim) listGiftCategories(q *wire.Request) (any, error) {
 		Image      *string `json:"image"`
 	}
 	var data []entry
-	for _, c := range s.cat.GiftCategories {
+	for _, c := range st.Cat.GiftCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
 			data = append(data, entry{"gift_category", c.ID, c.Name, q.Image(c.Image)})
 		}
@@ -191,8 +199,9 @@ func (s *Sim) listGiftCategories(q *wire.Request) (any, error) {
 	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getGiftCards(q *wire.Request) (any, error) {
-	c, ok := s.idx.giftCats[q.Path[2]]
+// GetGiftCards answers GET /gift-cards/categories/{id}/cards.
+func (st *Store) GetGiftCards(q *wire.Request) (any, error) {
+	c, ok := st.By.GiftCategories[q.Path[2]]
 	if !ok || c.Hidden {
 		return nil, wire.NotFound("gift card category %q not found", q.Path[2])
 	}
@@ -237,7 +246,8 @@ func groupBrands[T any](items []T, brandOf func(T) string, keep func(T) bool, ma
 	return order, groups
 }
 
-func (s *Sim) listGiftBrands(q *wire.Request) (any, error) {
+// ListGiftBrands answers GET /gift-cards/brands: the categories grouped by brand.
+func (st *Store) ListGiftBrands(q *wire.Request) (any, error) {
 	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
@@ -249,7 +259,7 @@ func (s *Sim) listGiftBrands(q *wire.Request) (any, error) {
 		Brand         string `json:"brand"`
 		Subcategories []sub  `json:"subcategories"`
 	}
-	order, groups := groupBrands(s.cat.GiftCategories,
+	order, groups := groupBrands(st.Cat.GiftCategories,
 		func(c GiftCategory) string { return c.Brand },
 		func(c GiftCategory) bool { return !c.Hidden },
 		func(c GiftCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
@@ -280,7 +290,8 @@ func (g *Game) json(q *wire.Request, object string) gameJSON {
 	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.Image(g.Image)}
 }
 
-func (s *Sim) listGames(q *wire.Request) (any, error) {
+// ListGames answers GET /game-keys.
+func (st *Store) ListGames(q *wire.Request) (any, error) {
 	limit, err := q.Int("limit", 200, 1, 500)
 	if err != nil {
 		return nil, err
@@ -288,8 +299,8 @@ func (s *Sim) listGames(q *wire.Request) (any, error) {
 	search := strings.ToLower(q.String("q"))
 	region, platform := q.String("region"), q.String("platform")
 	var data []gameJSON
-	for i := range s.cat.Games {
-		g := &s.cat.Games[i]
+	for i := range st.Cat.Games {
+		g := &st.Cat.Games[i]
 		if g.Hidden || !matchQ(search, g.ID, g.Name) ||
 			(region != "" && !strings.EqualFold(region, g.Region)) ||
 			(platform != "" && !strings.EqualFold(platform, g.Platform)) {
@@ -300,16 +311,17 @@ func (s *Sim) listGames(q *wire.Request) (any, error) {
 	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) pathGame(id string) (*Game, error) {
-	g, ok := s.idx.games[id]
+func (st *Store) pathGame(id string) (*Game, error) {
+	g, ok := st.By.Games[id]
 	if !ok || g.Hidden {
 		return nil, wire.NotFound("game %q not found", id)
 	}
 	return g, nil
 }
 
-func (s *Sim) getGameKeys(q *wire.Request) (any, error) {
-	g, err := s.pathGame(q.Path[1])
+// GetGameKeys answers GET /game-keys/{id}/keys.
+func (st *Store) GetGameKeys(q *wire.Request) (any, error) {
+	g, err := st.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -333,8 +345,9 @@ func (s *Sim) getGameKeys(q *wire.Request) (any, error) {
 	}{g.json(q, "game_key_offers"), keys}, nil
 }
 
-func (s *Sim) getRegionRestriction(q *wire.Request) (any, error) {
-	g, err := s.pathGame(q.Path[1])
+// GetRegionRestriction answers GET /game-keys/{id}/region-restriction.
+func (st *Store) GetRegionRestriction(q *wire.Request) (any, error) {
+	g, err := st.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +374,8 @@ func (s *Sim) getRegionRestriction(q *wire.Request) (any, error) {
 
 // Game top-ups.
 
-func (s *Sim) listTopUpCategories(q *wire.Request) (any, error) {
+// ListTopUpCategories answers GET /top-ups/categories.
+func (st *Store) ListTopUpCategories(q *wire.Request) (any, error) {
 	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
@@ -375,7 +389,7 @@ func (s *Sim) listTopUpCategories(q *wire.Request) (any, error) {
 		Image      *string `json:"image"`
 	}
 	var data []entry
-	for _, c := range s.cat.TopUpCategories {
+	for _, c := range st.Cat.TopUpCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
 			data = append(data, entry{"top_up_category", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image)})
 		}
@@ -383,8 +397,9 @@ func (s *Sim) listTopUpCategories(q *wire.Request) (any, error) {
 	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getTopUpOffers(q *wire.Request) (any, error) {
-	c, ok := s.idx.topUps[q.Path[2]]
+// GetTopUpOffers answers GET /top-ups/categories/{id}/offers: a category with its fields and offers.
+func (st *Store) GetTopUpOffers(q *wire.Request) (any, error) {
+	c, ok := st.By.TopUps[q.Path[2]]
 	if !ok || c.Hidden {
 		return nil, wire.NotFound("top-up category %q not found", q.Path[2])
 	}
@@ -420,7 +435,8 @@ func (s *Sim) getTopUpOffers(q *wire.Request) (any, error) {
 	}{"top_up_offers", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image), fields, offers}, nil
 }
 
-func (s *Sim) listTopUpBrands(q *wire.Request) (any, error) {
+// ListTopUpBrands answers GET /top-ups/brands: the categories grouped by brand.
+func (st *Store) ListTopUpBrands(q *wire.Request) (any, error) {
 	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
@@ -440,7 +456,7 @@ func (s *Sim) listTopUpBrands(q *wire.Request) (any, error) {
 		}
 		return c.Brand
 	}
-	order, groups := groupBrands(s.cat.TopUpCategories, brandOf,
+	order, groups := groupBrands(st.Cat.TopUpCategories, brandOf,
 		func(c TopUpCategory) bool { return !c.Hidden },
 		func(c TopUpCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
 	data := []brand{}
