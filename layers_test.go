@@ -22,7 +22,7 @@ import (
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             nil,
-	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"shopbot/bot/botapitest/types":  nil,
 
 	"shopbot/reseller/resellersim/catalog":       {"shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim/faults":        {"shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/reseller/resellersim/internal/wire": nil,
 	// The flows are pure: the texts only. They reach the catalog, the quote
 	// store and the rate limit through interfaces of their own, which

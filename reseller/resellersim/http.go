@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shopbot/reseller/resellersim/catalog"
+	"shopbot/reseller/resellersim/faults"
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
@@ -47,17 +48,17 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, found := match(r.Method, segs)
 
 	s.mu.Lock()
-	hook := s.faults.onRequest
+	hook := s.onRequest
 	var step CreateStep
 	var scripted bool
 	if rt.create {
-		s.faults.creates++
-		step, scripted = s.faults.takeCreateStep()
+		s.creates++
+		step, scripted = s.faults.TakeCreateStep()
 	}
-	delay := s.faults.takeDelay(rel)
+	delay := s.faults.TakeDelay(rel)
 	var failStatus int
 	if !scripted { // a scripted step is the whole fault of its create
-		failStatus = s.faults.takeFail(rel)
+		failStatus = s.faults.TakeFail(rel)
 	}
 	s.mu.Unlock()
 
@@ -81,7 +82,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, failStatus, wire.ErrorType(failStatus), "injected failure")
 		return
 	}
-	if scripted && !step.create {
+	if scripted && !step.Creates() {
 		s.answerStep(w, r, step, "injected failure before the order was created")
 		return
 	}
@@ -104,7 +105,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	now := s.clock()
-	if lim := s.faults.rateCheck(now, s.rateLimit, s.rateWindow, w.Header()); lim != nil {
+	if lim := s.faults.RateCheck(now, s.rateLimit, s.rateWindow, w.Header()); lim != nil {
 		s.mu.Unlock()
 		wire.WriteError(w, http.StatusTooManyRequests, "rate_limited", lim.Msg)
 		return
@@ -125,14 +126,14 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var cut bool
 	var failAfter int
 	if herr == nil && rt.create && !scripted {
-		cut, failAfter = s.faults.takeAfterCreate()
+		cut, failAfter = s.faults.TakeAfterCreate()
 	}
 	created, onCreated := s.createdLocked(herr == nil && rt.create)
 	s.mu.Unlock()
 	if created != nil && onCreated != nil {
 		onCreated(*created)
 	}
-	if herr == nil && scripted && step.answer != answerNormal {
+	if herr == nil && scripted && step.Answer() != faults.AnswerNormal {
 		s.answerStep(w, r, step, "injected failure after the order was created")
 		return
 	}
@@ -163,27 +164,27 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // createdLocked returns a copy of the order a create just stored and the
 // creation hook, when ok and there is a hook.
 func (s *Sim) createdLocked(ok bool) (*OrderSnapshot, func(OrderSnapshot)) {
-	if !ok || s.faults.onCreated == nil || len(s.orders) == 0 {
+	if !ok || s.onCreated == nil || len(s.orders) == 0 {
 		return nil, nil
 	}
 	o := s.orders[len(s.orders)-1].clone()
-	return &o, s.faults.onCreated
+	return &o, s.onCreated
 }
 
 // answerStep gives the answer of a scripted create step other than the
 // normal one.
 func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st CreateStep, msg string) {
-	switch st.answer {
-	case answerStatus:
-		if st.status == http.StatusTooManyRequests {
-			ae := forcedRateLimit(s.clock(), s.rateLimit, st.retryAfter, w.Header())
+	switch st.Answer() {
+	case faults.AnswerStatus:
+		if st.Status() == http.StatusTooManyRequests {
+			ae := faults.ForcedRateLimit(s.clock(), s.rateLimit, st.RetryAfter(), w.Header())
 			wire.WriteError(w, ae.Status, ae.Type, ae.Msg)
 			return
 		}
-		wire.WriteError(w, st.status, wire.ErrorType(st.status), msg)
-	case answerCut:
+		wire.WriteError(w, st.Status(), wire.ErrorType(st.Status()), msg)
+	case faults.AnswerCut:
 		cutConnection(w)
-	case answerHang:
+	case faults.AnswerHang:
 		<-r.Context().Done() // the client gave up: no answer
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/faults"
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
@@ -510,7 +511,7 @@ func (s *Sim) PlaceOtherClientOrder(path string, req any) (OrderSnapshot, error)
 			return OrderSnapshot{}, fmt.Errorf("resellersim: encoding the request: %w", err)
 		}
 	}
-	rel := normPrefix(path)
+	rel := faults.NormPrefix(path)
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
 	rt, ok := match(http.MethodPost, segs)
 	if !ok || !rt.create {
@@ -549,5 +550,5 @@ func (s *Sim) placeOther(rt route, r *http.Request, segs []string, body []byte) 
 	if len(s.orders) != before+1 {
 		return OrderSnapshot{}, nil, errors.New("resellersim: the endpoint created no order")
 	}
-	return s.orders[len(s.orders)-1].clone(), s.faults.onCreated, nil
+	return s.orders[len(s.orders)-1].clone(), s.onCreated, nil
 }

@@ -1,6 +1,7 @@
 package resellersim
 
 import (
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/reseller/resellersim/catalog"
+	"shopbot/reseller/resellersim/faults"
 )
 
 // Config configures a Sim. The zero value is usable: every field has a default.
@@ -123,7 +125,10 @@ type Sim struct {
 	nextMessageID int
 	files         map[int]chatFile
 	script        func(orderNumber int, buyerMsg string) []string
-	faults        faults
+	faults        faults.Plan // injected failures and the rate limit
+	onRequest     func(r *http.Request, body []byte)
+	onCreated     func(o OrderSnapshot)
+	creates       int                   // order-creating requests seen
 	imageFaults   map[string]ImageFault // images.go
 	imageHits     map[string]int
 }
