@@ -379,8 +379,6 @@ type orderJSON struct {
 	StatusHistory     *[]historyJSON `json:"status_history,omitempty"`
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // formatAmount formats a top-up amount in its currency: at least 2 decimals.
 func formatAmount(d decimal.Decimal) string {
 	if d.Exponent() < -2 {
