@@ -22,10 +22,10 @@ import (
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             {"shopbot/reseller/internal/check", "shopbot/reseller/internal/money", "shopbot/reseller/internal/rawjson", "shopbot/reseller/internal/transport"},
-	"shopbot/reseller/resellersim": nil,
+	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
-	"shopbot/bot/botapitest":       nil,
+	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
 	"shopbot/flows/golden":         nil,
 	"shopbot/bot/jobs":             {"shopbot/state"},
 
@@ -35,6 +35,14 @@ var allowed = map[string][]string{
 	"shopbot/reseller/internal/check":     nil,
 	"shopbot/reseller/internal/rawjson":   nil,
 
+	// The fakes' parts, used only by the fake itself.
+	"shopbot/bot/botapitest/calls":  {"shopbot/bot/botapitest/schema"},
+	"shopbot/bot/botapitest/schema": {"shopbot/bot/botapitest/types"},
+	"shopbot/bot/botapitest/types":  nil,
+
+	"shopbot/reseller/resellersim/catalog":       {"shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim/faults":        {"shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim/internal/wire": nil,
 	// The flows are pure: the texts only. They reach the catalog, the quote
 	// store and the rate limit through interfaces of their own, which
 	// bot/catalog implements over the upstream client and the store.

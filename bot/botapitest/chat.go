@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"shopbot/bot/botapitest/schema"
 )
 
 // chatState is the message store of one chat. Stored messages are never
@@ -153,7 +155,7 @@ func (s *Server) Message(chatID int64, messageID int) (Message, bool) {
 func render(c *Call, textField, entitiesField, mode string) (string, []MessageEntity) {
 	text := c.String(textField)
 	if mode == "HTML" {
-		if plain, ents, err := parseHTML(text); err == nil {
+		if plain, ents, err := schema.ParseHTML(text); err == nil {
 			return plain, ents
 		}
 	}
@@ -167,7 +169,7 @@ func render(c *Call, textField, entitiesField, mode string) (string, []MessageEn
 // markupOf splits a call's reply_markup into the inline keyboard Telegram
 // echoes and any other keyboard.
 func markupOf(c *Call) (*InlineKeyboardMarkup, json.RawMessage) {
-	raw, ok := c.raw["reply_markup"]
+	raw, ok := c.Raw["reply_markup"]
 	if !ok {
 		return nil, nil
 	}

@@ -22,6 +22,13 @@
 //
 // # What the checker covers
 //
+// The checks live in package schema (bot/botapitest/schema), which the
+// server calls for every request, every result it answers and every update
+// a test pushes. Package calls reads requests and records them (Call, the
+// log behind Calls, WaitFor and Subscribe); package types holds the Bot API
+// objects the server produces. botapitest re-exports their types under the
+// same names, so tests need only this package.
+//
 // Requests may be JSON, urlencoded, a query string or multipart (scalar
 // parts are strings, object and array fields are JSON text, file parts are
 // InputFile). It reports unknown methods, unknown fields, missing required

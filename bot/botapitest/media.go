@@ -1,6 +1,10 @@
 package botapitest
 
-import "strings"
+import (
+	"strings"
+
+	"shopbot/bot/botapitest/schema"
+)
 
 // Photos the bot sends by file_id and edits with editMessageMedia. As in
 // Telegram, a photo has one file_id per size; any of them sends the photo
@@ -114,7 +118,7 @@ func (s *Server) editMediaLocked(c *Call, old *Message, nm *Message) (bool, *API
 	nm.Photo, nm.FileData = sizes, data
 	nm.Caption, nm.CaptionEntities = m.Caption, m.CaptionEntities
 	if m.ParseMode == "HTML" {
-		if plain, ents, err := parseHTML(m.Caption); err == nil {
+		if plain, ents, err := schema.ParseHTML(m.Caption); err == nil {
 			nm.Caption, nm.CaptionEntities = plain, ents
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"shopbot/bot/botapitest/schema"
 )
 
 // QueuedUpdate is an update waiting in the server's queue: its update_id,
@@ -63,7 +65,7 @@ func (s *Server) TextUpdate(chatID int64, text string) Update {
 	m.Text = text
 	if strings.HasPrefix(text, "/") {
 		cmd, _, _ := strings.Cut(text, " ")
-		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: utf16Len(cmd)}}
+		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
 	}
 	return Update{UpdateID: s.assignIDLocked(0), Message: m}
 }

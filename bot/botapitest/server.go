@@ -1,30 +1,26 @@
 package botapitest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/schema"
 )
 
 // DefaultToken is the bot token a Server accepts unless WithToken says otherwise.
 const DefaultToken = "123456:TEST-token"
-
-// maxBody bounds a request body (Telegram's upload limit is 50 MB).
-const maxBody = 50 << 20
 
 // Option configures a Server.
 type Option func(*config)
@@ -67,8 +63,15 @@ func WithStarBalance(stars int64) Option { return func(c *config) { c.starBalanc
 // (default 15s); later answers get "query is too old".
 func WithCallbackQueryTTL(d time.Duration) Option { return func(c *config) { c.callbackTTL = d } }
 
+// Schema is a parsed Bot API schema (package schema).
+type Schema = schema.Schema
+
+// Violation is one way a request breaks the Bot API schema or one of the
+// documented value rules the server enforces (package schema).
+type Violation = schema.Violation
+
 // WithSchema checks requests against the given schema instead of the
-// embedded one.
+// embedded one (schema.Embedded).
 func WithSchema(s *Schema) Option { return func(c *config) { c.schema = s } }
 
 // WithAddr makes the server listen on addr (e.g. "127.0.0.1:8081") instead
@@ -111,14 +114,11 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
-	mu           sync.Mutex
-	closed       bool
-	calls        []Call
-	resets       int64
-	callsChanged chan struct{}
-	subs         map[int]*subscriber
-	nextSub      int
-	violations   []error
+	log *calls.Log // the recorded calls (record.go)
+
+	mu         sync.Mutex
+	closed     bool
+	violations []error
 
 	chats map[int64]*chatState
 	users map[int64]User
@@ -166,7 +166,7 @@ func New(opts ...Option) (*Server, error) {
 	sch := cfg.schema
 	if sch == nil {
 		var err error
-		if sch, err = EmbeddedSchema(); err != nil {
+		if sch, err = schema.Embedded(); err != nil {
 			return nil, fmt.Errorf("botapitest: %w", err)
 		}
 	}
@@ -174,9 +174,8 @@ func New(opts ...Option) (*Server, error) {
 		cfg:            cfg,
 		schema:         sch,
 		done:           make(chan struct{}),
-		callsChanged:   make(chan struct{}),
+		log:            calls.NewLog(),
 		pollingChanged: make(chan struct{}),
-		subs:           map[int]*subscriber{},
 		chats:          map[int64]*chatState{},
 		users:          map[int64]User{},
 		nextUpdateID:   1000,
@@ -249,13 +248,9 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
-		subs := s.subs
-		s.subs = map[int]*subscriber{}
 		s.mu.Unlock()
 		close(s.done)
-		for _, sub := range subs {
-			sub.cancel()
-		}
+		s.log.Close()
 		s.http.CloseClientConnections()
 		s.http.Close()
 	})
@@ -287,7 +282,7 @@ func (s *Server) Violations() []error {
 func (s *Server) Stub(method string, fn StubFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := s.schema.method(method); m != nil {
+	if m := s.schema.Method(method); m != nil {
 		method = m.Name
 	}
 	if fn == nil {
@@ -317,14 +312,6 @@ func (s *Server) report(vs []*Violation) {
 	}
 }
 
-func toViolations(method string, ps []problem) []*Violation {
-	vs := make([]*Violation, 0, len(ps))
-	for _, p := range ps {
-		vs = append(vs, &Violation{Method: method, Field: p.path, Problem: p.msg})
-	}
-	return vs
-}
-
 // checkOutgoing checks JSON the server itself produces (results, updates)
 // against the schema; a mismatch is a bug in the fake (or in a pushed update).
 func (s *Server) checkOutgoing(what string, v any, exprs []string) []*Violation {
@@ -332,12 +319,11 @@ func (s *Server) checkOutgoing(what string, v any, exprs []string) []*Violation 
 	if err != nil {
 		return []*Violation{{Method: what, Problem: "cannot encode: " + err.Error()}}
 	}
-	dv, err := decodeJSON(data)
+	vs, err := s.schema.CheckJSON(what, data, exprs...)
 	if err != nil {
 		return []*Violation{{Method: what, Problem: "cannot decode: " + err.Error()}}
 	}
-	c := &checker{s: s.schema}
-	return toViolations(what, c.union("", dv, exprs))
+	return vs
 }
 
 func writeJSON(w http.ResponseWriter, status int, body any) {
@@ -381,8 +367,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	call := Call{Method: methodName, At: s.now()}
-	params, files, err := parseRequest(r)
-	m := s.schema.method(methodName)
+	params, files, err := calls.Read(r)
+	m := s.schema.Method(methodName)
 	if m != nil {
 		call.Method = m.Name
 	}
@@ -397,17 +383,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call.Files = files
-	call.raw = make(map[string]string, len(params))
+	call.Raw = make(map[string]string, len(params))
 	for k, wv := range params {
-		if wv.kind != wireFile {
-			call.raw[k] = wv.text
+		if wv.Kind != schema.Upload {
+			call.Raw[k] = wv.Text
 		}
 	}
 	if m == nil {
 		call.Params = map[string]any{}
 		for k, wv := range params {
-			if wv.kind != wireFile {
-				call.Params[k] = decodeUnknown(wv)
+			if wv.Kind != schema.Upload {
+				call.Params[k] = wv.Value()
 			}
 		}
 		v := &Violation{Method: methodName, Problem: "unknown method (not in " + s.schema.Version + ")"}
@@ -415,15 +401,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	c := &checker{s: s.schema, files: files}
-	decoded, probs := c.checkRequest(m, params)
-	if len(probs) == 0 {
-		probs = methodRules(m.Name, decoded)
+	uploads := make(map[string]bool, len(files))
+	for name := range files {
+		uploads[name] = true
 	}
+	decoded, bad := s.schema.CheckCall(m, params, uploads)
 	call.Params = decoded
-	if len(probs) > 0 {
-		vs := toViolations(m.Name, probs)
-		s.finish(w, call, nil, badRequest("schema: "+vs[0].Error()), vs)
+	if len(bad) > 0 {
+		s.finish(w, call, nil, badRequest("schema: "+bad[0].Error()), bad)
 		return
 	}
 
@@ -469,86 +454,8 @@ func (s *Server) sleepLatency(ctx context.Context) bool {
 	return false
 }
 
-// parseRequest collects the parameters of a request from the query string
-// and a JSON, urlencoded or multipart body.
-func parseRequest(r *http.Request) (map[string]wireValue, map[string]File, error) {
-	params := map[string]wireValue{}
-	files := map[string]File{}
-	for k, vs := range r.URL.Query() {
-		params[k] = wireValue{kind: wireText, text: vs[len(vs)-1]}
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return nil, nil, fmt.Errorf("read body: %w", err)
-	}
-	if len(body) > maxBody {
-		return nil, nil, fmt.Errorf("body larger than %d bytes", maxBody)
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return params, files, nil
-	}
-	ct := r.Header.Get("Content-Type")
-	mt, mparams, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return nil, nil, fmt.Errorf("content type %q: %w", ct, err)
-	}
-	switch mt {
-	case "application/json":
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(body, &obj); err != nil {
-			return nil, nil, fmt.Errorf("JSON body must be an object: %w", err)
-		}
-		for k, raw := range obj {
-			raw = bytes.TrimSpace(raw)
-			if len(raw) > 0 && raw[0] == '"' {
-				var str string
-				if err := json.Unmarshal(raw, &str); err != nil {
-					return nil, nil, fmt.Errorf("field %s: %w", k, err)
-				}
-				params[k] = wireValue{kind: wireText, text: str}
-				continue
-			}
-			params[k] = wireValue{kind: wireJSON, text: string(raw)}
-		}
-	case "application/x-www-form-urlencoded":
-		vals, err := url.ParseQuery(string(body))
-		if err != nil {
-			return nil, nil, fmt.Errorf("urlencoded body: %w", err)
-		}
-		for k, vs := range vals {
-			params[k] = wireValue{kind: wireText, text: vs[len(vs)-1]}
-		}
-	case "multipart/form-data":
-		mr := multipart.NewReader(bytes.NewReader(body), mparams["boundary"])
-		for {
-			part, err := mr.NextPart()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("multipart body: %w", err)
-			}
-			data, err := io.ReadAll(part)
-			if err != nil {
-				return nil, nil, fmt.Errorf("multipart part %s: %w", part.FormName(), err)
-			}
-			name := part.FormName()
-			if fn := part.FileName(); fn != "" {
-				f := File{Name: fn, Data: data}
-				files[name] = f
-				params[name] = wireValue{kind: wireFile, file: f}
-				continue
-			}
-			params[name] = wireValue{kind: wireText, text: string(data)}
-		}
-	default:
-		return nil, nil, fmt.Errorf("unsupported content type %q", mt)
-	}
-	return params, files, nil
-}
-
 // dispatch runs the simulation of one checked call.
-func (s *Server) dispatch(ctx context.Context, m *methodDef, c *Call) (any, *APIError) {
+func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *Call) (any, *APIError) {
 	s.mu.Lock()
 	stub := s.stubs[m.Name]
 	fault := s.takeFaultLocked(m.Name, c)
@@ -599,7 +506,7 @@ func (s *Server) dispatch(ctx context.Context, m *methodDef, c *Call) (any, *API
 // message for other edits, a new message id for copyMessage, a link for
 // methods returning a String, an empty list for lists; anything else is a
 // 400 asking for a Stub.
-func (s *Server) generic(m *methodDef, c *Call) (any, *APIError) {
+func (s *Server) generic(m *schema.Method, c *Call) (any, *APIError) {
 	returns := map[string]bool{}
 	for _, r := range m.Returns {
 		returns[r] = true

@@ -143,7 +143,7 @@ func (s *Server) FailNext(method string, n int, code int, description string, re
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := s.schema.method(method); m != nil {
+	if m := s.schema.Method(method); m != nil {
 		method = m.Name
 	}
 	s.failures = append(s.failures, &failure{method: method, left: n, err: APIError{Code: code, Description: description, RetryAfter: retryAfter}})

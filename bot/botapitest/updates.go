@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"shopbot/bot/botapitest/schema"
 )
 
 // queuedUpdate is an update waiting to be fetched with getUpdates.
@@ -104,13 +106,12 @@ func (s *Server) PushUpdateJSON(update []byte) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("botapitest: encode update: %w", err)
 	}
-	dv, err := decodeJSON(raw)
+	vs, err := s.schema.CheckJSON("PushUpdateJSON", raw, "Update")
 	if err != nil {
 		return 0, fmt.Errorf("botapitest: decode update: %w", err)
 	}
-	c := &checker{s: s.schema}
-	if ps := c.value("", dv, "Update"); len(ps) > 0 {
-		return 0, toViolations("PushUpdateJSON", ps)[0]
+	if len(vs) > 0 {
+		return 0, vs[0]
 	}
 	s.enqueueLocked(id, raw)
 	return id, nil
@@ -229,7 +230,7 @@ func (s *Server) SendText(chatID int64, text string) Update {
 	if strings.HasPrefix(text, "/") {
 		cmd, _, _ := strings.Cut(text, " ")
 		cmd, _, _ = strings.Cut(cmd, "\n")
-		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: utf16Len(cmd)}}
+		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
 	}
 	u, vs := s.pushLocked(Update{Message: m})
 	s.mu.Unlock()

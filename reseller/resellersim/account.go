@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 const (
@@ -82,44 +83,44 @@ func (t *txn) json() transactionJSON {
 		Direction:    t.Direction,
 		Type:         t.Type,
 		Status:       t.Status,
-		AmountUSD:    usd(t.Amount),
-		BalanceAfter: usd(t.BalanceAfter),
-		Note:         nullString(t.Note),
-		CreatedAt:    ts(t.CreatedAt),
+		AmountUSD:    wire.USD(t.Amount),
+		BalanceAfter: wire.USD(t.BalanceAfter),
+		Note:         wire.NullString(t.Note),
+		CreatedAt:    wire.TS(t.CreatedAt),
 	}
 }
 
-func (s *Sim) getMe(q *request) (any, error) {
+func (s *Sim) getMe(q *wire.Request) (any, error) {
 	return accountJSON{
 		Object:        "account",
 		Nickname:      s.nickname,
 		Email:         s.email,
 		Status:        s.status,
-		BalanceUSD:    usd(s.balance),
+		BalanceUSD:    wire.USD(s.balance),
 		TotalOrders:   s.totalOrders,
-		TotalSpentUSD: usd(s.totalSpent),
-		CreatedAt:     ts(s.accountSince),
+		TotalSpentUSD: wire.USD(s.totalSpent),
+		CreatedAt:     wire.TS(s.accountSince),
 	}, nil
 }
 
-func (s *Sim) listTransactions(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 20, 1, 100)
+func (s *Sim) listTransactions(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 20, 1, 100)
 	if err != nil {
 		return nil, err
 	}
-	cursor, err := q.queryInt("cursor", math.MaxInt, 1, math.MaxInt)
+	cursor, err := q.Int("cursor", math.MaxInt, 1, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := q.queryEnum("direction", "CREDIT", "DEBIT")
+	dir, err := q.Enum("direction", "CREDIT", "DEBIT")
 	if err != nil {
 		return nil, err
 	}
-	typ, err := q.queryEnum("type", "DEPOSIT", "ORDER", "ADJUSTMENT")
+	typ, err := q.Enum("type", "DEPOSIT", "ORDER", "ADJUSTMENT")
 	if err != nil {
 		return nil, err
 	}
-	status, err := q.queryEnum("status", "PENDING", "COMPLETED", "CANCELLED")
+	status, err := q.Enum("status", "PENDING", "COMPLETED", "CANCELLED")
 	if err != nil {
 		return nil, err
 	}
@@ -143,8 +144,8 @@ func (s *Sim) listTransactions(q *request) (any, error) {
 	return page, nil
 }
 
-func (s *Sim) getTransaction(q *request) (any, error) {
-	n, err := pathNumber(q.path[1], "transaction")
+func (s *Sim) getTransaction(q *wire.Request) (any, error) {
+	n, err := wire.PathNumber(q.Path[1], "transaction")
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +154,7 @@ func (s *Sim) getTransaction(q *request) (any, error) {
 			return t.json(), nil
 		}
 	}
-	return nil, notFound("transaction %d not found", n)
+	return nil, wire.NotFound("transaction %d not found", n)
 }
 
 // Transactions returns the account's transactions, oldest first, after

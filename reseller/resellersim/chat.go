@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 // Chat message authors.
@@ -81,15 +83,15 @@ type messageJSON struct {
 }
 
 func messageView(m ChatMessage, r *http.Request) messageJSON {
-	j := messageJSON{Object: "chat_message", ID: m.ID, Author: m.Author, Text: nullString(m.Text), CreatedAt: ts(m.CreatedAt)}
+	j := messageJSON{Object: "chat_message", ID: m.ID, Author: m.Author, Text: wire.NullString(m.Text), CreatedAt: wire.TS(m.CreatedAt)}
 	if m.ImageURL != "" {
-		j.Image = ptr(m.ImageURL)
+		j.Image = wire.Ptr(m.ImageURL)
 	} else if m.Image != 0 {
 		scheme := "http"
 		if r.TLS != nil {
 			scheme = "https"
 		}
-		j.Image = ptr(fmt.Sprintf("%s://%s%s/chat-files/%d", scheme, r.Host, PathPrefix, m.Image))
+		j.Image = wire.Ptr(fmt.Sprintf("%s://%s%s/chat-files/%d", scheme, r.Host, PathPrefix, m.Image))
 	}
 	return j
 }
@@ -126,13 +128,13 @@ func (s *Sim) chatOrder(seg string) (*order, error) {
 		return nil, err
 	}
 	if o.Type != LineManualService {
-		return nil, invalid("order %d has no chat: chats exist for manual service orders only", o.Number)
+		return nil, wire.Invalid("order %d has no chat: chats exist for manual service orders only", o.Number)
 	}
 	return o, nil
 }
 
-func (s *Sim) getChat(q *request) (any, error) {
-	o, err := s.chatOrder(q.path[1])
+func (s *Sim) getChat(q *wire.Request) (any, error) {
+	o, err := s.chatOrder(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -141,37 +143,37 @@ func (s *Sim) getChat(q *request) (any, error) {
 }
 
 // parseChatForm reads the body and image parts of a multipart chat message.
-func parseChatForm(q *request) (text string, img *chatFile, err error) {
-	mt, params, perr := mime.ParseMediaType(q.r.Header.Get("Content-Type"))
+func parseChatForm(q *wire.Request) (text string, img *chatFile, err error) {
+	mt, params, perr := mime.ParseMediaType(q.R.Header.Get("Content-Type"))
 	if perr != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return "", nil, invalid("the message must be sent as multipart/form-data")
+		return "", nil, wire.Invalid("the message must be sent as multipart/form-data")
 	}
-	mr := multipart.NewReader(bytes.NewReader(q.body), params["boundary"])
+	mr := multipart.NewReader(bytes.NewReader(q.Body), params["boundary"])
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return "", nil, invalid("malformed multipart body")
+			return "", nil, wire.Invalid("malformed multipart body")
 		}
 		switch part.FormName() {
 		case "body":
 			b, err := io.ReadAll(io.LimitReader(part, maxChatText*4+1))
 			if err != nil {
-				return "", nil, invalid("malformed multipart body")
+				return "", nil, wire.Invalid("malformed multipart body")
 			}
 			if len([]rune(string(b))) > maxChatText {
-				return "", nil, invalid("body is longer than %d characters", maxChatText)
+				return "", nil, wire.Invalid("body is longer than %d characters", maxChatText)
 			}
 			text = strings.TrimSpace(string(b))
 		case "image":
 			b, err := io.ReadAll(io.LimitReader(part, maxImageBytes+1))
 			if err != nil {
-				return "", nil, invalid("malformed multipart body")
+				return "", nil, wire.Invalid("malformed multipart body")
 			}
 			if len(b) > maxImageBytes {
-				return "", nil, invalid("image is larger than %d bytes", maxImageBytes)
+				return "", nil, wire.Invalid("image is larger than %d bytes", maxImageBytes)
 			}
 			if len(b) > 0 {
 				ct := part.Header.Get("Content-Type")
@@ -184,23 +186,23 @@ func parseChatForm(q *request) (text string, img *chatFile, err error) {
 		part.Close()
 	}
 	if text == "" && img == nil {
-		return "", nil, invalid("a message needs body text or an image")
+		return "", nil, wire.Invalid("a message needs body text or an image")
 	}
 	return text, img, nil
 }
 
-func (s *Sim) postChat(q *request) (any, error) {
-	o, err := s.chatOrder(q.path[1])
+func (s *Sim) postChat(q *wire.Request) (any, error) {
+	o, err := s.chatOrder(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case !o.chat.opened:
-		return nil, invalid("the chat of order %d is not open", o.Number)
+		return nil, wire.Invalid("the chat of order %d is not open", o.Number)
 	case o.chat.frozen:
-		return nil, invalid("the chat of order %d is frozen", o.Number)
+		return nil, wire.Invalid("the chat of order %d is frozen", o.Number)
 	case o.chat.readOnly:
-		return nil, invalid("the chat of order %d is read-only", o.Number)
+		return nil, wire.Invalid("the chat of order %d is read-only", o.Number)
 	}
 	text, img, err := parseChatForm(q)
 	if err != nil {
@@ -211,7 +213,7 @@ func (s *Sim) postChat(q *request) (any, error) {
 		imageID = s.nextMessageID
 		s.files[imageID] = *img
 	}
-	sent := s.addMessage(o, AuthorClient, text, imageID, q.now)
+	sent := s.addMessage(o, AuthorClient, text, imageID, q.Now)
 	script := s.script
 	if script == nil {
 		script = defaultScript
@@ -221,7 +223,7 @@ func (s *Sim) postChat(q *request) (any, error) {
 	replies := script(o.Number, text)
 	s.mu.Lock()
 	for _, r := range replies {
-		s.addMessage(o, AuthorOperator, r, 0, q.now)
+		s.addMessage(o, AuthorOperator, r, 0, q.Now)
 	}
 	return messageResult(sent), nil
 }
@@ -232,7 +234,7 @@ func (s *Sim) serveFile(w http.ResponseWriter, seg string) {
 	f, ok := s.files[id]
 	s.mu.Unlock()
 	if err != nil || !ok {
-		writeError(w, http.StatusNotFound, "not_found", "file not found")
+		wire.WriteError(w, http.StatusNotFound, "not_found", "file not found")
 		return
 	}
 	w.Header().Set("Content-Type", f.contentType)

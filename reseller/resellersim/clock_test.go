@@ -3,6 +3,8 @@ package resellersim
 import (
 	"testing"
 	"time"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 func TestClockOffsetShiftsUpstreamTimestamps(t *testing.T) {
@@ -14,11 +16,11 @@ func TestClockOffsetShiftsUpstreamTimestamps(t *testing.T) {
 	real := e.clock.Now()
 	created := e.post("/gift-cards/order", giftOrder)
 	n := num(t, created["number"])
-	eq(t, "created_at", created["created_at"], any(ts(real.Add(behind))))
+	eq(t, "created_at", created["created_at"], any(wire.TS(real.Add(behind))))
 	listed := list(t, e.get("/orders")["data"])[0].(obj)
-	eq(t, "listed created_at", listed["created_at"], any(ts(real.Add(behind))))
+	eq(t, "listed created_at", listed["created_at"], any(wire.TS(real.Add(behind))))
 	tx := list(t, e.get("/transactions?limit=1")["data"])[0].(obj)
-	eq(t, "transaction created_at", tx["created_at"], any(ts(real.Add(behind))))
+	eq(t, "transaction created_at", tx["created_at"], any(wire.TS(real.Add(behind))))
 
 	// Progress keeps its pace: nothing happens before the behavior says so,
 	// although the order looks ten minutes old on the real clock.
@@ -29,13 +31,13 @@ func TestClockOffsetShiftsUpstreamTimestamps(t *testing.T) {
 	h := list(t, done["status_history"])
 	eq(t, "history", len(h), 3)
 	for i, d := range []time.Duration{0, time.Second, 5 * time.Second} {
-		eq(t, "history at", h[i].(obj)["at"], any(ts(real.Add(behind+d))))
+		eq(t, "history at", h[i].(obj)["at"], any(wire.TS(real.Add(behind+d))))
 	}
 
 	// A manual-service deadline is stamped on the same clock.
 	m := e.post("/manual-services/order", obj{"service_id": DemoManualService, "product_id": DemoManualOffer,
 		"fields": obj{"login": "a@b.c", "password": "pw"}})
-	eq(t, "manual created_at", m["created_at"], any(ts(e.clock.Now().Add(behind))))
+	eq(t, "manual created_at", m["created_at"], any(wire.TS(e.clock.Now().Add(behind))))
 
 	// A clock jump applies from then on; earlier stamps stay.
 	e.sim.SetClockOffset(0)

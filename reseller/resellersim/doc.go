@@ -36,4 +36,10 @@
 // "client"), "text", "image" (URL or null), "created_at"}; a "select" top-up
 // field lists its values in "options"; catalog list entries carry an
 // "object" too; server_error is answered with the injected status (5xx).
+//
+// Its parts: package catalog (the catalog, the default one and its
+// read-only endpoints), package faults (the fault plan and the scripted
+// create steps) and internal/wire (the error body and formats they share).
+// resellersim re-exports their names (Catalog, the Demo* ids, CreateStep,
+// Created...), so tests need only this package.
 package resellersim

@@ -7,7 +7,8 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
-	"strings"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 // Catalog images. A catalog entry's Image is either an absolute URL, served
@@ -18,7 +19,7 @@ import (
 // every time); SetImageFault breaks one for tests.
 
 // ImagesPath is where, under PathPrefix, a Sim serves its own images.
-const ImagesPath = "/images/"
+const ImagesPath = wire.ImagesPath
 
 // ImageFault is how a Sim serves one of its images.
 type ImageFault int
@@ -56,30 +57,14 @@ func (s *Sim) ImageRequests(name string) int {
 
 // ImageURL is the URL the API gives for the image named name when the Sim
 // is served at base (for example an httptest server's URL).
-func ImageURL(base, name string) string {
-	return strings.TrimRight(base, "/") + PathPrefix + ImagesPath + name
-}
-
-// image renders a catalog image for the response: null when there is none,
-// an absolute URL as it is, a name as the Sim's own URL on the request's
-// host.
-func (q *request) image(name string) *string {
-	if name == "" || strings.Contains(name, "://") {
-		return nullString(name)
-	}
-	scheme := "http"
-	if q.r.TLS != nil {
-		scheme = "https"
-	}
-	return ptr(ImageURL(scheme+"://"+q.r.Host, name))
-}
+func ImageURL(base, name string) string { return wire.ImageURL(base, name) }
 
 // serveImage answers GET /api/v1/images/<name>: the generated PNG of an
 // image the catalog names, or what SetImageFault set. It needs no key, like
 // a CDN.
 func (s *Sim) serveImage(w http.ResponseWriter, r *http.Request, name string) {
 	s.mu.Lock()
-	known := s.imageNamed(name)
+	known := s.cat.HasImage(name)
 	fault := s.imageFaults[name]
 	if s.imageHits == nil {
 		s.imageHits = map[string]int{}
@@ -88,7 +73,7 @@ func (s *Sim) serveImage(w http.ResponseWriter, r *http.Request, name string) {
 	s.mu.Unlock()
 	switch {
 	case !known || fault == ImageNotFound:
-		writeError(w, http.StatusNotFound, "not_found", "image not found")
+		wire.WriteError(w, http.StatusNotFound, "not_found", "image not found")
 	case fault == ImageGarbage:
 		w.Header().Set("Content-Type", "image/png")
 		w.Write([]byte("this is not an image, whatever the header says\n"))
@@ -99,32 +84,6 @@ func (s *Sim) serveImage(w http.ResponseWriter, r *http.Request, name string) {
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		w.Write(TestPNG(name))
 	}
-}
-
-// imageNamed reports whether the catalog names the image (s.mu held).
-func (s *Sim) imageNamed(name string) bool {
-	c := s.cat
-	for _, x := range c.GiftCategories {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.Games {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.TopUpCategories {
-		if x.Image == name {
-			return true
-		}
-	}
-	for _, x := range c.ManualServices {
-		if x.Image == name {
-			return true
-		}
-	}
-	return false
 }
 
 // TestPNG is the image a Sim serves under name: a 96x96 PNG in two colours

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 // Product lines, in the lowercase form of an order's type.
@@ -150,8 +151,8 @@ func (s *Sim) behaviorFor(keys []string) Behavior {
 // items, most specific first; the line is added.
 func (s *Sim) createOrder(now time.Time, o *order, keys ...string) (*order, error) {
 	if o.ChargedUSD.GreaterThan(s.balance) {
-		return nil, invalid("insufficient balance: the order costs %s USD, the balance is %s USD",
-			usd(o.ChargedUSD), usd(s.balance))
+		return nil, wire.Invalid("insufficient balance: the order costs %s USD, the balance is %s USD",
+			wire.USD(o.ChargedUSD), wire.USD(s.balance))
 	}
 	o.Number = s.nextOrder
 	s.nextOrder++
@@ -378,8 +379,6 @@ type orderJSON struct {
 	StatusHistory     *[]historyJSON `json:"status_history,omitempty"`
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // formatAmount formats a top-up amount in its currency: at least 2 decimals.
 func formatAmount(d decimal.Decimal) string {
 	if d.Exponent() < -2 {
@@ -426,30 +425,30 @@ func (o *order) json(withHistory bool) orderJSON {
 		Number:       o.Number,
 		Type:         o.Type,
 		Status:       o.Status,
-		ChargedUSD:   usd(o.ChargedUSD),
-		StatusReason: nullString(o.StatusReason),
-		CreatedAt:    ts(o.CreatedAt),
+		ChargedUSD:   wire.USD(o.ChargedUSD),
+		StatusReason: wire.NullString(o.StatusReason),
+		CreatedAt:    wire.TS(o.CreatedAt),
 	}
 	switch o.Type {
 	case LineStoreTopup:
-		j.StoreLogin, j.Currency = ptr(o.StoreLogin), ptr(o.Currency)
-		j.Amount, j.AmountUSD = ptr(formatAmount(o.Amount)), ptr(usd(o.AmountUSD))
+		j.StoreLogin, j.Currency = wire.Ptr(o.StoreLogin), wire.Ptr(o.Currency)
+		j.Amount, j.AmountUSD = wire.Ptr(formatAmount(o.Amount)), wire.Ptr(wire.USD(o.AmountUSD))
 	case LineMessengerStars:
-		j.MessengerUsername, j.Stars = ptr(o.MessengerUsername), ptr(o.Stars)
+		j.MessengerUsername, j.Stars = wire.Ptr(o.MessengerUsername), wire.Ptr(o.Stars)
 	case LineMessengerPremium:
-		j.MessengerUsername, j.Months = ptr(o.MessengerUsername), ptr(o.Months)
+		j.MessengerUsername, j.Months = wire.Ptr(o.MessengerUsername), wire.Ptr(o.Months)
 	case LineManualService:
-		j.ServiceID, j.ServiceName = ptr(o.ServiceID), ptr(o.ServiceName)
-		j.ProductID, j.ProductName = ptr(o.ProductID), ptr(o.ProductName)
-		j.ManualKind, j.ChatRequired = ptr(o.ManualKind), ptr(o.ChatRequired)
-		j.DeadlineAt = ptr(ts(o.DeadlineAt))
+		j.ServiceID, j.ServiceName = wire.Ptr(o.ServiceID), wire.Ptr(o.ServiceName)
+		j.ProductID, j.ProductName = wire.Ptr(o.ProductID), wire.Ptr(o.ProductName)
+		j.ManualKind, j.ChatRequired = wire.Ptr(o.ManualKind), wire.Ptr(o.ChatRequired)
+		j.DeadlineAt = wire.Ptr(wire.TS(o.DeadlineAt))
 	case LineStoreGift:
-		j.AppID, j.AppName, j.SubID = ptr(o.AppID), ptr(o.AppName), ptr(o.SubID)
-		j.OfferName, j.Region, j.InviteURL = ptr(o.OfferName), ptr(o.Region), ptr(o.InviteURL)
+		j.AppID, j.AppName, j.SubID = wire.Ptr(o.AppID), wire.Ptr(o.AppName), wire.Ptr(o.SubID)
+		j.OfferName, j.Region, j.InviteURL = wire.Ptr(o.OfferName), wire.Ptr(o.Region), wire.Ptr(o.InviteURL)
 	case LineGiftCard:
-		j.CategoryID, j.CategoryName = ptr(o.CategoryID), ptr(o.CategoryName)
-		j.CardID, j.CardName, j.Quantity = ptr(o.CardID), ptr(o.CardName), ptr(o.Quantity)
-		j.Codes = ptr(append([]string{}, o.Codes...))
+		j.CategoryID, j.CategoryName = wire.Ptr(o.CategoryID), wire.Ptr(o.CategoryName)
+		j.CardID, j.CardName, j.Quantity = wire.Ptr(o.CardID), wire.Ptr(o.CardName), wire.Ptr(o.Quantity)
+		j.Codes = wire.Ptr(append([]string{}, o.Codes...))
 	case LineGameKey:
 		if withHistory {
 			keys := make([]keyJSON, 0, len(o.Keys))
@@ -464,7 +463,7 @@ func (o *order) json(withHistory bool) orderJSON {
 	if withHistory {
 		h := make([]historyJSON, 0, len(o.History))
 		for _, c := range o.History {
-			h = append(h, historyJSON{Status: c.Status, Reason: nullString(c.Reason), At: ts(c.At)})
+			h = append(h, historyJSON{Status: c.Status, Reason: wire.NullString(c.Reason), At: wire.TS(c.At)})
 		}
 		j.StatusHistory = &h
 	}
@@ -474,20 +473,20 @@ func (o *order) json(withHistory bool) orderJSON {
 var orderTypes = []string{"STORE_TOPUP", "MESSENGER_STARS", "MESSENGER_PREMIUM", "MANUAL_SERVICE",
 	"STORE_GIFT", "GIFT_CARD", "GAME_KEY", "GAME_TOPUP"}
 
-func (s *Sim) listOrders(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 20, 1, 100)
+func (s *Sim) listOrders(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 20, 1, 100)
 	if err != nil {
 		return nil, err
 	}
-	cursor, err := q.queryInt("cursor", math.MaxInt, 1, math.MaxInt)
+	cursor, err := q.Int("cursor", math.MaxInt, 1, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
-	status, err := q.queryEnum("status", "CREATED", "PROCESSING", "COMPLETED", "FAILED", "REFUND")
+	status, err := q.Enum("status", "CREATED", "PROCESSING", "COMPLETED", "FAILED", "REFUND")
 	if err != nil {
 		return nil, err
 	}
-	typ, err := q.queryEnum("type", orderTypes...)
+	typ, err := q.Enum("type", orderTypes...)
 	if err != nil {
 		return nil, err
 	}
@@ -511,8 +510,8 @@ func (s *Sim) listOrders(q *request) (any, error) {
 	return page, nil
 }
 
-func (s *Sim) getOrder(q *request) (any, error) {
-	o, err := s.pathOrder(q.path[1])
+func (s *Sim) getOrder(q *wire.Request) (any, error) {
+	o, err := s.pathOrder(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -521,13 +520,13 @@ func (s *Sim) getOrder(q *request) (any, error) {
 
 // pathOrder finds the order named by a path segment.
 func (s *Sim) pathOrder(seg string) (*order, error) {
-	n, err := pathNumber(seg, "order")
+	n, err := wire.PathNumber(seg, "order")
 	if err != nil {
 		return nil, err
 	}
 	o, ok := s.ordersByNum[n]
 	if !ok {
-		return nil, notFound("order %s not found", strconv.Itoa(n))
+		return nil, wire.NotFound("order %s not found", strconv.Itoa(n))
 	}
 	return o, nil
 }

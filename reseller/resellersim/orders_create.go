@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
 var (
@@ -25,7 +27,7 @@ var (
 // required returns the value of a required string field.
 func required(v *string, name string) (string, error) {
 	if v == nil || strings.TrimSpace(*v) == "" {
-		return "", invalid("%s is required", name)
+		return "", wire.Invalid("%s is required", name)
 	}
 	return *v, nil
 }
@@ -33,7 +35,7 @@ func required(v *string, name string) (string, error) {
 // requiredInt returns the value of a required integer field.
 func requiredInt(v *int, name string) (int, error) {
 	if v == nil {
-		return 0, invalid("%s is required", name)
+		return 0, wire.Invalid("%s is required", name)
 	}
 	return *v, nil
 }
@@ -46,13 +48,13 @@ func checkQuantity(qty, lo, hi, stock int) error {
 		hi = lo
 	}
 	if qty < lo || qty > hi {
-		return invalid("quantity must be from %d to %d", lo, hi)
+		return wire.Invalid("quantity must be from %d to %d", lo, hi)
 	}
 	if stock <= 0 {
-		return invalid("out of stock")
+		return wire.Invalid("out of stock")
 	}
 	if qty > stock {
-		return invalid("not enough stock: %d available", stock)
+		return wire.Invalid("not enough stock: %d available", stock)
 	}
 	return nil
 }
@@ -62,24 +64,24 @@ func checkQuantity(qty, lo, hi, stock int) error {
 func checkFields(got map[string]string, want []string) error {
 	for _, k := range want {
 		if strings.TrimSpace(got[k]) == "" {
-			return invalid("fields.%s is required", k)
+			return wire.Invalid("fields.%s is required", k)
 		}
 	}
 	for k := range got {
 		if !slices.Contains(want, k) {
-			return invalid("fields.%s is not a field of this item", k)
+			return wire.Invalid("fields.%s is not a field of this item", k)
 		}
 	}
 	return nil
 }
 
-func (s *Sim) orderGiftCard(q *request) (any, error) {
+func (s *Sim) orderGiftCard(q *wire.Request) (any, error) {
 	var in struct {
 		CategoryID *string `json:"category_id"`
 		CardID     *string `json:"card_id"`
 		Quantity   *int    `json:"quantity"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	catID, err := required(in.CategoryID, "category_id")
@@ -94,19 +96,19 @@ func (s *Sim) orderGiftCard(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cat, ok := s.idx.giftCats[catID]
+	cat, ok := s.cat.By.GiftCategories[catID]
 	if !ok || cat.Hidden {
-		return nil, invalid("unknown category_id %q", catID)
+		return nil, wire.Invalid("unknown category_id %q", catID)
 	}
 	i := slices.IndexFunc(cat.Cards, func(c GiftCard) bool { return c.ID == cardID && !c.Hidden })
 	if i < 0 {
-		return nil, invalid("unknown card_id %q in category %q", cardID, catID)
+		return nil, wire.Invalid("unknown card_id %q in category %q", cardID, catID)
 	}
 	card := &cat.Cards[i]
 	if err := checkQuantity(qty, card.MinQuantity, card.MaxQuantity, card.Stock); err != nil {
 		return nil, err
 	}
-	o, err := s.createOrder(q.now, &order{stock: &card.Stock, OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{stock: &card.Stock, OrderSnapshot: OrderSnapshot{
 		Type:       LineGiftCard,
 		ChargedUSD: card.Price.Mul(decimal.NewFromInt(int64(qty))),
 		CategoryID: cat.ID, CategoryName: cat.Name, CardID: card.ID, CardName: card.Name, Quantity: qty,
@@ -117,13 +119,13 @@ func (s *Sim) orderGiftCard(q *request) (any, error) {
 	return o.json(false), nil
 }
 
-func (s *Sim) orderGameKey(q *request) (any, error) {
+func (s *Sim) orderGameKey(q *wire.Request) (any, error) {
 	var in struct {
 		GameID   *string `json:"game_id"`
 		KeyID    *string `json:"key_id"`
 		Quantity *int    `json:"quantity"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	gameID, err := required(in.GameID, "game_id")
@@ -138,19 +140,19 @@ func (s *Sim) orderGameKey(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.idx.games[gameID]
+	g, ok := s.cat.By.Games[gameID]
 	if !ok || g.Hidden {
-		return nil, invalid("unknown game_id %q", gameID)
+		return nil, wire.Invalid("unknown game_id %q", gameID)
 	}
 	i := slices.IndexFunc(g.Keys, func(k GameKey) bool { return k.ID == keyID && !k.Hidden })
 	if i < 0 {
-		return nil, invalid("unknown key_id %q for game %q", keyID, gameID)
+		return nil, wire.Invalid("unknown key_id %q for game %q", keyID, gameID)
 	}
 	k := &g.Keys[i]
 	if err := checkQuantity(qty, k.MinQuantity, k.MaxQuantity, k.Stock); err != nil {
 		return nil, err
 	}
-	o, err := s.createOrder(q.now, &order{stock: &k.Stock, OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{stock: &k.Stock, OrderSnapshot: OrderSnapshot{
 		Type:       LineGameKey,
 		ChargedUSD: k.Price.Mul(decimal.NewFromInt(int64(qty))),
 		GameID:     g.ID, GameName: g.Name, KeyID: k.ID, KeyName: k.Name, Quantity: qty,
@@ -161,13 +163,13 @@ func (s *Sim) orderGameKey(q *request) (any, error) {
 	return o.json(false), nil
 }
 
-func (s *Sim) orderTopUp(q *request) (any, error) {
+func (s *Sim) orderTopUp(q *wire.Request) (any, error) {
 	var in struct {
 		CategoryID *string            `json:"category_id"`
 		OfferID    *string            `json:"offer_id"`
 		Fields     *map[string]string `json:"fields"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	catID, err := required(in.CategoryID, "category_id")
@@ -179,15 +181,15 @@ func (s *Sim) orderTopUp(q *request) (any, error) {
 		return nil, err
 	}
 	if in.Fields == nil || *in.Fields == nil {
-		return nil, invalid("fields is required")
+		return nil, wire.Invalid("fields is required")
 	}
-	cat, ok := s.idx.topUps[catID]
+	cat, ok := s.cat.By.TopUps[catID]
 	if !ok || cat.Hidden {
-		return nil, invalid("unknown category_id %q", catID)
+		return nil, wire.Invalid("unknown category_id %q", catID)
 	}
 	i := slices.IndexFunc(cat.Offers, func(o TopUpOffer) bool { return o.ID == offerID && !o.Hidden })
 	if i < 0 {
-		return nil, invalid("unknown offer_id %q in category %q", offerID, catID)
+		return nil, wire.Invalid("unknown offer_id %q in category %q", offerID, catID)
 	}
 	offer := cat.Offers[i]
 	fields := *in.Fields
@@ -202,12 +204,12 @@ func (s *Sim) orderTopUp(q *request) (any, error) {
 		v := fields[f.Key]
 		switch {
 		case f.Type == "number" && !digitsRe.MatchString(v):
-			return nil, invalid("fields.%s must be a number", f.Key)
+			return nil, wire.Invalid("fields.%s must be a number", f.Key)
 		case f.Type == "select" && !slices.Contains(f.Options, v):
-			return nil, invalid("fields.%s must be one of %s", f.Key, strings.Join(f.Options, "; "))
+			return nil, wire.Invalid("fields.%s must be one of %s", f.Key, strings.Join(f.Options, "; "))
 		}
 	}
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:       LineGameTopup,
 		ChargedUSD: offer.Price,
 		CategoryID: cat.ID, CategoryName: cat.Name, OfferID: offer.ID, OfferName: offer.Name,
@@ -219,13 +221,13 @@ func (s *Sim) orderTopUp(q *request) (any, error) {
 	return o.json(false), nil
 }
 
-func (s *Sim) orderManual(q *request) (any, error) {
+func (s *Sim) orderManual(q *wire.Request) (any, error) {
 	var in struct {
 		ServiceID *string           `json:"service_id"`
 		ProductID *string           `json:"product_id"`
 		Fields    map[string]string `json:"fields"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	svcID, err := required(in.ServiceID, "service_id")
@@ -236,13 +238,13 @@ func (s *Sim) orderManual(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc, ok := s.idx.manual[svcID]
+	svc, ok := s.cat.By.Manual[svcID]
 	if !ok || svc.Hidden {
-		return nil, invalid("unknown service_id %q", svcID)
+		return nil, wire.Invalid("unknown service_id %q", svcID)
 	}
 	i := slices.IndexFunc(svc.Offers, func(o ManualOffer) bool { return o.ID == prodID && !o.Hidden })
 	if i < 0 {
-		return nil, invalid("unknown product_id %q for service %q", prodID, svcID)
+		return nil, wire.Invalid("unknown product_id %q for service %q", prodID, svcID)
 	}
 	offer := svc.Offers[i]
 	want := make([]string, 0, len(svc.Fields))
@@ -256,11 +258,11 @@ func (s *Sim) orderManual(q *request) (any, error) {
 	if offer.DeliveryMinutes <= 0 {
 		deadline = 24 * time.Hour
 	}
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:       LineManualService,
 		ChargedUSD: offer.Price,
 		ServiceID:  svc.ID, ServiceName: svc.Name, ProductID: offer.ID, ProductName: offer.Name,
-		ManualKind: svc.Kind, ChatRequired: svc.Chat, DeadlineAt: q.now.Add(deadline),
+		ManualKind: svc.Kind, ChatRequired: svc.Chat, DeadlineAt: q.Now.Add(deadline),
 		Fields: in.Fields,
 	}}, offer.ID, svc.ID)
 	if err != nil {
@@ -269,7 +271,7 @@ func (s *Sim) orderManual(q *request) (any, error) {
 	return o.json(false), nil
 }
 
-func (s *Sim) orderStoreGift(q *request) (any, error) {
+func (s *Sim) orderStoreGift(q *wire.Request) (any, error) {
 	var in struct {
 		AppID     *int    `json:"app_id"`
 		SubID     *int    `json:"sub_id"`
@@ -277,7 +279,7 @@ func (s *Sim) orderStoreGift(q *request) (any, error) {
 		InviteURL *string `json:"invite_url"`
 		AppName   *string `json:"app_name"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	appID, err := requiredInt(in.AppID, "app_id")
@@ -297,26 +299,26 @@ func (s *Sim) orderStoreGift(q *request) (any, error) {
 		return nil, err
 	}
 	if u, err := url.Parse(invite); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, invalid("invite_url must be an http(s) URL")
+		return nil, wire.Invalid("invite_url must be an http(s) URL")
 	}
-	g, ok := s.idx.storeGames[appID]
+	g, ok := s.cat.By.StoreGames[appID]
 	if !ok || g.Hidden {
-		return nil, invalid("unknown app_id %d", appID)
+		return nil, wire.Invalid("unknown app_id %d", appID)
 	}
 	i := slices.IndexFunc(g.Editions, func(e StoreEdition) bool { return e.SubID == subID })
 	if i < 0 {
-		return nil, invalid("unknown sub_id %d for app %d", subID, appID)
+		return nil, wire.Invalid("unknown sub_id %d for app %d", subID, appID)
 	}
 	ed := g.Editions[i]
 	j := slices.IndexFunc(ed.Prices, func(p RegionPrice) bool { return strings.EqualFold(p.Region, region) })
 	if j < 0 {
-		return nil, invalid("region %q is not sold for sub_id %d", region, subID)
+		return nil, wire.Invalid("region %q is not sold for sub_id %d", region, subID)
 	}
 	name := g.Name
 	if in.AppName != nil && *in.AppName != "" {
 		name = *in.AppName
 	}
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:       LineStoreGift,
 		ChargedUSD: ed.Prices[j].Price,
 		AppID:      g.AppID, AppName: name, SubID: ed.SubID, OfferName: ed.Name,
@@ -335,17 +337,17 @@ func checkUsername(v *string) (string, error) {
 		return "", err
 	}
 	if !usernameRe.MatchString(name) {
-		return "", invalid("messenger_username is not a valid username")
+		return "", wire.Invalid("messenger_username is not a valid username")
 	}
 	return name, nil
 }
 
-func (s *Sim) orderStars(q *request) (any, error) {
+func (s *Sim) orderStars(q *wire.Request) (any, error) {
 	var in struct {
 		Username *string `json:"messenger_username"`
 		Quantity *int    `json:"quantity"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	name, err := checkUsername(in.Username)
@@ -356,12 +358,12 @@ func (s *Sim) orderStars(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if qty < s.cat.StarsMin || qty > s.cat.StarsMax {
-		return nil, invalid("quantity must be from %d to %d", s.cat.StarsMin, s.cat.StarsMax)
+	if qty < s.cat.Cat.StarsMin || qty > s.cat.Cat.StarsMax {
+		return nil, wire.Invalid("quantity must be from %d to %d", s.cat.Cat.StarsMin, s.cat.Cat.StarsMax)
 	}
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:              LineMessengerStars,
-		ChargedUSD:        s.cat.PricePerStar.Mul(decimal.NewFromInt(int64(qty))).Round(4),
+		ChargedUSD:        s.cat.Cat.PricePerStar.Mul(decimal.NewFromInt(int64(qty))).Round(4),
 		MessengerUsername: name, Stars: qty,
 	}})
 	if err != nil {
@@ -370,12 +372,12 @@ func (s *Sim) orderStars(q *request) (any, error) {
 	return o.json(false), nil
 }
 
-func (s *Sim) orderPremium(q *request) (any, error) {
+func (s *Sim) orderPremium(q *wire.Request) (any, error) {
 	var in struct {
 		Username *string `json:"messenger_username"`
 		Months   *int    `json:"months"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	name, err := checkUsername(in.Username)
@@ -386,17 +388,17 @@ func (s *Sim) orderPremium(q *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(s.cat.PremiumPlans, func(p PremiumPlan) bool { return p.Months == months })
+	i := slices.IndexFunc(s.cat.Cat.PremiumPlans, func(p PremiumPlan) bool { return p.Months == months })
 	if i < 0 {
 		var ms []string
-		for _, p := range s.cat.PremiumPlans {
+		for _, p := range s.cat.Cat.PremiumPlans {
 			ms = append(ms, strconv.Itoa(p.Months))
 		}
-		return nil, invalid("months must be one of %s", strings.Join(ms, ", "))
+		return nil, wire.Invalid("months must be one of %s", strings.Join(ms, ", "))
 	}
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:              LineMessengerPremium,
-		ChargedUSD:        s.cat.PremiumPlans[i].Price,
+		ChargedUSD:        s.cat.Cat.PremiumPlans[i].Price,
 		MessengerUsername: name, Months: months,
 	}}, "premium-"+strconv.Itoa(months))
 	if err != nil {
@@ -411,11 +413,11 @@ func canRefill(login string) bool {
 	return !strings.Contains(strings.ToLower(login), "invalid")
 }
 
-func (s *Sim) checkLogin(q *request) (any, error) {
+func (s *Sim) checkLogin(q *wire.Request) (any, error) {
 	var in struct {
 		StoreLogin *string `json:"store_login"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	login, err := required(in.StoreLogin, "store_login")
@@ -429,13 +431,13 @@ func (s *Sim) checkLogin(q *request) (any, error) {
 	}{"store_login_check", login, canRefill(login)}, nil
 }
 
-func (s *Sim) orderStoreTopup(q *request) (any, error) {
+func (s *Sim) orderStoreTopup(q *wire.Request) (any, error) {
 	var in struct {
 		StoreLogin *string `json:"store_login"`
 		Currency   *string `json:"currency"`
 		Amount     *string `json:"amount"`
 	}
-	if err := q.decodeJSON(&in); err != nil {
+	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
 	login, err := required(in.StoreLogin, "store_login")
@@ -446,33 +448,33 @@ func (s *Sim) orderStoreTopup(q *request) (any, error) {
 	if in.Currency != nil {
 		currency = *in.Currency
 	}
-	rate, ok := s.cat.Rates[currency]
+	rate, ok := s.cat.Cat.Rates[currency]
 	if !ok {
-		return nil, invalid("currency must be one of USD, RUB, UAH, KZT")
+		return nil, wire.Invalid("currency must be one of USD, RUB, UAH, KZT")
 	}
 	raw, err := required(in.Amount, "amount")
 	if err != nil {
 		return nil, err
 	}
 	if !amountRe.MatchString(raw) {
-		return nil, invalid("amount must be a decimal string such as \"10.00\"")
+		return nil, wire.Invalid("amount must be a decimal string such as \"10.00\"")
 	}
 	amount := decimal.RequireFromString(raw)
 	if !amount.IsPositive() {
-		return nil, invalid("amount must be positive")
+		return nil, wire.Invalid("amount must be positive")
 	}
 	if _, frac, _ := strings.Cut(raw, "."); currency == "USD" && len(frac) > 2 {
-		return nil, invalid("a USD amount allows at most 2 decimals")
+		return nil, wire.Invalid("a USD amount allows at most 2 decimals")
 	}
 	amountUSD := amount.DivRound(rate, 4)
-	if amountUSD.LessThan(s.cat.MinTopupUSD) {
-		return nil, invalid("the minimum top-up is %s USD", usd(s.cat.MinTopupUSD))
+	if amountUSD.LessThan(s.cat.Cat.MinTopupUSD) {
+		return nil, wire.Invalid("the minimum top-up is %s USD", wire.USD(s.cat.Cat.MinTopupUSD))
 	}
 	if !canRefill(login) {
-		return nil, invalid("store login %q cannot be refilled", login)
+		return nil, wire.Invalid("store login %q cannot be refilled", login)
 	}
-	charged := amountUSD.Mul(decimal.NewFromInt(1).Sub(s.cat.TopupDiscount)).Round(4)
-	o, err := s.createOrder(q.now, &order{OrderSnapshot: OrderSnapshot{
+	charged := amountUSD.Mul(decimal.NewFromInt(1).Sub(s.cat.Cat.TopupDiscount)).Round(4)
+	o, err := s.createOrder(q.Now, &order{OrderSnapshot: OrderSnapshot{
 		Type:       LineStoreTopup,
 		ChargedUSD: charged,
 		StoreLogin: login, Currency: currency, Amount: amount, AmountUSD: amountUSD,
@@ -509,7 +511,7 @@ func (s *Sim) PlaceOtherClientOrder(path string, req any) (OrderSnapshot, error)
 			return OrderSnapshot{}, fmt.Errorf("resellersim: encoding the request: %w", err)
 		}
 	}
-	rel := normPrefix(path)
+	rel := faults.NormPrefix(path)
 	segs := strings.Split(strings.Trim(rel, "/"), "/")
 	rt, ok := match(http.MethodPost, segs)
 	if !ok || !rt.create {
@@ -537,16 +539,16 @@ func (s *Sim) placeOther(rt route, r *http.Request, segs []string, body []byte) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rt.forbidden && s.status == StatusBlocked {
-		return OrderSnapshot{}, nil, &apiError{status: http.StatusForbidden, typ: "forbidden", msg: "account suspended"}
+		return OrderSnapshot{}, nil, &wire.APIError{Status: http.StatusForbidden, Type: "forbidden", Msg: "account suspended"}
 	}
 	now := s.clock()
 	s.advanceLocked(now)
 	before := len(s.orders)
-	if _, err := rt.h(s, &request{r: r, path: segs, body: body, now: now, query: r.URL.Query()}); err != nil {
+	if _, err := rt.h(s, &wire.Request{R: r, Path: segs, Body: body, Now: now, Query: r.URL.Query()}); err != nil {
 		return OrderSnapshot{}, nil, err
 	}
 	if len(s.orders) != before+1 {
 		return OrderSnapshot{}, nil, errors.New("resellersim: the endpoint created no order")
 	}
-	return s.orders[len(s.orders)-1].clone(), s.faults.onCreated, nil
+	return s.orders[len(s.orders)-1].clone(), s.onCreated, nil
 }

@@ -116,22 +116,3 @@ func TestScriptCreatesHang(t *testing.T) {
 	default:
 	}
 }
-
-func TestCreateStepString(t *testing.T) {
-	for _, c := range []struct {
-		step CreateStep
-		want string
-	}{
-		{Created(), "created, answered normally"},
-		{RateLimited(25 * time.Second), "not created, answered 429 Retry-After 25s"},
-		{RefusedWith(502), "not created, answered 502"},
-		{CutBeforeCreate(), "not created, connection cut"},
-		{HangBeforeCreate(), "not created, no answer until the client gives up"},
-		{CreatedThenFail(502), "created, answered 502"},
-		{CreatedThenCut(), "created, connection cut"},
-		{CreatedThenHang(), "created, no answer until the client gives up"},
-	} {
-		eq(t, "step", c.step.String(), c.want)
-		eq(t, "creates", c.step.Creates(), c.want[0] == 'c')
-	}
-}

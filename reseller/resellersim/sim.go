@@ -1,11 +1,15 @@
 package resellersim
 
 import (
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"shopbot/reseller/resellersim/catalog"
+	"shopbot/reseller/resellersim/faults"
 )
 
 // Config configures a Sim. The zero value is usable: every field has a default.
@@ -102,13 +106,11 @@ type Sim struct {
 	rateWindow time.Duration
 	nickname   string
 	email      string
-	startedAt  time.Time
 	defaultBeh Behavior
 	offset     atomic.Int64 // ClockOffset in nanoseconds
 
 	mu            sync.Mutex
-	cat           *Catalog
-	idx           catalogIndex
+	cat           *catalog.Store // catalog.go
 	status        string
 	balance       decimal.Decimal
 	totalOrders   int
@@ -123,7 +125,10 @@ type Sim struct {
 	nextMessageID int
 	files         map[int]chatFile
 	script        func(orderNumber int, buyerMsg string) []string
-	faults        faults
+	faults        faults.Plan // injected failures and the rate limit
+	onRequest     func(r *http.Request, body []byte)
+	onCreated     func(o OrderSnapshot)
+	creates       int                   // order-creating requests seen
 	imageFaults   map[string]ImageFault // images.go
 	imageHits     map[string]int
 }
@@ -165,15 +170,12 @@ func New(cfg Config) *Sim {
 	if cfg.Slow {
 		s.defaultBeh = Behavior{Mode: Complete, ProcessingAfter: time.Second, CompleteAfter: 4 * time.Second}
 	}
-	if cfg.Catalog != nil {
-		s.cat = cfg.Catalog.clone()
-	} else {
-		s.cat = DefaultCatalog()
+	cat := cfg.Catalog
+	if cat == nil {
+		cat = catalog.Default()
 	}
-	s.idx = buildIndex(s.cat)
-
 	now := s.clock()
-	s.startedAt = now
+	s.cat = catalog.NewStore(cat, now)
 	s.accountSince = now.Add(-120 * 24 * time.Hour)
 	start := cfg.Balance
 	if start.IsZero() {

@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 )
 
 // TestEmbeddedSchemaIsCurrent keeps botapi.json.gz equal to the shared
-// schema. To refresh it: gzip -9 -n -c ../../../shared/telegram/botapi.json > botapi.json.gz
+// schema. To refresh it: gzip -9 -n -c ../../../../shared/telegram/botapi.json > botapi.json.gz
 func TestEmbeddedSchemaIsCurrent(t *testing.T) {
-	shared, err := os.ReadFile("../../../shared/telegram/botapi.json")
+	shared, err := os.ReadFile("../../../../shared/telegram/botapi.json")
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("shared/telegram/botapi.json is not present")
 	}
@@ -29,12 +29,12 @@ func TestEmbeddedSchemaIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(embedded, shared) {
-		t.Fatal("botapi.json.gz differs from shared/telegram/botapi.json; regenerate it: gzip -9 -n -c ../../../shared/telegram/botapi.json > botapi.json.gz")
+		t.Fatal("botapi.json.gz differs from shared/telegram/botapi.json; regenerate it: gzip -9 -n -c ../../../../shared/telegram/botapi.json > botapi.json.gz")
 	}
 }
 
 func TestSchemaParsing(t *testing.T) {
-	s, err := EmbeddedSchema()
+	s, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSchemaParsing(t *testing.T) {
 			t.Errorf("%s discriminator = %+v, want %v", name, td, want)
 		}
 	}
-	if _, err := ParseSchema([]byte(`{"version":"x"}`)); err == nil {
+	if _, err := Parse([]byte(`{"version":"x"}`)); err == nil {
 		t.Error("a schema without methods parsed")
 	}
 }

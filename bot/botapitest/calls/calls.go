@@ -1,4 +1,4 @@
-package botapitest
+package calls
 
 import (
 	"context"
@@ -38,8 +38,9 @@ type Call struct {
 	// send and edit methods (with the id it got and its text as stored),
 	// true for most others. Nil on errors.
 	Result any
-
-	raw map[string]string // parameter text as sent (form text or JSON)
+	// Raw is each parameter's text as sent: form or query text, or the JSON
+	// text of a non-string value in a JSON body. Uploaded files are not in it.
+	Raw map[string]string
 }
 
 // OK reports whether the server answered the call successfully.
@@ -90,12 +91,12 @@ func (c Call) String(name string) string {
 	case bool:
 		return strconv.FormatBool(v)
 	}
-	return c.raw[name]
+	return c.Raw[name]
 }
 
 // JSON decodes a parameter's JSON text (e.g. reply_markup) into v.
 func (c Call) JSON(name string, v any) error {
-	raw, ok := c.raw[name]
+	raw, ok := c.Raw[name]
 	if !ok {
 		return fmt.Errorf("botapitest: %s call has no parameter %s", c.Method, name)
 	}
@@ -105,35 +106,54 @@ func (c Call) JSON(name string, v any) error {
 	return nil
 }
 
-func (s *Server) record(c Call) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = append(s.calls, c)
-	close(s.callsChanged)
-	s.callsChanged = make(chan struct{})
-	for _, sub := range s.subs {
+// Log records calls and lets tests read and wait for them. It is safe for
+// concurrent use.
+type Log struct {
+	mu      sync.Mutex
+	calls   []Call
+	resets  int64
+	changed chan struct{} // closed and replaced when calls change
+	subs    map[int]*subscriber
+	nextSub int
+	closed  bool
+	done    chan struct{} // closed by Close
+}
+
+// NewLog returns an empty log.
+func NewLog() *Log {
+	return &Log{changed: make(chan struct{}), subs: map[int]*subscriber{}, done: make(chan struct{})}
+}
+
+// Record appends a call and hands it to the waiters and subscribers.
+func (l *Log) Record(c Call) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, c)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	for _, sub := range l.subs {
 		sub.push(c)
 	}
 }
 
-// Calls returns every call recorded since the server started or since the
-// last Reset, oldest first; requests with a wrong token are not recorded.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
+// Calls returns every call recorded since the log was made or since the
+// last Reset, oldest first.
+func (l *Log) Calls() []Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Call(nil), l.calls...)
 }
 
 // CallsFor returns the recorded calls of one method, oldest first.
-func (s *Server) CallsFor(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callsForLocked(method)
+func (l *Log) CallsFor(method string) []Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.callsForLocked(method)
 }
 
-func (s *Server) callsForLocked(method string) []Call {
+func (l *Log) callsForLocked(method string) []Call {
 	var out []Call
-	for _, c := range s.calls {
+	for _, c := range l.calls {
 		if c.Method == method {
 			out = append(out, c)
 		}
@@ -141,26 +161,25 @@ func (s *Server) callsForLocked(method string) []Call {
 	return out
 }
 
-// Reset forgets the recorded calls (and only them: chats, updates, payments
-// and faults are kept).
-func (s *Server) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls = nil
-	s.resets++
-	close(s.callsChanged)
-	s.callsChanged = make(chan struct{})
+// Reset forgets the recorded calls.
+func (l *Log) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = nil
+	l.resets++
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 // WaitFor waits until at least n calls of method are recorded and returns
-// all recorded calls of that method. It fails when ctx ends or the server
+// all recorded calls of that method. It fails when ctx ends or the log
 // closes first.
-func (s *Server) WaitFor(ctx context.Context, method string, n int) ([]Call, error) {
+func (l *Log) WaitFor(ctx context.Context, method string, n int) ([]Call, error) {
 	for {
-		s.mu.Lock()
-		calls := s.callsForLocked(method)
-		ch := s.callsChanged
-		s.mu.Unlock()
+		l.mu.Lock()
+		calls := l.callsForLocked(method)
+		ch := l.changed
+		l.mu.Unlock()
 		if len(calls) >= n {
 			return calls, nil
 		}
@@ -168,7 +187,7 @@ func (s *Server) WaitFor(ctx context.Context, method string, n int) ([]Call, err
 		case <-ch:
 		case <-ctx.Done():
 			return calls, fmt.Errorf("botapitest: waiting for %d %s calls, got %d: %w", n, method, len(calls), ctx.Err())
-		case <-s.done:
+		case <-l.done:
 			return calls, fmt.Errorf("botapitest: waiting for %d %s calls, got %d: server closed", n, method, len(calls))
 		}
 	}
@@ -176,16 +195,16 @@ func (s *Server) WaitFor(ctx context.Context, method string, n int) ([]Call, err
 
 // WaitForCall waits for the first recorded call (earlier ones included)
 // for which match returns true.
-func (s *Server) WaitForCall(ctx context.Context, match func(Call) bool) (Call, error) {
+func (l *Log) WaitForCall(ctx context.Context, match func(Call) bool) (Call, error) {
 	seen, gen := 0, int64(-1)
 	for {
-		s.mu.Lock()
-		calls := s.calls
-		ch := s.callsChanged
-		if gen != s.resets { // first round, or Reset ran
-			seen, gen = 0, s.resets
+		l.mu.Lock()
+		calls := l.calls
+		ch := l.changed
+		if gen != l.resets { // first round, or Reset ran
+			seen, gen = 0, l.resets
 		}
-		s.mu.Unlock()
+		l.mu.Unlock()
 		for ; seen < len(calls); seen++ {
 			if match(calls[seen]) {
 				return calls[seen], nil
@@ -195,37 +214,55 @@ func (s *Server) WaitForCall(ctx context.Context, match func(Call) bool) (Call, 
 		case <-ch:
 		case <-ctx.Done():
 			return Call{}, fmt.Errorf("botapitest: waiting for a matching call: %w", ctx.Err())
-		case <-s.done:
+		case <-l.done:
 			return Call{}, fmt.Errorf("botapitest: waiting for a matching call: server closed")
 		}
 	}
 }
 
 // Subscribe returns a channel that receives every call recorded from now on,
-// in order, without ever blocking the server (a slow reader only delays its
-// own channel), and a function that ends the subscription. The channel is
-// closed when the subscription ends or the server closes.
-func (s *Server) Subscribe() (<-chan Call, func()) {
+// in order, without ever blocking Record (a slow reader only delays its own
+// channel), and a function that ends the subscription. The channel is
+// closed when the subscription ends or the log closes.
+func (l *Log) Subscribe() (<-chan Call, func()) {
 	sub := &subscriber{
 		signal: make(chan struct{}, 1),
 		stop:   make(chan struct{}),
 		out:    make(chan Call),
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
 		close(sub.out)
 		return sub.out, func() {}
 	}
-	id := s.nextSub
-	s.nextSub++
-	s.subs[id] = sub
-	s.mu.Unlock()
+	id := l.nextSub
+	l.nextSub++
+	l.subs[id] = sub
+	l.mu.Unlock()
 	go sub.pump()
 	return sub.out, func() {
-		s.mu.Lock()
-		delete(s.subs, id)
-		s.mu.Unlock()
+		l.mu.Lock()
+		delete(l.subs, id)
+		l.mu.Unlock()
+		sub.cancel()
+	}
+}
+
+// Close ends the waits (they fail with "server closed") and the
+// subscriptions. It is safe to call more than once.
+func (l *Log) Close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	subs := l.subs
+	l.subs = map[int]*subscriber{}
+	l.mu.Unlock()
+	close(l.done)
+	for _, sub := range subs {
 		sub.cancel()
 	}
 }

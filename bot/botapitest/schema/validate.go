@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"bytes"
@@ -31,24 +31,24 @@ func (v *Violation) Error() string {
 	return v.Method + ": " + v.Field + ": " + v.Problem
 }
 
-// wireKind says how a top-level parameter arrived.
-type wireKind int
+// Kind says how a top-level parameter arrived.
+type Kind int
 
 const (
-	// wireText is a string: a form or query value, a multipart text part or
-	// a JSON string in an application/json body.
-	wireText wireKind = iota
-	// wireJSON is a non-string JSON value from an application/json body.
-	wireJSON
-	// wireFile is an uploaded multipart file part.
-	wireFile
+	// Text is a string: a form or query value, a multipart text part or a
+	// JSON string in an application/json body.
+	Text Kind = iota
+	// JSON is a non-string JSON value from an application/json body.
+	JSON
+	// Upload is an uploaded multipart file part.
+	Upload
 )
 
-// wireValue is one top-level request parameter as it arrived.
-type wireValue struct {
-	kind wireKind
-	text string // the string, or the raw JSON text for wireJSON
-	file File   // for wireFile
+// Param is one top-level request parameter as it arrived.
+type Param struct {
+	Kind Kind
+	// Text is the string, or the raw JSON text for JSON; empty for Upload.
+	Text string
 }
 
 // problem is one finding of the checker before it is tied to a method.
@@ -62,8 +62,9 @@ type problem struct {
 
 // checker validates one request against the schema.
 type checker struct {
-	s     *Schema
-	files map[string]File
+	s *Schema
+	// uploads are the names of the request's uploaded file parts.
+	uploads map[string]bool
 	// attached records the file parts referenced with attach://<name>.
 	attached map[string]bool
 }
@@ -99,18 +100,18 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func describeWire(wv wireValue) string {
-	switch wv.kind {
-	case wireFile:
+func describeWire(wv Param) string {
+	switch wv.Kind {
+	case Upload:
 		return "an uploaded file"
-	case wireJSON:
-		v, err := decodeJSON([]byte(wv.text))
+	case JSON:
+		v, err := decodeJSON([]byte(wv.Text))
 		if err != nil {
 			return "invalid JSON"
 		}
 		return "JSON " + describe(v)
 	}
-	t := wv.text
+	t := wv.Text
 	if len(t) > 40 {
 		t = t[:37] + "..."
 	}
@@ -131,20 +132,11 @@ func decodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
-// decodePlain decodes JSON the ordinary way (numbers as float64) for Call.Params.
-func decodePlain(data string) any {
-	var v any
-	if err := json.Unmarshal([]byte(data), &v); err != nil {
-		return data
-	}
-	return v
-}
-
 func exprList(exprs []string) string { return strings.Join(exprs, " or ") }
 
 // checkRequest validates the top-level parameters of a method call. It
 // returns the parameters decoded for Call.Params and every problem found.
-func (c *checker) checkRequest(m *methodDef, params map[string]wireValue) (map[string]any, []problem) {
+func (c *checker) checkRequest(m *Method, params map[string]Param) (map[string]any, []problem) {
 	var probs []problem
 	decoded := make(map[string]any, len(params))
 
@@ -157,7 +149,7 @@ func (c *checker) checkRequest(m *methodDef, params map[string]wireValue) (map[s
 		wv := params[name]
 		f := m.byName[name]
 		if f == nil {
-			if wv.kind == wireFile {
+			if wv.Kind == Upload {
 				continue // checked below: it may be an attach:// target
 			}
 			probs = append(probs, problem{path: name, msg: "unknown field"})
@@ -166,7 +158,7 @@ func (c *checker) checkRequest(m *methodDef, params map[string]wireValue) (map[s
 		}
 		v, ps := c.topUnion(name, wv, f.Types)
 		probs = append(probs, ps...)
-		if wv.kind != wireFile {
+		if wv.Kind != Upload {
 			decoded[name] = v
 		}
 	}
@@ -177,7 +169,7 @@ func (c *checker) checkRequest(m *methodDef, params map[string]wireValue) (map[s
 	}
 	for _, name := range names {
 		wv := params[name]
-		if wv.kind != wireFile || m.byName[name] != nil || c.attached[name] {
+		if wv.Kind != Upload || m.byName[name] != nil || c.attached[name] {
 			continue
 		}
 		probs = append(probs, problem{path: name, msg: "unknown field (an uploaded file that no attach://" + name + " refers to)"})
@@ -185,16 +177,16 @@ func (c *checker) checkRequest(m *methodDef, params map[string]wireValue) (map[s
 	return decoded, probs
 }
 
-func decodeUnknown(wv wireValue) any {
-	if wv.kind == wireJSON {
-		return decodePlain(wv.text)
+func decodeUnknown(wv Param) any {
+	if wv.Kind == JSON {
+		return decodePlain(wv.Text)
 	}
-	return wv.text
+	return wv.Text
 }
 
 // topUnion checks a top-level value against the alternatives of its field
 // and returns it decoded as the first matching alternative.
-func (c *checker) topUnion(path string, wv wireValue, exprs []string) (any, []problem) {
+func (c *checker) topUnion(path string, wv Param, exprs []string) (any, []problem) {
 	var (
 		best      []problem
 		bestScore = -1
@@ -220,9 +212,9 @@ func (c *checker) topUnion(path string, wv wireValue, exprs []string) (any, []pr
 
 // topAlt checks a top-level value against one type expression. score ranks
 // failed alternatives so that the most plausible one is reported.
-func (c *checker) topAlt(path string, wv wireValue, expr string) (any, []problem, int) {
+func (c *checker) topAlt(path string, wv Param, expr string) (any, []problem, int) {
 	bad := []problem{{path: path, mismatch: true}}
-	if wv.kind == wireFile {
+	if wv.Kind == Upload {
 		if expr == "InputFile" {
 			return nil, nil, 0
 		}
@@ -230,17 +222,17 @@ func (c *checker) topAlt(path string, wv wireValue, expr string) (any, []problem
 	}
 	switch expr {
 	case "Integer":
-		if n, err := strconv.ParseInt(wv.text, 10, 64); err == nil {
+		if n, err := strconv.ParseInt(wv.Text, 10, 64); err == nil {
 			return n, nil, 0
 		}
 		return nil, bad, 0
 	case "Float":
-		if f, err := strconv.ParseFloat(wv.text, 64); err == nil {
+		if f, err := strconv.ParseFloat(wv.Text, 64); err == nil {
 			return f, nil, 0
 		}
 		return nil, bad, 0
 	case "Boolean":
-		switch wv.text {
+		switch wv.Text {
 		case "true":
 			return true, nil, 0
 		case "false":
@@ -248,31 +240,31 @@ func (c *checker) topAlt(path string, wv wireValue, expr string) (any, []problem
 		}
 		return nil, bad, 0
 	case "String", "InputFile":
-		if wv.kind != wireText {
+		if wv.Kind != Text {
 			return nil, bad, 0
 		}
-		if !utf8.ValidString(wv.text) {
+		if !utf8.ValidString(wv.Text) {
 			return nil, []problem{{path: path, msg: "strings must be encoded in UTF-8"}}, 1
 		}
-		if strings.HasPrefix(wv.text, "attach://") {
-			c.noteAttach(wv.text)
-			if ps := c.attachProblems(path, wv.text); ps != nil {
+		if strings.HasPrefix(wv.Text, "attach://") {
+			c.noteAttach(wv.Text)
+			if ps := c.attachProblems(path, wv.Text); ps != nil {
 				return nil, ps, 1
 			}
 		}
-		return wv.text, nil, 0
+		return wv.Text, nil, 0
 	}
 	// An object or array: JSON text in a form field, or JSON in a JSON body.
-	v, err := decodeJSON([]byte(wv.text))
+	v, err := decodeJSON([]byte(wv.Text))
 	if err != nil {
-		if wv.kind == wireText {
+		if wv.Kind == Text {
 			return nil, []problem{{path: path, msg: fmt.Sprintf("wrong type: expected JSON-serialized %s, got %s (not JSON: %v)", expr, describeWire(wv), err)}}, 0
 		}
 		return nil, bad, 0
 	}
 	ps := c.value(path, v, expr)
 	if len(ps) == 0 {
-		return decodePlain(wv.text), nil, 0
+		return decodePlain(wv.Text), nil, 0
 	}
 	return nil, ps, matchScore(c.s, v, expr, ps)
 }
@@ -310,7 +302,7 @@ func (c *checker) noteAttach(s string) {
 
 func (c *checker) attachProblems(path, s string) []problem {
 	name := strings.TrimPrefix(s, "attach://")
-	if _, ok := c.files[name]; !ok {
+	if !c.uploads[name] {
 		return []problem{{path: path, msg: fmt.Sprintf("%q refers to no uploaded file part named %q", s, name)}}
 	}
 	return nil

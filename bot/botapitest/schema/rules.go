@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"fmt"
@@ -70,7 +70,7 @@ func parseModeProblems(path string, m map[string]any) []problem {
 			if !ok {
 				continue
 			}
-			if _, _, err := parseHTML(s); err != nil {
+			if _, _, err := ParseHTML(s); err != nil {
 				ps = append(ps, problem{path: joinPath(path, t), msg: "can't parse entities: " + err.Error()})
 			}
 		}
@@ -103,8 +103,8 @@ func objectRules(path, typeName string, m map[string]any) []problem {
 		if c, _ := m["command"].(string); !commandRe.MatchString(c) {
 			ps = append(ps, problem{path: joinPath(path, "command"), msg: fmt.Sprintf("command %q must be 1-32 characters of lowercase English letters, digits and underscores", c)})
 		}
-		if d, _ := m["description"].(string); utf16Len(d) < 1 || utf16Len(d) > 256 {
-			ps = append(ps, problem{path: joinPath(path, "description"), msg: fmt.Sprintf("must be 1-256 characters, got %d", utf16Len(d))})
+		if d, _ := m["description"].(string); UTF16Len(d) < 1 || UTF16Len(d) > 256 {
+			ps = append(ps, problem{path: joinPath(path, "description"), msg: fmt.Sprintf("must be 1-256 characters, got %d", UTF16Len(d))})
 		}
 	}
 	return ps
@@ -130,7 +130,7 @@ func buttonProblems(path string, m map[string]any) []problem {
 			if text == "" {
 				continue
 			}
-			if n := utf16Len(text); n > 256 {
+			if n := UTF16Len(text); n > 256 {
 				ps = append(ps, problem{path: joinPath(path, "copy_text.text"), msg: fmt.Sprintf("must be 1-256 characters, got %d", n)})
 			}
 		case "pay":
@@ -155,13 +155,13 @@ func textLenProblems(field, text, parseMode string, lo, hi int, emptyMsg, longMs
 	plain := text
 	after := ""
 	if parseMode == "HTML" {
-		p, _, err := parseHTML(text)
+		p, _, err := ParseHTML(text)
 		if err != nil {
 			return nil // reported by parseModeProblems
 		}
 		plain, after = p, " after HTML parsing"
 	}
-	n := utf16Len(plain)
+	n := UTF16Len(plain)
 	if lo > 0 && strings.TrimSpace(plain) == "" {
 		return []problem{{path: field, msg: emptyMsg}}
 	}
@@ -172,7 +172,7 @@ func textLenProblems(field, text, parseMode string, lo, hi int, emptyMsg, longMs
 }
 
 func lenRange(field, s string, lo, hi int, unit string) []problem {
-	n := utf16Len(s)
+	n := UTF16Len(s)
 	if unit == "bytes" {
 		n = len(s)
 	}
@@ -211,8 +211,8 @@ func methodRules(method string, p map[string]any) []problem {
 			ps = append(ps, problem{path: "text", msg: "missing required field (text is required unless rich_message is given)"})
 		}
 	case "answerCallbackQuery":
-		if t, ok := p["text"].(string); ok && utf16Len(t) > 200 {
-			ps = append(ps, problem{path: "text", msg: fmt.Sprintf("must be 0-200 characters, got %d", utf16Len(t))})
+		if t, ok := p["text"].(string); ok && UTF16Len(t) > 200 {
+			ps = append(ps, problem{path: "text", msg: fmt.Sprintf("must be 0-200 characters, got %d", UTF16Len(t))})
 		}
 	case "sendInvoice", "createInvoiceLink":
 		ps = append(ps, invoiceProblems(p)...)

@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"bytes"
@@ -18,37 +18,42 @@ import (
 //go:embed botapi.json.gz
 var schemaGzip []byte
 
-// Schema is the parsed Bot API schema the server checks requests against.
+// Schema is a parsed Bot API schema. It is read-only once parsed and safe
+// for concurrent use.
 type Schema struct {
 	// Version is the Bot API version the schema describes, e.g. "Bot API 10.1".
 	Version string
 
-	methods      map[string]*methodDef
+	methods      map[string]*Method
 	methodsLower map[string]string
 	types        map[string]*typeDef
 }
 
-type fieldDef struct {
+// Field is a parameter of a method or a field of a type.
+type Field struct {
 	Name        string   `json:"name"`
 	Types       []string `json:"types"`
 	Required    bool     `json:"required"`
 	Description string   `json:"description"`
 }
 
-type methodDef struct {
-	Name    string      `json:"name"`
-	Fields  []*fieldDef `json:"fields"`
-	Returns []string    `json:"returns"`
+// Method is a Bot API method: its parameters and the types it may return.
+type Method struct {
+	// Name is the method's canonical name, e.g. "sendMessage".
+	Name   string   `json:"name"`
+	Fields []*Field `json:"fields"`
+	// Returns are the type expressions of the result, e.g. ["Message", "Boolean"].
+	Returns []string `json:"returns"`
 
-	byName map[string]*fieldDef
+	byName map[string]*Field
 }
 
 type typeDef struct {
-	Name     string      `json:"name"`
-	Fields   []*fieldDef `json:"fields"`
-	Subtypes []string    `json:"subtypes"`
+	Name     string   `json:"name"`
+	Fields   []*Field `json:"fields"`
+	Subtypes []string `json:"subtypes"`
 
-	byName map[string]*fieldDef
+	byName map[string]*Field
 	// discField and discValue identify a subtype by a constant field, e.g.
 	// BotCommandScopeChat has type "chat"; both are empty when the type has
 	// no discriminator.
@@ -66,9 +71,9 @@ var (
 	embeddedErr    error
 )
 
-// EmbeddedSchema returns the Bot API schema embedded in the package, parsed
+// Embedded returns the Bot API schema embedded in the package, parsed
 // once and shared (it is read-only).
-func EmbeddedSchema() (*Schema, error) {
+func Embedded() (*Schema, error) {
 	embeddedOnce.Do(func() {
 		zr, err := gzip.NewReader(bytes.NewReader(schemaGzip))
 		if err != nil {
@@ -80,18 +85,18 @@ func EmbeddedSchema() (*Schema, error) {
 			embeddedErr = fmt.Errorf("read embedded schema: %w", err)
 			return
 		}
-		embeddedSchema, embeddedErr = ParseSchema(data)
+		embeddedSchema, embeddedErr = Parse(data)
 	})
 	return embeddedSchema, embeddedErr
 }
 
-// ParseSchema parses a Bot API schema in the botapi.json format
+// Parse parses a Bot API schema in the botapi.json format
 // ({version, methods{name: {fields, returns}}, types{name: {fields, subtypes}}}).
-func ParseSchema(data []byte) (*Schema, error) {
+func Parse(data []byte) (*Schema, error) {
 	var raw struct {
-		Version string                `json:"version"`
-		Methods map[string]*methodDef `json:"methods"`
-		Types   map[string]*typeDef   `json:"types"`
+		Version string              `json:"version"`
+		Methods map[string]*Method  `json:"methods"`
+		Types   map[string]*typeDef `json:"types"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("parse bot api schema: %w", err)
@@ -107,7 +112,7 @@ func ParseSchema(data []byte) (*Schema, error) {
 	}
 	for name, m := range s.methods {
 		m.Name = name
-		m.byName = make(map[string]*fieldDef, len(m.Fields))
+		m.byName = make(map[string]*Field, len(m.Fields))
 		for _, f := range m.Fields {
 			m.byName[f.Name] = f
 		}
@@ -115,7 +120,7 @@ func ParseSchema(data []byte) (*Schema, error) {
 	}
 	for name, t := range s.types {
 		t.Name = name
-		t.byName = make(map[string]*fieldDef, len(t.Fields))
+		t.byName = make(map[string]*Field, len(t.Fields))
 		for _, f := range t.Fields {
 			t.byName[f.Name] = f
 		}
@@ -134,9 +139,9 @@ func ParseSchema(data []byte) (*Schema, error) {
 	return s, nil
 }
 
-// method looks a method up the way the Bot API does: names are
-// case-insensitive.
-func (s *Schema) method(name string) *methodDef {
+// Method looks a method up the way the Bot API does (names are
+// case-insensitive); it is nil when the schema has no such method.
+func (s *Schema) Method(name string) *Method {
 	if m, ok := s.methods[name]; ok {
 		return m
 	}
@@ -147,4 +152,4 @@ func (s *Schema) method(name string) *methodDef {
 }
 
 // HasMethod reports whether the schema defines the method (case-insensitive).
-func (s *Schema) HasMethod(name string) bool { return s.method(name) != nil }
+func (s *Schema) HasMethod(name string) bool { return s.Method(name) != nil }

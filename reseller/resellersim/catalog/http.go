@@ -1,14 +1,17 @@
-package resellersim
+package catalog
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"shopbot/reseller/resellersim/internal/wire"
 )
 
-func (s *Sim) getRates(q *request) (any, error) {
-	rates := make(map[string]json.Number, len(s.cat.Rates))
-	for c, r := range s.cat.Rates {
+// GetRates answers GET /store-topup/rates: the store top-up currencies and the minimum.
+func (st *Store) GetRates(q *wire.Request) (any, error) {
+	rates := make(map[string]json.Number, len(st.Cat.Rates))
+	for c, r := range st.Cat.Rates {
 		rates[c] = json.Number(r.String())
 	}
 	return struct {
@@ -17,33 +20,35 @@ func (s *Sim) getRates(q *request) (any, error) {
 		Rates       map[string]json.Number `json:"rates"`
 		MinTopupUSD string                 `json:"min_topup_usd"`
 		UpdatedAt   string                 `json:"updated_at"`
-	}{"store_rates", "USD", rates, usd(s.cat.MinTopupUSD), ts(s.startedAt)}, nil
+	}{"store_rates", "USD", rates, wire.USD(st.Cat.MinTopupUSD), wire.TS(st.Since)}, nil
 }
 
-func (s *Sim) getStars(q *request) (any, error) {
+// GetStars answers GET /messenger/stars: the price of a Star and the quantity bounds.
+func (st *Store) GetStars(q *wire.Request) (any, error) {
 	return struct {
 		Object       string `json:"object"`
 		PricePerStar string `json:"price_per_star"`
 		Min          int    `json:"min"`
 		Max          int    `json:"max"`
 		UpdatedAt    string `json:"updated_at"`
-	}{"messenger_stars_pricing", usd(s.cat.PricePerStar), s.cat.StarsMin, s.cat.StarsMax, ts(s.startedAt)}, nil
+	}{"messenger_stars_pricing", wire.USD(st.Cat.PricePerStar), st.Cat.StarsMin, st.Cat.StarsMax, wire.TS(st.Since)}, nil
 }
 
-func (s *Sim) getPremium(q *request) (any, error) {
+// GetPremium answers GET /messenger/premium: the Premium plans.
+func (st *Store) GetPremium(q *wire.Request) (any, error) {
 	type plan struct {
 		Months   int    `json:"months"`
 		PriceUSD string `json:"price_usd"`
 	}
 	plans := []plan{}
-	for _, p := range s.cat.PremiumPlans {
-		plans = append(plans, plan{p.Months, usd(p.Price)})
+	for _, p := range st.Cat.PremiumPlans {
+		plans = append(plans, plan{p.Months, wire.USD(p.Price)})
 	}
 	return struct {
 		Object    string `json:"object"`
 		Plans     []plan `json:"plans"`
 		UpdatedAt string `json:"updated_at"`
-	}{"messenger_premium_pricing", plans, ts(s.startedAt)}, nil
+	}{"messenger_premium_pricing", plans, wire.TS(st.Since)}, nil
 }
 
 // Manual services.
@@ -58,21 +63,23 @@ type manualServiceJSON struct {
 	Image  *string `json:"image"`
 }
 
-func (s *Sim) listManualServices(q *request) (any, error) {
+// ListManualServices answers GET /manual-services.
+func (st *Store) ListManualServices(q *wire.Request) (any, error) {
 	data := []manualServiceJSON{}
-	for _, m := range s.cat.ManualServices {
+	for _, m := range st.Cat.ManualServices {
 		if m.Hidden {
 			continue
 		}
-		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, nullString(m.Info), q.image(m.Image)})
+		data = append(data, manualServiceJSON{"manual_service", m.ID, m.Name, m.Kind, m.Chat, wire.NullString(m.Info), q.Image(m.Image)})
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }
 
-func (s *Sim) getManualOffers(q *request) (any, error) {
-	m, ok := s.idx.manual[q.path[1]]
+// GetManualOffers answers GET /manual-services/{id}/offers: a service with its fields and offers.
+func (st *Store) GetManualOffers(q *wire.Request) (any, error) {
+	m, ok := st.By.Manual[q.Path[1]]
 	if !ok || m.Hidden {
-		return nil, notFound("manual service %q not found", q.path[1])
+		return nil, wire.NotFound("manual service %q not found", q.Path[1])
 	}
 	type field struct {
 		Code string `json:"code"`
@@ -96,9 +103,9 @@ func (s *Sim) getManualOffers(q *request) (any, error) {
 		}
 		var dm *int
 		if o.DeliveryMinutes > 0 {
-			dm = ptr(o.DeliveryMinutes)
+			dm = wire.Ptr(o.DeliveryMinutes)
 		}
-		offers = append(offers, offer{o.ID, o.Name, usd(o.Price), dm, nullString(o.Note)})
+		offers = append(offers, offer{o.ID, o.Name, wire.USD(o.Price), dm, wire.NullString(o.Note)})
 	}
 	return struct {
 		Object    string  `json:"object"`
@@ -109,13 +116,14 @@ func (s *Sim) getManualOffers(q *request) (any, error) {
 		Info      *string `json:"info"`
 		Fields    []field `json:"fields"`
 		Offers    []offer `json:"offers"`
-	}{"manual_offers", m.ID, nullString(m.Name), nullString(m.Kind), m.Chat, nullString(m.Info), fields, offers}, nil
+	}{"manual_offers", m.ID, wire.NullString(m.Name), wire.NullString(m.Kind), m.Chat, wire.NullString(m.Info), fields, offers}, nil
 }
 
 // Store gifts.
 
-func (s *Sim) listStoreGames(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 100, 1, 500)
+// ListStoreGames answers GET /store-gifts/games.
+func (st *Store) ListStoreGames(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 100, 1, 500)
 	if err != nil {
 		return nil, err
 	}
@@ -125,22 +133,23 @@ func (s *Sim) listStoreGames(q *request) (any, error) {
 		Name   string `json:"name"`
 	}
 	var data []entry
-	for _, g := range s.cat.StoreGames {
+	for _, g := range st.Cat.StoreGames {
 		if !g.Hidden {
 			data = append(data, entry{"store_game", g.AppID, g.Name})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getStoreGame(q *request) (any, error) {
-	id, err := pathNumber(q.path[2], "app")
+// GetStoreGame answers GET /store-gifts/games/{app_id}: a game's editions with their regional prices.
+func (st *Store) GetStoreGame(q *wire.Request) (any, error) {
+	id, err := wire.PathNumber(q.Path[2], "app")
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.idx.storeGames[id]
+	g, ok := st.By.StoreGames[id]
 	if !ok || g.Hidden {
-		return nil, notFound("app %d not found", id)
+		return nil, wire.NotFound("app %d not found", id)
 	}
 	type region struct {
 		Region   string `json:"region"`
@@ -155,7 +164,7 @@ func (s *Sim) getStoreGame(q *request) (any, error) {
 	for _, e := range g.Editions {
 		o := offer{SubID: e.SubID, Name: e.Name, Regions: []region{}}
 		for _, p := range e.Prices {
-			o.Regions = append(o.Regions, region{p.Region, usd(p.Price)})
+			o.Regions = append(o.Regions, region{p.Region, wire.USD(p.Price)})
 		}
 		offers = append(offers, o)
 	}
@@ -168,12 +177,13 @@ func (s *Sim) getStoreGame(q *request) (any, error) {
 
 // Gift cards.
 
-func (s *Sim) listGiftCategories(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 600)
+// ListGiftCategories answers GET /gift-cards/categories.
+func (st *Store) ListGiftCategories(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
+	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
 		CategoryID string  `json:"category_id"`
@@ -181,18 +191,19 @@ func (s *Sim) listGiftCategories(q *request) (any, error) {
 		Image      *string `json:"image"`
 	}
 	var data []entry
-	for _, c := range s.cat.GiftCategories {
+	for _, c := range st.Cat.GiftCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"gift_category", c.ID, c.Name, q.image(c.Image)})
+			data = append(data, entry{"gift_category", c.ID, c.Name, q.Image(c.Image)})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getGiftCards(q *request) (any, error) {
-	c, ok := s.idx.giftCats[q.path[2]]
+// GetGiftCards answers GET /gift-cards/categories/{id}/cards.
+func (st *Store) GetGiftCards(q *wire.Request) (any, error) {
+	c, ok := st.By.GiftCategories[q.Path[2]]
 	if !ok || c.Hidden {
-		return nil, notFound("gift card category %q not found", q.path[2])
+		return nil, wire.NotFound("gift card category %q not found", q.Path[2])
 	}
 	type card struct {
 		CardID      string `json:"card_id"`
@@ -205,7 +216,7 @@ func (s *Sim) getGiftCards(q *request) (any, error) {
 	offers := []card{}
 	for _, k := range c.Cards {
 		if !k.Hidden {
-			offers = append(offers, card{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+			offers = append(offers, card{k.ID, k.Name, wire.USD(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
 		}
 	}
 	return struct {
@@ -214,7 +225,7 @@ func (s *Sim) getGiftCards(q *request) (any, error) {
 		Name       string  `json:"name"`
 		Image      *string `json:"image"`
 		Offers     []card  `json:"offers"`
-	}{"gift_card_offers", c.ID, c.Name, q.image(c.Image), offers}, nil
+	}{"gift_card_offers", c.ID, c.Name, q.Image(c.Image), offers}, nil
 }
 
 // groupBrands groups visible items by brand in catalog order. An item is
@@ -235,8 +246,9 @@ func groupBrands[T any](items []T, brandOf func(T) string, keep func(T) bool, ma
 	return order, groups
 }
 
-func (s *Sim) listGiftBrands(q *request) (any, error) {
-	search := strings.ToLower(q.queryString("q"))
+// ListGiftBrands answers GET /gift-cards/brands: the categories grouped by brand.
+func (st *Store) ListGiftBrands(q *wire.Request) (any, error) {
+	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
 		Region     *string `json:"region"`
@@ -247,7 +259,7 @@ func (s *Sim) listGiftBrands(q *request) (any, error) {
 		Brand         string `json:"brand"`
 		Subcategories []sub  `json:"subcategories"`
 	}
-	order, groups := groupBrands(s.cat.GiftCategories,
+	order, groups := groupBrands(st.Cat.GiftCategories,
 		func(c GiftCategory) string { return c.Brand },
 		func(c GiftCategory) bool { return !c.Hidden },
 		func(c GiftCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
@@ -255,11 +267,11 @@ func (s *Sim) listGiftBrands(q *request) (any, error) {
 	for _, b := range order {
 		e := brand{Object: "gift_brand", Brand: b}
 		for _, c := range groups[b] {
-			e.Subcategories = append(e.Subcategories, sub{c.ID, nullString(c.Region), q.image(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, wire.NullString(c.Region), q.Image(c.Image)})
 		}
 		data = append(data, e)
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }
 
 // Game keys.
@@ -274,20 +286,21 @@ type gameJSON struct {
 	Image             *string `json:"image"`
 }
 
-func (g *Game) json(q *request, object string) gameJSON {
-	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.image(g.Image)}
+func (g *Game) json(q *wire.Request, object string) gameJSON {
+	return gameJSON{object, g.ID, g.Name, g.Region, g.Platform, g.RegionRestriction, q.Image(g.Image)}
 }
 
-func (s *Sim) listGames(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 500)
+// ListGames answers GET /game-keys.
+func (st *Store) ListGames(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 500)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
-	region, platform := q.queryString("region"), q.queryString("platform")
+	search := strings.ToLower(q.String("q"))
+	region, platform := q.String("region"), q.String("platform")
 	var data []gameJSON
-	for i := range s.cat.Games {
-		g := &s.cat.Games[i]
+	for i := range st.Cat.Games {
+		g := &st.Cat.Games[i]
 		if g.Hidden || !matchQ(search, g.ID, g.Name) ||
 			(region != "" && !strings.EqualFold(region, g.Region)) ||
 			(platform != "" && !strings.EqualFold(platform, g.Platform)) {
@@ -295,19 +308,20 @@ func (s *Sim) listGames(q *request) (any, error) {
 		}
 		data = append(data, g.json(q, "game"))
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) pathGame(id string) (*Game, error) {
-	g, ok := s.idx.games[id]
+func (st *Store) pathGame(id string) (*Game, error) {
+	g, ok := st.By.Games[id]
 	if !ok || g.Hidden {
-		return nil, notFound("game %q not found", id)
+		return nil, wire.NotFound("game %q not found", id)
 	}
 	return g, nil
 }
 
-func (s *Sim) getGameKeys(q *request) (any, error) {
-	g, err := s.pathGame(q.path[1])
+// GetGameKeys answers GET /game-keys/{id}/keys.
+func (st *Store) GetGameKeys(q *wire.Request) (any, error) {
+	g, err := st.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -322,7 +336,7 @@ func (s *Sim) getGameKeys(q *request) (any, error) {
 	keys := []key{}
 	for _, k := range g.Keys {
 		if !k.Hidden {
-			keys = append(keys, key{k.ID, k.Name, usd(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
+			keys = append(keys, key{k.ID, k.Name, wire.USD(k.Price), max(k.Stock, 0), k.MinQuantity, k.MaxQuantity})
 		}
 	}
 	return struct {
@@ -331,8 +345,9 @@ func (s *Sim) getGameKeys(q *request) (any, error) {
 	}{g.json(q, "game_key_offers"), keys}, nil
 }
 
-func (s *Sim) getRegionRestriction(q *request) (any, error) {
-	g, err := s.pathGame(q.path[1])
+// GetRegionRestriction answers GET /game-keys/{id}/region-restriction.
+func (st *Store) GetRegionRestriction(q *wire.Request) (any, error) {
+	g, err := st.pathGame(q.Path[1])
 	if err != nil {
 		return nil, err
 	}
@@ -359,12 +374,13 @@ func (s *Sim) getRegionRestriction(q *request) (any, error) {
 
 // Game top-ups.
 
-func (s *Sim) listTopUpCategories(q *request) (any, error) {
-	limit, err := q.queryInt("limit", 200, 1, 600)
+// ListTopUpCategories answers GET /top-ups/categories.
+func (st *Store) ListTopUpCategories(q *wire.Request) (any, error) {
+	limit, err := q.Int("limit", 200, 1, 600)
 	if err != nil {
 		return nil, err
 	}
-	search := strings.ToLower(q.queryString("q"))
+	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
 		CategoryID string  `json:"category_id"`
@@ -373,18 +389,19 @@ func (s *Sim) listTopUpCategories(q *request) (any, error) {
 		Image      *string `json:"image"`
 	}
 	var data []entry
-	for _, c := range s.cat.TopUpCategories {
+	for _, c := range st.Cat.TopUpCategories {
 		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"top_up_category", c.ID, c.Name, nullString(c.Note), q.image(c.Image)})
+			data = append(data, entry{"top_up_category", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image)})
 		}
 	}
-	return catalogList{Object: "list", Data: applyLimit(data, limit), Total: len(data)}, nil
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
 }
 
-func (s *Sim) getTopUpOffers(q *request) (any, error) {
-	c, ok := s.idx.topUps[q.path[2]]
+// GetTopUpOffers answers GET /top-ups/categories/{id}/offers: a category with its fields and offers.
+func (st *Store) GetTopUpOffers(q *wire.Request) (any, error) {
+	c, ok := st.By.TopUps[q.Path[2]]
 	if !ok || c.Hidden {
-		return nil, notFound("top-up category %q not found", q.path[2])
+		return nil, wire.NotFound("top-up category %q not found", q.Path[2])
 	}
 	type field struct {
 		Key     string   `json:"key"`
@@ -404,7 +421,7 @@ func (s *Sim) getTopUpOffers(q *request) (any, error) {
 	offers := []offer{}
 	for _, o := range c.Offers {
 		if !o.Hidden {
-			offers = append(offers, offer{o.ID, o.Name, usd(o.Price)})
+			offers = append(offers, offer{o.ID, o.Name, wire.USD(o.Price)})
 		}
 	}
 	return struct {
@@ -415,11 +432,12 @@ func (s *Sim) getTopUpOffers(q *request) (any, error) {
 		Image      *string `json:"image"`
 		Fields     []field `json:"fields"`
 		Offers     []offer `json:"offers"`
-	}{"top_up_offers", c.ID, c.Name, nullString(c.Note), q.image(c.Image), fields, offers}, nil
+	}{"top_up_offers", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image), fields, offers}, nil
 }
 
-func (s *Sim) listTopUpBrands(q *request) (any, error) {
-	search := strings.ToLower(q.queryString("q"))
+// ListTopUpBrands answers GET /top-ups/brands: the categories grouped by brand.
+func (st *Store) ListTopUpBrands(q *wire.Request) (any, error) {
+	search := strings.ToLower(q.String("q"))
 	type sub struct {
 		CategoryID string  `json:"category_id"`
 		Name       string  `json:"name"`
@@ -438,7 +456,7 @@ func (s *Sim) listTopUpBrands(q *request) (any, error) {
 		}
 		return c.Brand
 	}
-	order, groups := groupBrands(s.cat.TopUpCategories, brandOf,
+	order, groups := groupBrands(st.Cat.TopUpCategories, brandOf,
 		func(c TopUpCategory) bool { return !c.Hidden },
 		func(c TopUpCategory) bool { return matchQ(search, c.ID, c.Name) }, search)
 	data := []brand{}
@@ -449,9 +467,9 @@ func (s *Sim) listTopUpBrands(q *request) (any, error) {
 			if region == "" {
 				region = "GLOBAL"
 			}
-			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, nullString(c.Variant), q.image(c.Image)})
+			e.Subcategories = append(e.Subcategories, sub{c.ID, c.Name, region, wire.NullString(c.Variant), q.Image(c.Image)})
 		}
 		data = append(data, e)
 	}
-	return catalogList{Object: "list", Data: data, Total: len(data)}, nil
+	return wire.List{Object: "list", Data: data, Total: len(data)}, nil
 }

@@ -1,4 +1,4 @@
-package botapitest
+package schema
 
 import (
 	"fmt"
@@ -7,11 +7,13 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"shopbot/bot/botapitest/types"
 )
 
-// utf16Len counts s in UTF-16 code units, the unit Telegram uses for text
+// UTF16Len counts s in UTF-16 code units, the unit Telegram uses for text
 // limits and entity offsets.
-func utf16Len(s string) int {
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		if l := utf16.RuneLen(r); l > 0 {
@@ -42,20 +44,20 @@ type openTag struct {
 	name   string
 	offset int // UTF-16 offset in the plain text where the tag opened
 	seq    int // order of opening, to sort nested entities outer first
-	entity MessageEntity
+	entity types.MessageEntity
 }
 
 type seqEntity struct {
-	MessageEntity
+	types.MessageEntity
 	seq int
 }
 
-// parseHTML parses text in Telegram's HTML parse mode. It returns the plain
+// ParseHTML parses text in Telegram's HTML parse mode. It returns the plain
 // text and the entities Telegram would produce, or an error worded like
 // Telegram's "can't parse entities" answers. It is stricter than Telegram in
 // one way: a bare '>' or an '&' that starts no entity is an error, as the
 // Bot API documentation demands escaping them.
-func parseHTML(s string) (string, []MessageEntity, error) {
+func ParseHTML(s string) (string, []types.MessageEntity, error) {
 	var (
 		plain    strings.Builder
 		off      int
@@ -133,7 +135,7 @@ func parseHTML(s string) (string, []MessageEntity, error) {
 		}
 		return ea.seq < eb.seq
 	})
-	var out []MessageEntity
+	var out []types.MessageEntity
 	for _, e := range entities {
 		out = append(out, e.MessageEntity)
 	}
@@ -154,7 +156,7 @@ func parseStartTag(tag string, at int, stack []openTag) (openTag, error) {
 	if err != nil {
 		return openTag{}, fmt.Errorf("%v in tag \"%s\" at byte offset %d", err, name, at)
 	}
-	e := MessageEntity{Type: typ}
+	e := types.MessageEntity{Type: typ}
 	switch name {
 	case "span":
 		if attrs["class"] != "tg-spoiler" {

@@ -1,4 +1,4 @@
-package resellersim
+package catalog
 
 import (
 	"fmt"
@@ -81,9 +81,9 @@ func hashN(s string, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// DefaultCatalog returns the built-in catalog: deterministic, looking like the
+// Default returns the built-in catalog: deterministic, looking like the
 // real service, with out-of-stock and hidden items (see the Demo* constants).
-func DefaultCatalog() *Catalog {
+func Default() *Catalog {
 	return &Catalog{
 		GiftCategories:  defaultGiftCategories(),
 		Games:           defaultGames(),
