@@ -42,6 +42,9 @@ const (
 	// demoWalletUSD is what the demo puts in the demo user's shop wallet,
 	// so paying from the wallet can be tried too.
 	demoWalletUSD = "25"
+	// demoPromo is a promo code the demo creates (10% off, once per
+	// buyer), so the order summary's "🏷 Promo code" can be tried.
+	demoPromo = "DEMO10"
 	// demoSettleMax bounds the wait for the bot to handle a piped line.
 	demoSettleMax = 15 * time.Second
 )
@@ -194,6 +197,13 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 			fmt.Fprintf(stderr, "shopbot demo: credit the demo wallet: %v\n", err)
 			return 1
 		}
+	}
+
+	if err := state.NewPromos(conn.Client, state.DefaultPrefix).Add(ctx, &state.Promo{
+		Code: demoPromo, Percent: decimal.NewFromInt(10), PerBuyer: true, Created: time.Now().UTC(),
+	}); err != nil {
+		fmt.Fprintf(stderr, "shopbot demo: create the demo promo code: %v\n", err)
+		return 1
 	}
 
 	calls, unsubscribe := fake.Subscribe()

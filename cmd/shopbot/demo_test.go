@@ -467,3 +467,25 @@ func TestDemoFlags(t *testing.T) {
 		}
 	}
 }
+
+// The demo has a promo code ready (DEMO10): applied on the order summary,
+// the discounted price is what the wallet pays.
+func TestDemoPromoCode(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t)
+	d.chooseAppleCard()
+	d.press("1")
+	d.wait("Please check your order")
+	d.press("🏷 Promo code")
+	d.wait("Send your promo code as a message")
+	d.send(demoPromo)
+	d.wait("Promo code DEMO10 applied")
+	d.press("💳 Pay")
+	d.press("👛 From wallet ($25.00)")
+	paid := d.wait("Paid from your wallet")
+	if strings.Contains(paid, "($2.28)") {
+		t.Fatalf("the wallet paid the full price: %q", paid)
+	}
+	d.wait("Tap a code to copy it")
+	d.noViolations()
+}
