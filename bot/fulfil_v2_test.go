@@ -561,3 +561,34 @@ func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
 		t.Fatal("the rate-limited order was not delivered once run")
 	}
 }
+
+// A create refused with 429 comes back after the Retry-After the upstream
+// asked for, not after the worker's own (longer) retry floor: the limit
+// is the account's, and waiting longer only delays the buyer.
+func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
+	s := newShop(t)
+	s.cfg.RetryMin, s.cfg.PollMin = 10*time.Second, 200*time.Millisecond
+	s.sim.ScriptCreates(resellersim.RateLimited(time.Second), resellersim.Created())
+	s.run(s.worker(nil))
+	o := s.paid(giftCards(1), state.PayStars)
+	ctx := context.Background()
+	var wait time.Duration
+	if !s.untilWithin(10*time.Second, func() bool {
+		cur, _ := s.orders.Get(ctx, o.ID)
+		due, ok, _ := s.sched.Due(ctx, fulfil.OrderJob(o.ID))
+		if cur == nil || len(cur.History) == 0 || !ok {
+			return false
+		}
+		last := cur.History[len(cur.History)-1]
+		wait = due.Sub(last.At)
+		return strings.Contains(last.Note, "not sent") && wait > 0
+	}) {
+		t.Fatal("the 429 was not returned to the worker")
+	}
+	if wait > 3*time.Second {
+		t.Fatalf("the refused create comes back in %v, want after its Retry-After of 1 s", wait)
+	}
+	if got := s.waitDelivered(o.ID); got.UpstreamNumber == 0 {
+		t.Fatal("not delivered after the 429")
+	}
+}

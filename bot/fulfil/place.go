@@ -491,10 +491,13 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamReque
 		}
 		return false, f.now().Add(f.cfg.PollMin), nil
 	case errors.As(err, &rl), reseller.IsUnauthorized(err), reseller.IsForbidden(err):
-		// Provably not executed: the next try is a plain new attempt.
+		// Provably not executed: the next try is a plain new attempt,
+		// after the wait a 429 asks for (the account's limit; our own
+		// backoff floor would only add to it), or RetryMin after a
+		// rejected key or a blocked account.
 		wait := f.cfg.RetryMin
-		if rl != nil && rl.RetryAfter > wait {
-			wait = rl.RetryAfter
+		if rl != nil {
+			wait = max(rl.RetryAfter, f.cfg.PollMin)
 		}
 		f.log.Warn("order create refused; retrying later", "order", o.ID, "err", err)
 		return false, f.now().Add(wait), f.unsent(ctx, o, attempt)
