@@ -82,7 +82,7 @@ func (s *Server) PressUpdate(chatID int64, messageID int, callbackData string) U
 		m := *cs.msgs[messageID]
 		msg = &m
 	}
-	s.callbacks[id] = &callbackState{at: s.now()}
+	s.callbacks[id] = &callbackState{at: s.now(), chat: chatID}
 	return Update{UpdateID: s.assignIDLocked(0), CallbackQuery: &CallbackQuery{
 		ID: id, From: s.userLocked(chatID), Message: msg,
 		ChatInstance: fmt.Sprintf("%d", 7000000000000000000+abs64(chatID)), Data: callbackData,

@@ -283,6 +283,7 @@ func (s *Server) SendPhoto(chatID int64, caption string) Update {
 // callbackState tracks one callback query.
 type callbackState struct {
 	at       time.Time
+	chat     int64 // the chat the press came from
 	answered bool
 	answer   CallbackAnswer
 }
@@ -307,7 +308,7 @@ func (s *Server) Press(chatID int64, messageID int, callbackData string) string 
 		m := *cs.msgs[messageID]
 		msg = &m
 	}
-	s.callbacks[id] = &callbackState{at: s.now()}
+	s.callbacks[id] = &callbackState{at: s.now(), chat: chatID}
 	q := &CallbackQuery{
 		ID:           id,
 		From:         s.userLocked(chatID),
@@ -337,6 +338,17 @@ func (s *Server) PressButton(chatID int64, messageID int, label string) (string,
 		}
 	}
 	return "", fmt.Errorf("botapitest: message %d in chat %d has no button %q", messageID, chatID, label)
+}
+
+// CallbackChat returns the chat a callback query was pressed in.
+func (s *Server) CallbackChat(queryID string) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.callbacks[queryID]
+	if q == nil {
+		return 0, false
+	}
+	return q.chat, true
 }
 
 // CallbackAnswer returns how the bot answered a callback query and whether

@@ -237,7 +237,11 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		}
 	}
 
+	tc.setQueryChat(fake.CallbackChat)
 	d := &demoSession{fake: fake, queue: shop.Queue, tc: tc, paced: !inTTY}
+	if cfg.ReferralPercent.IsPositive() && cfg.PayWallet {
+		d.referrals = state.NewReferrals(conn.Client, state.DefaultPrefix)
+	}
 	tc.print(demoBanner(fake.URL(), upstreamURL, sim.Balance(), wallet, opts, cfg.PayStars, cfg.PayWallet))
 	if hook, ok := ctx.Value(demoHookKey{}).(func(demoParts)); ok {
 		hook(demoParts{sim: sim, fake: fake})
@@ -317,7 +321,8 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 	b.WriteString("Chat as in Telegram: /start, /giftcards, /orders, /help.\n")
 	b.WriteString("You are the admin too: /balance, /stats, /broadcast.\n")
 	b.WriteString("Type a button's number to press it; '5 sends \"5\" as a message.\n")
-	b.WriteString("An invoice asks yes/no (/pay pays it later). /quit, Ctrl-C or Ctrl-D ends it.\n\n")
+	b.WriteString("An invoice asks yes/no (/pay pays it later). /quit, Ctrl-C or Ctrl-D ends it.\n")
+	b.WriteString("/friend: a friend opens the shop through your invite link and buys (referrals).\n\n")
 	return b.String()
 }
 
@@ -327,6 +332,9 @@ type demoSession struct {
 	queue *state.Queue // the bot's update intake, to see it has handled everything
 	tc    *termChat
 	paced bool // piped input: wait for the bot to settle after each line
+	// referrals is the referral store when referrals are on (/friend).
+	referrals  *state.Referrals
+	friendDone bool
 }
 
 // handle acts on one line; it returns true when the demo should end.
@@ -343,6 +351,8 @@ func (d *demoSession) handle(ctx context.Context, line string) bool {
 	case asking && isAnswer(line, "n", "no", "н", "нет", "ні"):
 		d.tc.stopAsking()
 		d.tc.note("Not paid. The invoice stays in the chat: /pay pays it later.")
+	case line == "/friend":
+		d.friend(ctx)
 	case line == "/pay":
 		if inv == nil {
 			d.tc.note("There is no invoice to pay yet: choose a product and press Pay first.")

@@ -88,6 +88,19 @@ func (d *demoRun) wait(want string) string {
 	}
 }
 
+// tryWait is wait that reports a timeout (after max) instead of failing.
+func (d *demoRun) tryWait(want string, max time.Duration) bool {
+	d.t.Helper()
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out := d.out.String()
+		if i := strings.Index(out[d.seen:], want); i >= 0 {
+			d.seen += i + len(want)
+			return true
+		}
+	}
+	return false
+}
+
 // buttonRe matches a numbered button: its number and its label.
 var buttonRe = regexp.MustCompile(`\[(\d+)\] (.+?)(?:   |\n|$)`)
 
@@ -480,12 +493,36 @@ func TestDemoPromoCode(t *testing.T) {
 	d.wait("Send your promo code as a message")
 	d.send(demoPromo)
 	d.wait("Promo code DEMO10 applied")
+	d.wait("Please check your order") // the summary again, with the discount
 	d.press("💳 Pay")
+	d.wait("Your wallet balance: $25.00")
 	d.press("👛 From wallet ($25.00)")
 	paid := d.wait("Paid from your wallet")
 	if strings.Contains(paid, "($2.28)") {
 		t.Fatalf("the wallet paid the full price: %q", paid)
 	}
 	d.wait("Tap a code to copy it")
+	d.noViolations()
+}
+
+// /friend: a simulated friend opens the shop through the demo user's
+// invite link and buys with Stars; the demo user is told of the referral
+// reward and /referrals counts the friend.
+func TestDemoFriendEarnsAReferralReward(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t)
+	d.send("/friend")
+	if !d.tryWait("got an order delivered", 20*time.Second) {
+		for _, m := range d.parts.fake.MessagesIn(demoFriendID) {
+			var labels []string
+			for _, b := range m.ReplyMarkup.Buttons() {
+				labels = append(labels, b.Text)
+			}
+			t.Logf("friend's chat: %d %q %q buttons %q", m.MessageID, m.Text, m.Caption, labels)
+		}
+		t.Fatal("no referral reward in the demo user's chat")
+	}
+	d.send("/referrals")
+	d.wait("You have brought 1 buyer")
 	d.noViolations()
 }

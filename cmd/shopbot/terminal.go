@@ -42,6 +42,10 @@ type termChat struct {
 	width  func() int // terminal columns to wrap at; nil or 0: no wrapping
 	echo   bool       // input is not a terminal: print each line the user sent
 	chatID int64
+	// queryChat names the chat a callback query came from (the fake's
+	// CallbackChat): answers to presses in other chats (the /friend's)
+	// are not the demo user's to read. nil: every answer is shown.
+	queryChat func(id string) (int64, bool)
 	// setPrompt shows the prompt of an interactive terminal (nil when
 	// input is piped: there is no prompt then). The line editor draws it
 	// below whatever is printed, with the user's unfinished line.
@@ -139,6 +143,13 @@ func (t *termChat) pendingInvoice() (*botapitest.Message, bool) {
 	return t.invoice, t.askPay
 }
 
+// setQueryChat sets queryChat (the fake is made after the chat).
+func (t *termChat) setQueryChat(f func(id string) (int64, bool)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queryChat = f
+}
+
 // stopAsking ends the yes/no question about the invoice.
 func (t *termChat) stopAsking() {
 	t.mu.Lock()
@@ -156,6 +167,11 @@ func (t *termChat) show(c botapitest.Call) {
 	}
 	switch c.Method {
 	case "answerCallbackQuery":
+		if t.queryChat != nil {
+			if chat, ok := t.queryChat(c.String("callback_query_id")); ok && chat != t.chatID {
+				return
+			}
+		}
 		if text := c.String("text"); text != "" {
 			kind := "notice"
 			if c.Bool("show_alert") {
