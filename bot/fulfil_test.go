@@ -684,7 +684,7 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(s.rdb.Client, s.rdb.Prefix)},
 		Limiter: state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 	}
-	sh.Register(b.Engine)
+	flows.Register(b.Engine, sh)
 	s.run(b)
 	s.fake.SendCommand(chat, "giftcards", "")
 	s.wait("sendMessage", 1)

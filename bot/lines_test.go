@@ -36,13 +36,13 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 		h.t.Fatal(err)
 	}
 	b := h.newBot(nil)
-	shop := &flows.Shop{
+	sh := &flows.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
 		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
-	shop.Register(b.Engine)
+	flows.Register(b.Engine, sh)
 	return b
 }
 

@@ -39,7 +39,7 @@ func newWorld(t *testing.T) *world {
 	w.checkout = func(env *flows.Env, _ *flows.Quote) *flows.Reply { return flows.PaymentsDisabled(env) }
 	w.e = flows.NewTestEngine()
 	w.shop = &flows.Shop{Catalog: w.cat, Pricing: flows.SamplePricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
-	w.shop.Register(w.e)
+	flows.Register(w.e, w.shop)
 	return w
 }
 

@@ -84,8 +84,10 @@ type Shop struct {
 	engine *Engine
 }
 
-// Register adds every implemented product line to e.
-func (sh *Shop) Register(e *Engine) {
+// Attach readies the shop for engine e (lines.Register calls it before it
+// registers the lines): the defaults, the way back to e's main menu and the
+// paused items' button.
+func (sh *Shop) Attach(e *Engine) {
 	sh.engine = e
 	if sh.PerPage <= 0 {
 		sh.PerPage = 8
@@ -96,14 +98,6 @@ func (sh *Shop) Register(e *Engine) {
 	e.HandleButton(actPaused, func(_ context.Context, env *Env, _ *Session, _ Event) (*Reply, error) {
 		return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, nil
 	})
-	e.Register("giftcards", &GiftCards{sh})
-	e.Register("stars", &Stars{sh})
-	e.Register("premium", &Premium{sh})
-	e.Register("keys", &Keys{sh})
-	e.Register("games", &Games{sh})
-	e.Register("services", &Services{sh})
-	e.Register("topup", &Topup{sh})
-	e.Register("gifts", &Gifts{sh})
 }
 
 // Actions shared by the line flows. Line-specific actions are short too:

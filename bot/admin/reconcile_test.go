@@ -57,7 +57,7 @@ func newBooksShop(t *testing.T, mod func(*adminpkg.Options)) *booksShop {
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
-	sh.Register(b.Engine)
+	flows.Register(b.Engine, sh)
 	return &booksShop{harness: h, sim: sim, b: b, orders: state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
 }
 

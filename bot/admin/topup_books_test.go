@@ -43,7 +43,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
-	sh.Register(b.Engine)
+	flows.Register(b.Engine, sh)
 	return &booksShop{harness: h, sim: sim, b: b, orders: state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
 }
 

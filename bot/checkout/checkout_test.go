@@ -94,14 +94,14 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), 
 		o.Checkout = &popts
 	})
 	pay := b.Checkout
-	shop := &flows.Shop{
+	sh := &flows.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Promos:  catalog.Promos{Store: b.Promos},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 	}
-	shop.Register(b.Engine)
+	flows.Register(b.Engine, sh)
 	if before != nil {
 		before(b)
 	}

@@ -183,7 +183,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		return nil, err
 	}
 	if upstream != nil {
-		newLines(cfg, upstream, conn.Client, state.DefaultPrefix).Register(engine)
+		flows.Register(engine, newLines(cfg, upstream, conn.Client, state.DefaultPrefix))
 	}
 	if upstream != nil {
 		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
