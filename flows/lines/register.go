@@ -1,7 +1,12 @@
-package flows
+package lines
+
+import (
+	"shopbot/flows"
+	"shopbot/flows/shop"
+)
 
 // Register adds every product line to e, sharing sh.
-func Register(e *Engine, sh *Shop) {
+func Register(e *flows.Engine, sh *shop.Shop) {
 	sh.Attach(e)
 	e.Register("giftcards", &GiftCards{sh})
 	e.Register("stars", &Stars{sh})
