@@ -46,12 +46,16 @@ var allowed = map[string][]string{
 	// The flows are pure: the texts only. They reach the catalog, the quote
 	// store and the rate limit through interfaces of their own, which
 	// bot/catalog implements over the upstream client and the store.
-	"shopbot/flows":       {"shopbot/locales"},
+	"shopbot/flows": {"shopbot/locales"},
+	// The shop's steps the lines share (prices, lists, quotes, promo
+	// codes), then the eight lines: pure too, over the engine.
+	"shopbot/flows/shop":  {"shopbot/flows", "shopbot/locales"},
+	"shopbot/flows/lines": {"shopbot/flows", "shopbot/flows/shop", "shopbot/locales"},
 	"shopbot/bot/catalog": {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
 	// The features: never the bot, never one another but for fulfil's
 	// contract (OrderJob, ItemName, the chat button), which the others read.
 	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state"},
 	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
@@ -123,7 +127,9 @@ func TestImportsPointDown(t *testing.T) {
 // their subpackages) that may not be among their dependencies, direct or
 // not: the flows know nothing of the store, the upstream, Redis or Telegram.
 var pure = map[string][]string{
-	"./flows": {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
+	"./flows":       {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
+	"./flows/shop":  {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
+	"./flows/lines": {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
 }
 
 func TestPurePackagesHaveNoForbiddenDependencies(t *testing.T) {

@@ -21,7 +21,8 @@ import (
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
-	"shopbot/flows"
+	"shopbot/flows/lines"
+	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -682,13 +683,13 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
 		o.Checkout = &checkout.Options{Stars: true, Upstream: s.client}
 	})
-	sh := &flows.Shop{
+	sh := &flowshop.Shop{
 		Catalog: catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(s.rdb.Client, s.rdb.Prefix)},
 		Limiter: state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 	}
-	sh.Register(b.Engine)
+	lines.Register(b.Engine, sh)
 	s.run(b)
 	s.fake.SendCommand(chat, "giftcards", "")
 	s.wait("sendMessage", 1)

@@ -13,7 +13,8 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
-	"shopbot/flows"
+	"shopbot/flows/lines"
+	flowshop "shopbot/flows/shop"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -69,13 +70,13 @@ func newImageShop(t *testing.T, images *bot.ImageOptions) *imageShop {
 		images.Fetch = client.DownloadImage
 	}
 	b := h.NewBot(func(o *bot.Options) { o.Images = images })
-	shop := &flows.Shop{
+	sh := &flowshop.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
-	shop.Register(b.Engine)
+	lines.Register(b.Engine, sh)
 	h.Run(b)
 	t.Cleanup(h.NoViolations)
 	return &imageShop{Harness: h, b: b, sim: sim, srv: srv}

@@ -11,7 +11,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/catalog"
-	"shopbot/flows"
+	"shopbot/flows/lines"
+	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -36,13 +37,13 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 		h.t.Fatal(err)
 	}
 	b := h.newBot(nil)
-	shop := &flows.Shop{
+	sh := &flowshop.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
 		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
-	shop.Register(b.Engine)
+	lines.Register(b.Engine, sh)
 	return b
 }
 

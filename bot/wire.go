@@ -36,7 +36,7 @@ type features struct {
 	// watch the upstream account (Alerts.WatchUpstream).
 	Alerts *admin.Alerts
 	// Checkout takes the payments (nil: payments are off); the product
-	// lines hand it confirmed quotes (flows.Shop.Checkout).
+	// lines hand it confirmed quotes (flows.Reply.Pay).
 	Checkout *checkout.Checkout
 	ful      *fulfil.Fulfiller
 	chat     *orderchat.Relay

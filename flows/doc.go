@@ -4,14 +4,10 @@
 //
 // The engine (engine.go) routes an event: the global commands (one path
 // for /start), the main menu, the language, and the flow the chat is in.
-// Each product line is one file named after its line id, holding its flow:
-// topup.go, stars.go, premium.go, services.go, gifts.go, giftcards.go,
-// keys.go and games.go (in-game top-ups). What the lines share is written
-// once: shop.go (prices, quotes, the confirmation step, the rate limit),
-// browse.go (deep links, search, lists), offers.go (items sold by the unit
-// with a quantity, offers that need the buyer's fields), fields.go (the
-// buyer's field answers and their checks) and recipient.go (a Telegram
-// username).
+// The product lines are built on it in two packages of their own:
+// flows/shop (what the lines share: prices, lists, quotes, the
+// confirmation step, promo codes, the rate limit) and flows/lines (one file
+// per line, named after its line id, and lines.Register).
 //
 // The package imports no storage, no upstream client and no Telegram
 // library. It reaches the world through the small interfaces of ports.go,

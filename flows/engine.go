@@ -243,7 +243,7 @@ const (
 	actLang     = "lang"
 	actLangMenu = "langs"
 	actHelp     = "help"
-	actCancel   = "x"
+	ActCancel   = "x"
 )
 
 // Handle runs one event against the session and returns what to do. The
@@ -470,7 +470,7 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 	case actMenu:
 		s.Clear()
 		return &Reply{Screen: e.menu(env), Save: true}, nil
-	case actCancel:
+	case ActCancel:
 		if f, ok := e.flows[s.Flow].(Canceler); ok {
 			return f.Cancel(ctx, env, s)
 		}

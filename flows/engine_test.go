@@ -253,7 +253,7 @@ func TestForgedCallbacksAreStale(t *testing.T) {
 	for _, c := range []struct{ nonce, action, arg string }{
 		{GlobalNonce, actLine, "secret"}, {s.Nonce, actLine, "secret"}, {s.Nonce, actLine, "plainflow"},
 		{GlobalNonce, actLine, "giftcards"}, {GlobalNonce, actLang, "en"}, {GlobalNonce, actLangMenu, ""},
-		{GlobalNonce, actCancel, ""}, {GlobalNonce, "some_flow_step", "1"},
+		{GlobalNonce, ActCancel, ""}, {GlobalNonce, "some_flow_step", "1"},
 	} {
 		if r := forged(c.nonce, c.action, c.arg); !r.Stale || r.Answer != locales.T(locales.En, "err.outdated") {
 			t.Errorf("%s:%s:%s: %+v, want stale", c.nonce, c.action, c.arg, r)

@@ -51,9 +51,9 @@ var (
 	ErrInvalid  = errors.New("refused as invalid")
 )
 
-// notFound is a flow's own "not in the catalog" (an offer gone since it was
+// NotFound is a flow's own "not in the catalog" (an offer gone since it was
 // listed).
-func notFound(what string) error { return fmt.Errorf("%w: %s", ErrNotFound, what) }
+func NotFound(what string) error { return fmt.Errorf("%w: %s", ErrNotFound, what) }
 
 // Category is one browsable entry of a catalog list: a gift-card or top-up
 // category, a manual service, a game with keys, a store game.
@@ -121,8 +121,8 @@ func (o *Offers) MissingFields(values map[string]string) []string {
 	return missing
 }
 
-// offer returns the offer with id.
-func (o *Offers) offer(id string) (*Offer, bool) {
+// Offer returns the offer with id.
+func (o *Offers) Offer(id string) (*Offer, bool) {
 	for i := range o.Offers {
 		if o.Offers[i].ID == id {
 			return &o.Offers[i], true

@@ -17,7 +17,8 @@ import (
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
-	"shopbot/flows"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -51,13 +52,13 @@ func newBooksShop(t *testing.T, mod func(*adminpkg.Options)) *booksShop {
 		}
 	})
 	fakePace(b.API)
-	sh := &flows.Shop{
+	sh := &shop.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
-	sh.Register(b.Engine)
+	lines.Register(b.Engine, sh)
 	return &booksShop{harness: h, sim: sim, b: b, orders: state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
 }
 

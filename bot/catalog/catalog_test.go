@@ -16,6 +16,8 @@ import (
 
 	"shopbot/bot/catalog"
 	"shopbot/flows"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -57,14 +59,14 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 	cache.Now = func() time.Time { return time.Unix(0, clock.Load()) }
 	e := flows.NewEngine(nil, locales.En)
 	cat := catalog.New(client, cache, 5*time.Minute)
-	shop := &flows.Shop{
+	sh := &shop.Shop{
 		Catalog: cat,
 		Funds:   cat,
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
+		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)},
 		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
 	}
-	shop.Register(e)
+	lines.Register(e, sh)
 	return e, u, cache, &clock
 }
 

@@ -19,6 +19,8 @@ import (
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/flows"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -94,14 +96,14 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), 
 		o.Checkout = &popts
 	})
 	pay := b.Checkout
-	shop := &flows.Shop{
+	sh := &shop.Shop{
 		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
-		Pricing: flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
+		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
 		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Promos:  catalog.Promos{Store: b.Promos},
 		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 	}
-	shop.Register(b.Engine)
+	lines.Register(b.Engine, sh)
 	if before != nil {
 		before(b)
 	}
@@ -124,7 +126,7 @@ func (s *payShop) quote(n int) *state.Quote {
 			price = o.PriceUSD.Decimal
 		}
 	}
-	p := flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013")}
+	p := shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013")}
 	q := &state.Quote{
 		Line: "giftcards", Item: resellersim.DemoGiftCard, Category: resellersim.DemoGiftCategory,
 		ItemName: "Apple Gift Card 10 USD", Quantity: n, UpstreamUSD: price.Mul(decimal.NewFromInt(int64(n))),

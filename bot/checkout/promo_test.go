@@ -14,6 +14,7 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/bot/checkout"
 	"shopbot/flows"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/state"
 )
@@ -85,7 +86,7 @@ func (s *payShop) promoQuote(user int64, code string) *state.Quote {
 	q.PromoCode, q.ListUSD, q.ListStars = code, q.ShopUSD, q.Stars
 	q.DiscountUSD = decimal.NewFromInt(1)
 	q.ShopUSD = q.ShopUSD.Sub(q.DiscountUSD)
-	q.Stars = (&flows.Pricing{StarsUSDRate: decimal.RequireFromString("0.013")}).Stars(q.ShopUSD)
+	q.Stars = (&shop.Pricing{StarsUSDRate: decimal.RequireFromString("0.013")}).Stars(q.ShopUSD)
 	if err := s.pay.Quotes.Save(context.Background(), q); err != nil {
 		s.T.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/state"
 )
@@ -35,7 +36,7 @@ type TopupOptions struct {
 	// outside MinUSD..MaxUSD are left out).
 	Amounts []decimal.Decimal
 	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), the rate
-	// the product lines price items in Stars at (flows.Pricing.Stars): a
+	// the product lines price items in Stars at (shop.Pricing.Stars): a
 	// top-up of usd costs ceil(usd / rate) Stars. Default 0.013.
 	StarsUSDRate decimal.Decimal
 	// TTL is how long a top-up's invoice may be paid (default 15 minutes).
@@ -81,9 +82,9 @@ const (
 )
 
 // topupStars is the price in Stars of a top-up of usd: the product lines'
-// conversion (flows.Pricing.Stars), rounded up to a whole Star.
+// conversion (shop.Pricing.Stars), rounded up to a whole Star.
 func (p *Checkout) topupStars(usd decimal.Decimal) int64 {
-	pr := flows.Pricing{StarsUSDRate: p.opts.Topup.StarsUSDRate}
+	pr := shop.Pricing{StarsUSDRate: p.opts.Topup.StarsUSDRate}
 	return max(pr.Stars(usd), 1)
 }
 

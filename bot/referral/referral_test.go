@@ -23,6 +23,7 @@ import (
 	"shopbot/bot/fulfil"
 	"shopbot/bot/referral"
 	"shopbot/flows"
+	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -148,7 +149,7 @@ func (s *shop) buy(user int64, shopUSD string) *state.Order {
 		Category: resellersim.DemoGiftCategory, ItemName: "Apple Gift Card 10 USD", Quantity: 1, UpstreamUSD: price,
 		ChatID: user, UserID: user, Created: time.Now(), Expires: time.Now().Add(15 * time.Minute),
 	}
-	pricing := flows.Pricing{Markup: flows.Markup{Percent: decimal.NewFromInt(10)}}
+	pricing := flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}}
 	q.ShopUSD = pricing.ShopUSD(q.Line, price)
 	if shopUSD != "" {
 		q.ShopUSD = decimal.RequireFromString(shopUSD)

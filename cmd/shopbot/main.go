@@ -27,6 +27,8 @@ import (
 	"shopbot/bot/referral"
 	"shopbot/bot/support"
 	"shopbot/flows"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -183,7 +185,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		return nil, err
 	}
 	if upstream != nil {
-		newLines(cfg, upstream, conn.Client, state.DefaultPrefix).Register(engine)
+		lines.Register(engine, newLines(cfg, upstream, conn.Client, state.DefaultPrefix))
 	}
 	if upstream != nil {
 		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
@@ -193,19 +195,19 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 
 // newLines builds the product lines' shared dependencies from the
 // configuration.
-func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, prefix string) *flows.Shop {
-	p := flows.Pricing{
-		Markup:       flows.Markup{Percent: cfg.Markup.Percent, Fixed: cfg.Markup.Fixed},
-		Lines:        map[string]flows.Markup{},
+func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, prefix string) *shop.Shop {
+	p := shop.Pricing{
+		Markup:       shop.Markup{Percent: cfg.Markup.Percent, Fixed: cfg.Markup.Fixed},
+		Lines:        map[string]shop.Markup{},
 		StarsUSDRate: cfg.StarsUSDRate,
 		ShowStars:    cfg.PayStars,
 		ShowUSD:      cfg.PayWallet,
 	}
 	for line, m := range cfg.Markup.Lines {
-		p.Lines[line] = flows.Markup{Percent: m.Percent, Fixed: m.Fixed}
+		p.Lines[line] = shop.Markup{Percent: m.Percent, Fixed: m.Fixed}
 	}
 	cat := catalog.New(client, state.NewCache(rdb, prefix), cfg.CatalogTTL)
-	return &flows.Shop{
+	return &shop.Shop{
 		Catalog:  cat,
 		Funds:    cat,
 		Pricing:  p,

@@ -1,7 +1,9 @@
-package flows
+package lines
 
 import (
 	"context"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"strconv"
 
 	"shopbot/locales"
@@ -14,51 +16,51 @@ const (
 )
 
 // Stars is the Telegram Stars line: recipient, then 50..10000 Stars.
-type Stars struct{ *Shop }
+type Stars struct{ *shop.Shop }
 
 // Start asks for the recipient.
-func (f *Stars) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
+func (f *Stars) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
 	s.Step = msUser
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // Handle takes the recipient and the quantity.
-func (f *Stars) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	if r, ok, err := f.confirm(ctx, env, f, s, ev, msQty); ok {
+func (f *Stars) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, msQty); ok {
 		return r, err
 	}
 	switch s.Step {
 	case msUser:
 		if reason, ok := askUser(env, s, ev); ok {
 			if reason != "" {
-				return f.again(ctx, env, f, s, reason)
+				return f.Again(ctx, env, f, s, reason)
 			}
 			s.Goto(msQty)
-			return f.show(ctx, env, f, s)
+			return f.ShowStep(ctx, env, f, s)
 		}
 	case msQty:
-		if ev.Kind != EvButton || ev.Button.Action == actQty {
+		if ev.Kind != flows.EvButton || ev.Button.Action == shop.ActQty {
 			text := ev.Text
-			if ev.Kind == EvButton {
+			if ev.Kind == flows.EvButton {
 				text = ev.Button.Arg
 			}
-			n, ok := parseQuantity(text)
+			n, ok := shop.ParseQuantity(text)
 			lo, hi := f.bounds(ctx)
 			if !ok || n < lo || n > hi {
-				return f.again(ctx, env, f, s, env.T("stars.bad_qty", "min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi))))
+				return f.Again(ctx, env, f, s, env.T("stars.bad_qty", "min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi))))
 			}
 			s.Set("qty", strconv.Itoa(n))
-			return f.quote(ctx, env, f, s)
+			return f.Quote(ctx, env, f, s)
 		}
 	}
-	if ev.Kind != EvButton {
-		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+	if ev.Kind != flows.EvButton {
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
 	switch ev.Button.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
+	case shop.ActBack:
+		return f.Back(ctx, env, f, s)
 	}
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // bounds is the quantity range: the upstream's, within 50..10000.
@@ -75,37 +77,37 @@ func (f *Stars) bounds(ctx context.Context) (int, int) {
 	return lo, hi
 }
 
-func (f *Stars) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+func (f *Stars) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
 	p, stale, err := f.Catalog.StarsPricing(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	n, _ := strconv.Atoi(s.Get("qty"))
-	return &Quote{
+	return &flows.Quote{
 		Line: "stars", Item: "stars", ItemName: locales.N(env.Lang, "count.stars", int64(n)),
 		Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: n,
-		UpstreamUSD: p.PricePerStar.Mul(decimalInt(n)),
+		UpstreamUSD: p.PricePerStar.Mul(shop.DecimalInt(n)),
 	}, stale, nil
 }
 
 // Show renders the current step.
-func (f *Stars) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Stars) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	switch s.Step {
-	case stepPromo:
-		return promoScreen(env), nil
-	case stepConfirm:
-		return f.showConfirm(ctx, env, s)
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
 	case msQty:
 		p, stale, err := f.Catalog.StarsPricing(ctx)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		lo, hi := f.bounds(ctx)
 		text := env.T("stars.qty", "username", locales.Escape(s.Get("user")),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)),
-			"price", f.Pricing.Price(env.Lang, "stars", p.PricePerStar.Mul(decimalInt(100))))
-		rows := append(quickQuantities(env, lo, hi, []int{50, 100, 250, 500, 1000, 2500, 5000, 10000}), navRow(env))
-		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
+			"price", f.Pricing.Price(env.Lang, "stars", p.PricePerStar.Mul(shop.DecimalInt(100))))
+		rows := append(shop.QuickQuantities(env, lo, hi, []int{50, 100, 250, 500, 1000, 2500, 5000, 10000}), shop.NavRow(env))
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil
 	default:
 		s.Step = msUser
 		return userScreen(env, "stars.user"), nil

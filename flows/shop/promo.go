@@ -1,8 +1,9 @@
-package flows
+package shop
 
 import (
 	"context"
 	"errors"
+	"shopbot/flows"
 	"slices"
 	"strings"
 
@@ -13,52 +14,52 @@ import (
 
 // Promo codes on the confirmation step: the "🏷 Promo code" button asks
 // for a code; a code the buyer may use makes a new quote at the discounted
-// price (the old one is left as it was), and the confirmation shows it.
+// Price (the old one is left as it was), and the confirmation shows it.
 // A code that cannot be used is explained and the confirmation stays.
 // Checkout holds and consumes the use when the buyer pays.
 
 // Promo actions and the step that asks for the code.
 const (
 	actPromo  = "pc"
-	stepPromo = "promo"
+	StepPromo = "promo"
 )
 
 // minPriceUSD is the least a discounted order costs.
 var minPriceUSD = decimal.RequireFromString("0.01")
 
-// promoScreen asks for the code.
-func promoScreen(env *Env) *Screen {
-	return &Screen{Text: env.T("promo.prompt"), Rows: [][]Button{navRow(env)}}
+// PromoScreen asks for the code.
+func PromoScreen(env *flows.Env) *flows.Screen {
+	return &flows.Screen{Text: env.T("promo.prompt"), Rows: [][]flows.Button{NavRow(env)}}
 }
 
 // promoRow is the confirmation's promo button, when codes are on.
-func (sh *Shop) promoRow(env *Env) []Button {
+func (sh *Shop) promoRow(env *flows.Env) []flows.Button {
 	if sh.Promos == nil {
 		return nil
 	}
-	return []Button{{Text: env.T("btn.promo"), Action: actPromo}}
+	return []flows.Button{{Text: env.T("btn.promo"), Action: actPromo}}
 }
 
 // handlePromo takes the promo button on the confirmation step and
 // everything on the promo step. It reports false for anything else.
-func (sh *Shop) handlePromo(ctx context.Context, env *Env, f pricer, s *Session, ev Event) (*Reply, bool, error) {
+func (sh *Shop) handlePromo(ctx context.Context, env *flows.Env, f Pricer, s *flows.Session, ev flows.Event) (*flows.Reply, bool, error) {
 	if sh.Promos == nil {
 		return nil, false, nil
 	}
-	if s.Step == stepConfirm && ev.Kind == EvButton && ev.Button.Action == actPromo {
-		s.Goto(stepPromo)
-		return &Reply{Screen: promoScreen(env), Save: true}, true, nil
+	if s.Step == StepConfirm && ev.Kind == flows.EvButton && ev.Button.Action == actPromo {
+		s.Goto(StepPromo)
+		return &flows.Reply{Screen: PromoScreen(env), Save: true}, true, nil
 	}
-	if s.Step != stepPromo {
+	if s.Step != StepPromo {
 		return nil, false, nil
 	}
-	if ev.Kind == EvButton {
-		if ev.Button.Action == actBack {
+	if ev.Kind == flows.EvButton {
+		if ev.Button.Action == ActBack {
 			s.GoBack()
-			r, err := sh.show(ctx, env, f, s)
+			r, err := sh.ShowStep(ctx, env, f, s)
 			return r, true, err
 		}
-		r, err := sh.show(ctx, env, f, s)
+		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err
 	}
 	r, err := sh.applyPromo(ctx, env, f, s, ev.Text)
@@ -68,57 +69,57 @@ func (sh *Shop) handlePromo(ctx context.Context, env *Env, f pricer, s *Session,
 // applyPromo applies the code the buyer typed to the quote of the
 // confirmation and goes back to it, with the discount or the reason why
 // there is none.
-func (sh *Shop) applyPromo(ctx context.Context, env *Env, f pricer, s *Session, text string) (*Reply, error) {
+func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flows.Session, text string) (*flows.Reply, error) {
 	s.GoBack() // to the confirmation, whatever happens
-	if s.Step != stepConfirm {
-		s.Step = stepConfirm
+	if s.Step != StepConfirm {
+		s.Step = StepConfirm
 	}
 	// Every try counts against the rate limit: codes cannot be guessed fast.
-	if r, err := sh.limited(ctx, env); r != nil || err != nil {
+	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
 	q, err := sh.Quotes.Load(ctx, s.Get("quote"))
-	if err != nil && !errors.Is(err, ErrNoQuote) {
+	if err != nil && !errors.Is(err, flows.ErrNoQuote) {
 		return nil, err
 	}
 	if err != nil || q.Expired(env.Now) || q.UserID != env.User.ID {
 		s.GoBack()
-		return sh.quote(ctx, env, f, s, Notice{Text: env.T("quote.repriced")})
+		return sh.Quote(ctx, env, f, s, flows.Notice{Text: env.T("quote.repriced")})
 	}
 	code := strings.ToUpper(strings.TrimSpace(text))
 	p, err := sh.Promos.Promo(ctx, code, env.User.ID)
 	if err != nil {
 		key := ""
 		switch {
-		case errors.Is(err, ErrPromoUnknown):
+		case errors.Is(err, flows.ErrPromoUnknown):
 			key = "promo.unknown"
-		case errors.Is(err, ErrPromoExpired):
+		case errors.Is(err, flows.ErrPromoExpired):
 			key = "promo.expired"
-		case errors.Is(err, ErrPromoUsedUp):
+		case errors.Is(err, flows.ErrPromoUsedUp):
 			key = "promo.used_up"
-		case errors.Is(err, ErrPromoUsed):
+		case errors.Is(err, flows.ErrPromoUsed):
 			key = "promo.used"
 		default:
 			return nil, err
 		}
-		return sh.again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
+		return sh.Again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
 	}
 	nq, reason := sh.discounted(env, q, p)
 	if reason != "" {
-		return sh.again(ctx, env, f, s, reason)
+		return sh.Again(ctx, env, f, s, reason)
 	}
 	if err := sh.Quotes.Save(ctx, nq); err != nil {
 		return nil, err
 	}
 	s.Set("quote", nq.ID)
-	return &Reply{Notices: []Notice{{Text: env.T("promo.applied", "code", locales.Escape(p.Code))}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
+	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("promo.applied", "code", locales.Escape(p.Code))}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
 }
 
 // discounted is a new quote for q at the price code p gives, or the
 // buyer's reason why p does not apply. A code replaces one applied before.
 // The discount never takes the price below the upstream cost unless the
 // code allows it, nor below a cent (or one Star).
-func (sh *Shop) discounted(env *Env, q *Quote, p *Promo) (*Quote, string) {
+func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flows.Quote, string) {
 	base := *q
 	if base.PromoCode != "" {
 		base.ShopUSD, base.Stars = base.ListUSD, base.ListStars

@@ -1,9 +1,11 @@
-package flows
+package lines
 
 import (
 	"context"
 	"net/mail"
 	"net/url"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"strconv"
 	"strings"
 	"unicode"
@@ -110,7 +112,7 @@ const (
 )
 
 // askFields starts asking fields; earlier answers to the same keys are kept.
-func askFields(s *Session, fields []field) {
+func askFields(s *flows.Session, fields []field) {
 	var keys, labels, kinds, options []string
 	for _, f := range fields {
 		keys = append(keys, f.Key)
@@ -135,7 +137,7 @@ func joinedOrEmpty(values []string) string {
 	return strings.Join(values, sepField)
 }
 
-func sessionFields(s *Session) []field {
+func sessionFields(s *flows.Session) []field {
 	if s.Get("fk") == "" {
 		return nil
 	}
@@ -158,7 +160,7 @@ func sessionFields(s *Session) []field {
 }
 
 // fieldValues returns the answers to every field, keyed as the order needs.
-func fieldValues(s *Session) map[string]string {
+func fieldValues(s *flows.Session) map[string]string {
 	m := map[string]string{}
 	for _, f := range sessionFields(s) {
 		m[f.Key] = s.Get("f." + f.Key)
@@ -173,7 +175,7 @@ func secretField(key string) bool {
 }
 
 // fieldsFor shows the answers on the confirmation screen (secrets masked).
-func fieldsFor(s *Session) string {
+func fieldsFor(s *flows.Session) string {
 	var parts []string
 	for _, f := range sessionFields(s) {
 		v := s.Get("f." + f.Key)
@@ -187,7 +189,7 @@ func fieldsFor(s *Session) string {
 
 // cleanField trims an answer and says why it cannot be used, or "": it must
 // be one line of visible text within maxFieldLen characters.
-func cleanField(env *Env, text string) (string, string) {
+func cleanField(env *flows.Env, text string) (string, string) {
 	v := strings.TrimSpace(text)
 	switch {
 	case v == "":
@@ -215,7 +217,7 @@ func hasInvisible(s string) bool {
 // checkField checks an answer against its field's kind. It returns the value
 // to keep (a select's option as the upstream spells it) or why the answer
 // cannot be used.
-func checkField(env *Env, f field, text string) (string, string) {
+func checkField(env *flows.Env, f field, text string) (string, string) {
 	v, reason := cleanField(env, text)
 	if reason != "" {
 		return "", reason
@@ -300,28 +302,28 @@ func validPhone(v string) bool {
 }
 
 // fieldsScreen asks the current field.
-func fieldsScreen(env *Env, s *Session, title string) *Screen {
+func fieldsScreen(env *flows.Env, s *flows.Session, title string) *flows.Screen {
 	fields := sessionFields(s)
 	i, _ := strconv.Atoi(s.Get("fi"))
 	if len(fields) == 0 {
-		return &Screen{Text: title, Rows: [][]Button{navRow(env)}}
+		return &flows.Screen{Text: title, Rows: [][]flows.Button{shop.NavRow(env)}}
 	}
 	i = min(max(i, 0), len(fields)-1)
 	f := fields[i]
 	text := title + "\n\n" + env.T("fields.ask", "label", locales.Escape(f.Label), "i", i+1, "n", len(fields))
-	sc := &Screen{}
+	sc := &flows.Screen{}
 	if v := s.Get("f." + f.Key); v != "" {
 		shown := "<code>" + locales.Escape(v) + "</code>"
 		if secretField(f.Key) {
 			shown = "••••••"
 		}
 		text += "\n" + env.T("fields.current", "value", shown)
-		sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.keep"), Action: actKeep}})
+		sc.Rows = append(sc.Rows, []flows.Button{{Text: env.T("btn.keep"), Action: actKeep}})
 	}
 	if f.Kind == kindSelect {
-		var row []Button
+		var row []flows.Button
 		for j, o := range f.Options[:min(len(f.Options), maxOptionButtons)] {
-			row = append(row, Button{Text: locales.Clip(o, maxButtonText), Action: actOption, Arg: strconv.Itoa(j)})
+			row = append(row, flows.Button{Text: locales.Clip(o, shop.MaxButtonText), Action: actOption, Arg: strconv.Itoa(j)})
 			if len(row) == 2 {
 				sc.Rows = append(sc.Rows, row)
 				row = nil
@@ -333,14 +335,14 @@ func fieldsScreen(env *Env, s *Session, title string) *Screen {
 		text += "\n" + env.T("fields.choose")
 	}
 	sc.Text = text
-	sc.Rows = append(sc.Rows, navRow(env))
+	sc.Rows = append(sc.Rows, shop.NavRow(env))
 	return sc
 }
 
 // firstInvalid checks every answer again before a quote (an answer kept
 // from an earlier visit, or a field whose kind changed). On the first bad
 // one it goes back to that field and returns why.
-func firstInvalid(env *Env, s *Session) *badInput {
+func firstInvalid(env *flows.Env, s *flows.Session) *shop.BadInput {
 	for i, f := range sessionFields(s) {
 		v, reason := checkField(env, f, s.Get("f."+f.Key))
 		if reason == "" {
@@ -352,14 +354,14 @@ func firstInvalid(env *Env, s *Session) *badInput {
 		for s.Step != stepFields && s.GoBack() {
 		}
 		s.Step = stepFields
-		return &badInput{reason}
+		return &shop.BadInput{Text: reason}
 	}
 	return nil
 }
 
 // fieldsHandle takes an answer, Keep or Back on the fields step; after the
 // last field it quotes. It reports false when ev is not for this step.
-func (sh *Shop) fieldsHandle(ctx context.Context, env *Env, f pricer, s *Session, ev Event) (*Reply, bool, error) {
+func fieldsHandle(ctx context.Context, sh *shop.Shop, env *flows.Env, f shop.Pricer, s *flows.Session, ev flows.Event) (*flows.Reply, bool, error) {
 	if s.Step != stepFields {
 		return nil, false, nil
 	}
@@ -369,22 +371,22 @@ func (sh *Shop) fieldsHandle(ctx context.Context, env *Env, f pricer, s *Session
 		return nil, false, nil
 	}
 	switch {
-	case ev.Kind == EvButton && ev.Button.Action == actBack && i > 0:
+	case ev.Kind == flows.EvButton && ev.Button.Action == shop.ActBack && i > 0:
 		s.Set("fi", strconv.Itoa(i-1))
-		r, err := sh.show(ctx, env, f, s)
+		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err
-	case ev.Kind == EvButton && ev.Button.Action == actKeep && s.Get("f."+fields[i].Key) != "":
-	case ev.Kind == EvButton && ev.Button.Action == actOption:
+	case ev.Kind == flows.EvButton && ev.Button.Action == actKeep && s.Get("f."+fields[i].Key) != "":
+	case ev.Kind == flows.EvButton && ev.Button.Action == actOption:
 		j, err := strconv.Atoi(ev.Button.Arg)
 		if err != nil || j < 0 || j >= len(fields[i].Options) {
-			r, err := sh.show(ctx, env, f, s)
+			r, err := sh.ShowStep(ctx, env, f, s)
 			return r, true, err
 		}
 		s.Set("f."+fields[i].Key, fields[i].Options[j])
-	case ev.Kind != EvButton:
+	case ev.Kind != flows.EvButton:
 		v, reason := checkField(env, fields[i], ev.Text)
 		if reason != "" {
-			r, err := sh.again(ctx, env, f, s, reason)
+			r, err := sh.Again(ctx, env, f, s, reason)
 			return r, true, err
 		}
 		s.Set("f."+fields[i].Key, v)
@@ -393,9 +395,9 @@ func (sh *Shop) fieldsHandle(ctx context.Context, env *Env, f pricer, s *Session
 	}
 	if i+1 < len(fields) {
 		s.Set("fi", strconv.Itoa(i+1))
-		r, err := sh.show(ctx, env, f, s)
+		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err
 	}
-	r, err := sh.quote(ctx, env, f, s)
+	r, err := sh.Quote(ctx, env, f, s)
 	return r, true, err
 }

@@ -1,7 +1,9 @@
-package flows
+package lines
 
 import (
 	"context"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"strconv"
 
 	"shopbot/locales"
@@ -19,53 +21,53 @@ type units struct {
 	cat, item string
 	qty       string
 	quick     []int // quick quantity buttons
-	load      loader
+	load      shop.Loader
 }
 
 // offer returns the item of the chosen category, with stale.
-func (u *units) offer(ctx context.Context, s *Session, id string) (*Offer, bool, error) {
+func (u *units) offer(ctx context.Context, s *flows.Session, id string) (*flows.Offer, bool, error) {
 	_, o, stale, err := u.offerIn(ctx, s, id)
 	return o, stale, err
 }
 
 // offerIn returns the chosen category and its item id, with stale.
-func (u *units) offerIn(ctx context.Context, s *Session, id string) (*Offers, *Offer, bool, error) {
+func (u *units) offerIn(ctx context.Context, s *flows.Session, id string) (*flows.Offers, *flows.Offer, bool, error) {
 	offers, stale, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if o, ok := offers.offer(id); ok {
+	if o, ok := offers.Offer(id); ok {
 		return offers, o, stale, nil
 	}
-	return nil, nil, false, notFound("item not offered")
+	return nil, nil, false, flows.NotFound("item not offered")
 }
 
 // minQuantity is the least an order of o takes.
-func minQuantity(o *Offer) int { return max(o.MinQuantity, 1) }
+func minQuantity(o *flows.Offer) int { return max(o.MinQuantity, 1) }
 
 // items are the category's items as a list: sold out and paused ones are
 // only described.
-func (u *units) items(env *Env, sh *Shop, f funds, offers *Offers) []listItem {
-	items := make([]listItem, 0, len(offers.Offers))
+func (u *units) items(env *flows.Env, sh *shop.Shop, f shop.Balance, offers *flows.Offers) []shop.ListItem {
+	items := make([]shop.ListItem, 0, len(offers.Offers))
 	for _, o := range offers.Offers {
-		items = append(items, offerItem(env, sh.Pricing.Price(env.Lang, u.line, o.PriceUSD), o.Name, o.ID,
-			o.Stock < minQuantity(&o), !f.covers(o.PriceUSD.Mul(decimalInt(minQuantity(&o))))))
+		items = append(items, shop.OfferItem(env, sh.Pricing.Price(env.Lang, u.line, o.PriceUSD), o.Name, o.ID,
+			o.Stock < minQuantity(&o), !f.Covers(o.PriceUSD.Mul(shop.DecimalInt(minQuantity(&o))))))
 	}
 	return items
 }
 
 // pick takes the item chosen on the list, unless it sold out or the
 // balance cannot pay for it since the list was shown; r is then the alert.
-func (u *units) pick(ctx context.Context, env *Env, sh *Shop, s *Session, id string) (r *Reply, ok bool) {
+func (u *units) pick(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flows.Session, id string) (r *flows.Reply, ok bool) {
 	o, _, err := u.offer(ctx, s, id)
 	if err != nil {
 		return nil, false
 	}
 	if o.Stock < minQuantity(o) {
-		return &Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, false
+		return &flows.Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, false
 	}
-	if !sh.funds(ctx).covers(o.PriceUSD.Mul(decimalInt(minQuantity(o)))) {
-		return &Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, false
+	if !sh.Balance(ctx).Covers(o.PriceUSD.Mul(shop.DecimalInt(minQuantity(o)))) {
+		return &flows.Reply{Answer: env.T("catalog.paused_alert"), Alert: true, NoScreen: true}, false
 	}
 	s.Set(u.item, id)
 	s.Goto(u.qty)
@@ -73,20 +75,20 @@ func (u *units) pick(ctx context.Context, env *Env, sh *Shop, s *Session, id str
 }
 
 // setQuantity checks n against the item's bounds and stock, then quotes.
-func (u *units) setQuantity(ctx context.Context, env *Env, sh *Shop, f pricer, s *Session, n int) (*Reply, error) {
+func (u *units) setQuantity(ctx context.Context, env *flows.Env, sh *shop.Shop, f shop.Pricer, s *flows.Session, n int) (*flows.Reply, error) {
 	o, _, err := u.offer(ctx, s, s.Get(u.item))
 	if err != nil {
-		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
 	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
-		return sh.again(ctx, env, f, s, reason)
+		return sh.Again(ctx, env, f, s, reason)
 	}
 	s.Set("qty", strconv.Itoa(n))
-	return sh.quote(ctx, env, f, s)
+	return sh.Quote(ctx, env, f, s)
 }
 
 // quantityReason says why n units cannot be ordered, or "".
-func quantityReason(env *Env, n, lo, hi, stock int) string {
+func quantityReason(env *flows.Env, n, lo, hi, stock int) string {
 	lo, hi = max(lo, 1), min(max(hi, 1), 100)
 	switch {
 	case n > stock && stock >= lo:
@@ -97,8 +99,8 @@ func quantityReason(env *Env, n, lo, hi, stock int) string {
 	return ""
 }
 
-// price quotes the chosen quantity of the chosen item.
-func (u *units) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+// Price quotes the chosen quantity of the chosen item.
+func (u *units) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
 	o, stale, err := u.offer(ctx, s, s.Get(u.item))
 	if err != nil {
 		return nil, false, err
@@ -106,44 +108,44 @@ func (u *units) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, 
 	n, _ := strconv.Atoi(s.Get("qty"))
 	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
 		s.Step = u.qty
-		return nil, false, &badInput{reason}
+		return nil, false, &shop.BadInput{Text: reason}
 	}
-	return &Quote{
+	return &flows.Quote{
 		Line: u.line, Item: o.ID, Category: s.Get(u.cat), ItemName: o.Name, Quantity: n,
-		UpstreamUSD: o.PriceUSD.Mul(decimalInt(n)),
+		UpstreamUSD: o.PriceUSD.Mul(shop.DecimalInt(n)),
 	}, stale, nil
 }
 
 // qtyScreen asks how many, within the bounds, the stock and what the
 // balance pays for, under the category's image.
-func (u *units) qtyScreen(ctx context.Context, env *Env, sh *Shop, s *Session) *Screen {
+func (u *units) qtyScreen(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flows.Session) *flows.Screen {
 	offers, o, stale, err := u.offerIn(ctx, s, s.Get(u.item))
 	if err != nil {
-		return failScreen(env, err)
+		return shop.FailScreen(env, err)
 	}
-	lo, hi := minQuantity(o), sh.funds(ctx).affordable(o.PriceUSD, min(o.MaxQuantity, o.Stock, 100))
+	lo, hi := minQuantity(o), sh.Balance(ctx).Affordable(o.PriceUSD, min(o.MaxQuantity, o.Stock, 100))
 	if hi < lo {
-		return &Screen{Text: env.T("catalog.paused_quote"), Rows: [][]Button{navRow(env)}}
+		return &flows.Screen{Text: env.T("catalog.paused_quote"), Rows: [][]flows.Button{shop.NavRow(env)}}
 	}
-	text := env.T("qty.prompt", "item", locales.Escape(clipName(o.Name)),
+	text := env.T("qty.prompt", "item", locales.Escape(shop.ClipName(o.Name)),
 		"price", sh.Pricing.Price(env.Lang, u.line, o.PriceUSD),
 		"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
-	rows := append(quickQuantities(env, lo, hi, u.quick), navRow(env))
-	return &Screen{Text: withStale(env, text, stale), Rows: rows, Image: offers.Image}
+	rows := append(shop.QuickQuantities(env, lo, hi, u.quick), shop.NavRow(env))
+	return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows, Image: offers.Image}
 }
 
 // handleQty takes a quantity typed or pressed at the quantity step; it
 // reports false for anything else.
-func (u *units) handleQty(ctx context.Context, env *Env, sh *Shop, f pricer, s *Session, ev Event) (*Reply, bool, error) {
+func (u *units) handleQty(ctx context.Context, env *flows.Env, sh *shop.Shop, f shop.Pricer, s *flows.Session, ev flows.Event) (*flows.Reply, bool, error) {
 	switch {
-	case ev.Kind == EvButton && ev.Button.Action == actQty:
+	case ev.Kind == flows.EvButton && ev.Button.Action == shop.ActQty:
 		n, _ := strconv.Atoi(ev.Button.Arg)
 		r, err := u.setQuantity(ctx, env, sh, f, s, n)
 		return r, true, err
-	case ev.Kind != EvButton && s.Step == u.qty:
-		n, ok := parseQuantity(ev.Text)
+	case ev.Kind != flows.EvButton && s.Step == u.qty:
+		n, ok := shop.ParseQuantity(ev.Text)
 		if !ok {
-			r, err := sh.again(ctx, env, f, s, env.T("qty.bad_number"))
+			r, err := sh.Again(ctx, env, f, s, env.T("qty.bad_number"))
 			return r, true, err
 		}
 		r, err := u.setQuantity(ctx, env, sh, f, s, n)
@@ -159,28 +161,28 @@ type fielded struct {
 	line             string
 	cat              string
 	title, withOffer string // locale keys of the fields step's title
-	load             loader
+	load             shop.Loader
 }
 
 // pick takes the offer chosen and asks the category's fields, or quotes
 // at once when there are none.
-func (u *fielded) pick(ctx context.Context, env *Env, sh *Shop, f pricer, s *Session, id string) (*Reply, error) {
+func (u *fielded) pick(ctx context.Context, env *flows.Env, sh *shop.Shop, f shop.Pricer, s *flows.Session, id string) (*flows.Reply, error) {
 	offers, _, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
-		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
 	s.Set("offer", id)
 	fields := offerFields(offers)
 	askFields(s, fields)
 	if len(fields) == 0 {
-		return sh.quote(ctx, env, f, s)
+		return sh.Quote(ctx, env, f, s)
 	}
 	return nil, nil
 }
 
 // offerFields are a category's buyer fields, typed as the upstream
 // declares or as their keys and labels say.
-func offerFields(o *Offers) []field {
+func offerFields(o *flows.Offers) []field {
 	var fields []field
 	for _, fl := range o.Fields {
 		fields = append(fields, newField(fl.Key, fl.Label, fl.Type, fl.Options))
@@ -188,8 +190,8 @@ func offerFields(o *Offers) []field {
 	return fields
 }
 
-// price quotes the chosen offer with the buyer's answers.
-func (u *fielded) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+// Price quotes the chosen offer with the buyer's answers.
+func (u *fielded) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
 	offers, stale, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
 		return nil, false, err
@@ -198,34 +200,34 @@ func (u *fielded) price(ctx context.Context, env *Env, s *Session) (*Quote, bool
 	if missing := offers.MissingFields(values); len(missing) > 0 {
 		// The category's fields changed since they were asked: ask again.
 		askFields(s, offerFields(offers))
-		return nil, false, &badInput{env.T("fields.changed")}
+		return nil, false, &shop.BadInput{Text: env.T("fields.changed")}
 	}
 	if bad := firstInvalid(env, s); bad != nil {
 		return nil, false, bad
 	}
-	if o, ok := offers.offer(s.Get("offer")); ok {
-		return &Quote{
+	if o, ok := offers.Offer(s.Get("offer")); ok {
+		return &flows.Quote{
 			Line: u.line, Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
 			Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD,
 		}, stale, nil
 	}
-	return nil, false, notFound("offer gone")
+	return nil, false, flows.NotFound("offer gone")
 }
 
 // fieldsScreen asks the current field, under the category (and its image)
 // and the offer.
-func (u *fielded) fieldsScreen(ctx context.Context, env *Env, sh *Shop, s *Session) *Screen {
+func (u *fielded) fieldsScreen(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flows.Session) *flows.Screen {
 	offers, stale, err := u.load(ctx, s.Get(u.cat))
 	if err != nil {
-		return failScreen(env, err)
+		return shop.FailScreen(env, err)
 	}
-	name := locales.Escape(clipName(offers.Name))
+	name := locales.Escape(shop.ClipName(offers.Name))
 	title := env.T(u.title, "name", name)
-	if o, ok := offers.offer(s.Get("offer")); ok {
-		title = env.T(u.withOffer, "name", name, "offer", locales.Escape(clipName(o.Name)), "price", sh.Pricing.Price(env.Lang, u.line, o.PriceUSD))
+	if o, ok := offers.Offer(s.Get("offer")); ok {
+		title = env.T(u.withOffer, "name", name, "offer", locales.Escape(shop.ClipName(o.Name)), "price", sh.Pricing.Price(env.Lang, u.line, o.PriceUSD))
 	}
 	sc := fieldsScreen(env, s, title)
-	sc.Text = withStale(env, sc.Text, stale)
+	sc.Text = shop.WithStale(env, sc.Text, stale)
 	sc.Image = offers.Image
 	return sc
 }

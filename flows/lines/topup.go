@@ -1,10 +1,12 @@
-package flows
+package lines
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"slices"
 	"strings"
 
@@ -15,7 +17,7 @@ import (
 
 // Topup is the store wallet top-up line: the store login (checked
 // with the upstream before anything is priced), the currency, the amount.
-type Topup struct{ *Shop }
+type Topup struct{ *shop.Shop }
 
 // Store top-up steps.
 const (
@@ -32,81 +34,81 @@ var amountRe = regexp.MustCompile(`^[0-9]{1,9}([.,][0-9]{1,2})?$`)
 
 // quickAmounts are the amount buttons per currency.
 var quickAmounts = map[string][]int64{
-	USD: {5, 10, 20, 50}, "RUB": {500, 1000, 2000, 5000},
+	flows.USD: {5, 10, 20, 50}, "RUB": {500, 1000, 2000, 5000},
 	"UAH": {200, 500, 1000, 2000}, "KZT": {2500, 5000, 10000, 25000},
 }
 
 // Start asks for the store login.
-func (f *Topup) Start(ctx context.Context, env *Env, s *Session, _ string) (*Reply, error) {
+func (f *Topup) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
 	s.Step = stLogin
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // Handle takes the login, the currency and the amount.
-func (f *Topup) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	if r, ok, err := f.confirm(ctx, env, f, s, ev, stAmount); ok {
+func (f *Topup) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, stAmount); ok {
 		return r, err
 	}
-	if ev.Kind != EvButton {
+	if ev.Kind != flows.EvButton {
 		switch s.Step {
 		case stLogin:
 			return f.setLogin(ctx, env, s, strings.TrimSpace(ev.Text))
 		case stAmount:
 			return f.setAmount(ctx, env, s, strings.TrimSpace(ev.Text))
 		}
-		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
 	b := ev.Button
 	switch b.Action {
-	case actBack:
-		return f.back(ctx, env, f, s)
-	case actPick:
+	case shop.ActBack:
+		return f.Back(ctx, env, f, s)
+	case shop.ActPick:
 		if s.Step == stCurrency {
 			rates, _, err := f.Catalog.StoreRates(ctx)
 			if err != nil {
-				return &Reply{Screen: failScreen(env, err), Save: true}, nil
+				return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 			}
-			if _, ok := rates.Rates[b.Arg]; ok || b.Arg == USD {
+			if _, ok := rates.Rates[b.Arg]; ok || b.Arg == flows.USD {
 				s.Set("cur", b.Arg)
 				s.Goto(stAmount)
 			}
 		}
-	case actQty:
+	case shop.ActQty:
 		if s.Step == stAmount {
 			return f.setAmount(ctx, env, s, b.Arg)
 		}
 	}
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // setLogin checks the login with the upstream (rate limited) and refuses
 // one that cannot be refilled.
-func (f *Topup) setLogin(ctx context.Context, env *Env, s *Session, login string) (*Reply, error) {
+func (f *Topup) setLogin(ctx context.Context, env *flows.Env, s *flows.Session, login string) (*flows.Reply, error) {
 	switch {
 	case hasInvisible(login):
-		return f.again(ctx, env, f, s, env.T("fields.invisible"))
+		return f.Again(ctx, env, f, s, env.T("fields.invisible"))
 	case !loginRe.MatchString(login):
-		return f.again(ctx, env, f, s, env.T("topup.bad_login"))
+		return f.Again(ctx, env, f, s, env.T("topup.bad_login"))
 	}
-	if r, err := f.limited(ctx, env); r != nil || err != nil {
+	if r, err := f.Limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
 	canRefill, err := f.Catalog.CheckStoreLogin(ctx, login)
 	switch {
-	case err != nil && (errors.Is(err, ErrInvalid) || errors.Is(err, ErrNotFound)):
-		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+	case err != nil && (errors.Is(err, flows.ErrInvalid) || errors.Is(err, flows.ErrNotFound)):
+		return f.Again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
 	case err != nil:
-		return f.again(ctx, env, f, s, env.T("topup.check_failed"))
+		return f.Again(ctx, env, f, s, env.T("topup.check_failed"))
 	case !canRefill:
-		return f.again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+		return f.Again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
 	}
 	s.Set("login", login)
 	s.Goto(stCurrency)
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // minimum is the smallest amount in the chosen currency.
-func (f *Topup) minimum(rates *StoreRates, cur string) (decimal.Decimal, error) {
+func (f *Topup) minimum(rates *flows.StoreRates, cur string) (decimal.Decimal, error) {
 	lo, ok := rates.Min[cur]
 	if !ok {
 		return decimal.Decimal{}, fmt.Errorf("no minimum top-up in %q", cur)
@@ -114,39 +116,39 @@ func (f *Topup) minimum(rates *StoreRates, cur string) (decimal.Decimal, error) 
 	return lo, nil
 }
 
-func (f *Topup) setAmount(ctx context.Context, env *Env, s *Session, text string) (*Reply, error) {
+func (f *Topup) setAmount(ctx context.Context, env *flows.Env, s *flows.Session, text string) (*flows.Reply, error) {
 	rates, _, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
-		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
 	cur := s.Get("cur")
 	lo, err := f.minimum(rates, cur)
 	if err != nil {
-		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+		return f.Again(ctx, env, f, s, env.T("catalog.not_found"))
 	}
 	text = strings.ReplaceAll(strings.ReplaceAll(text, " ", ""), "\u00a0", "")
 	if !amountRe.MatchString(text) {
-		return f.again(ctx, env, f, s, env.T("topup.bad_amount"))
+		return f.Again(ctx, env, f, s, env.T("topup.bad_amount"))
 	}
 	amount := decimal.RequireFromString(strings.Replace(text, ",", ".", 1))
 	if amount.LessThan(lo) {
-		return f.again(ctx, env, f, s, env.T("topup.below_min", "min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur))
+		return f.Again(ctx, env, f, s, env.T("topup.below_min", "min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur))
 	}
 	s.Set("amount", amount.StringFixed(2))
-	return f.quote(ctx, env, f, s)
+	return f.Quote(ctx, env, f, s)
 }
 
-func (f *Topup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+func (f *Topup) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
 	rates, stale, err := f.Catalog.StoreRates(ctx)
 	if err != nil {
 		return nil, false, err
 	}
 	cur := s.Get("cur")
 	rate := decimal.NewFromInt(1)
-	if cur != USD {
+	if cur != flows.USD {
 		r, ok := rates.Rates[cur]
 		if !ok || !r.IsPositive() {
-			return nil, false, notFound("currency gone")
+			return nil, false, flows.NotFound("currency gone")
 		}
 		rate = r
 	}
@@ -156,10 +158,10 @@ func (f *Topup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, 
 	}
 	if lo, err := f.minimum(rates, cur); err != nil || amount.LessThan(lo) {
 		s.Step = stAmount
-		return nil, false, &badInput{env.T("topup.bad_amount")}
+		return nil, false, &shop.BadInput{Text: env.T("topup.bad_amount")}
 	}
 	shown := locales.Decimal(env.Lang, amount, 2) + "\u00a0" + cur
-	return &Quote{
+	return &flows.Quote{
 		Line: "topup", Item: cur, ItemName: env.T("topup.item", "amount", shown),
 		Fields:   map[string]string{"store_login": s.Get("login"), "currency": cur, "amount": s.Get("amount")},
 		For:      s.Get("login"),
@@ -168,55 +170,55 @@ func (f *Topup) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, 
 }
 
 // Show renders the current step.
-func (f *Topup) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Topup) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	switch s.Step {
-	case stepPromo:
-		return promoScreen(env), nil
-	case stepConfirm:
-		return f.showConfirm(ctx, env, s)
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
 	case stCurrency:
 		rates, stale, err := f.Catalog.StoreRates(ctx)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
-		curs := []string{USD}
+		curs := []string{flows.USD}
 		for c := range rates.Rates {
-			if c != USD {
+			if c != flows.USD {
 				curs = append(curs, c)
 			}
 		}
 		slices.Sort(curs[1:])
-		var row []Button
+		var row []flows.Button
 		for _, c := range curs {
-			row = append(row, Button{Text: c, Action: actPick, Arg: c})
+			row = append(row, flows.Button{Text: c, Action: shop.ActPick, Arg: c})
 		}
 		text := env.T("topup.currency", "login", locales.Escape(s.Get("login")))
-		return &Screen{Text: withStale(env, text, stale), Rows: [][]Button{row, navRow(env)}}, nil
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: [][]flows.Button{row, shop.NavRow(env)}}, nil
 	case stAmount:
 		rates, stale, err := f.Catalog.StoreRates(ctx)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		cur := s.Get("cur")
 		lo, err := f.minimum(rates, cur)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
-		var row []Button
+		var row []flows.Button
 		for _, n := range quickAmounts[cur] {
 			if decimal.NewFromInt(n).GreaterThanOrEqual(lo) {
-				row = append(row, Button{Text: locales.Number(env.Lang, n) + " " + cur, Action: actQty, Arg: decimal.NewFromInt(n).String()})
+				row = append(row, flows.Button{Text: locales.Number(env.Lang, n) + " " + cur, Action: shop.ActQty, Arg: decimal.NewFromInt(n).String()})
 			}
 		}
 		text := env.T("topup.amount", "login", locales.Escape(s.Get("login")), "currency", cur,
 			"min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur)
-		rows := [][]Button{}
+		rows := [][]flows.Button{}
 		if len(row) > 0 {
 			rows = append(rows, row)
 		}
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	default:
 		s.Step = stLogin
-		return &Screen{Text: env.T("topup.login"), Rows: [][]Button{navRow(env)}}, nil
+		return &flows.Screen{Text: env.T("topup.login"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	}
 }

@@ -1,7 +1,9 @@
-package flows
+package lines
 
 import (
 	"regexp"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"strings"
 )
 
@@ -44,15 +46,15 @@ const (
 
 // askUser handles the recipient step shared by Stars and Premium: typed
 // text or the "for me" button. It reports false when ev is not an answer.
-func askUser(env *Env, s *Session, ev Event) (reason string, ok bool) {
+func askUser(env *flows.Env, s *flows.Session, ev flows.Event) (reason string, ok bool) {
 	var name string
 	switch {
-	case ev.Kind == EvButton && ev.Button.Action == actForMe:
+	case ev.Kind == flows.EvButton && ev.Button.Action == shop.ActForMe:
 		if env.User.Username == "" {
 			return "", false
 		}
 		name = env.User.Username
-	case ev.Kind != EvButton:
+	case ev.Kind != flows.EvButton:
 		n, valid := ParseUsername(ev.Text)
 		if !valid {
 			return env.T("user.bad"), true
@@ -66,11 +68,11 @@ func askUser(env *Env, s *Session, ev Event) (reason string, ok bool) {
 }
 
 // userScreen asks for the recipient's @username.
-func userScreen(env *Env, key string) *Screen {
-	sc := &Screen{Text: env.T(key)}
+func userScreen(env *flows.Env, key string) *flows.Screen {
+	sc := &flows.Screen{Text: env.T(key)}
 	if u := env.User.Username; u != "" && usernameRe.MatchString(u) {
-		sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.for_me", "username", u), Action: actForMe}})
+		sc.Rows = append(sc.Rows, []flows.Button{{Text: env.T("btn.for_me", "username", u), Action: shop.ActForMe}})
 	}
-	sc.Rows = append(sc.Rows, navRow(env))
+	sc.Rows = append(sc.Rows, shop.NavRow(env))
 	return sc
 }

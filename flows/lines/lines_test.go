@@ -1,4 +1,4 @@
-package flows_test
+package lines_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"shopbot/flows"
 	"shopbot/flows/golden"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller/resellersim"
 )
@@ -21,7 +23,7 @@ import (
 type world struct {
 	t      *testing.T
 	e      *flows.Engine
-	shop   *flows.Shop
+	shop   *shop.Shop
 	cat    *fakeCatalog
 	quotes *memQuotes
 	s      flows.Session
@@ -35,11 +37,11 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, cat: &fakeCatalog{Catalog: simCatalog(t)}, quotes: &memQuotes{}, now: flows.Now, user: flows.User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
+	w := &world{t: t, cat: &fakeCatalog{Catalog: simCatalog(t)}, quotes: &memQuotes{}, now: lines.Now, user: flows.User{ID: 77, LanguageCode: "en", Username: "buyer_one"}}
 	w.checkout = func(env *flows.Env, _ *flows.Quote) *flows.Reply { return flows.PaymentsDisabled(env) }
-	w.e = flows.NewTestEngine()
-	w.shop = &flows.Shop{Catalog: w.cat, Pricing: flows.SamplePricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
-	w.shop.Register(w.e)
+	w.e = lines.NewTestEngine()
+	w.shop = &shop.Shop{Catalog: w.cat, Pricing: lines.SamplePricing(), Quotes: w.quotes, QuoteTTL: 15 * time.Minute, PerPage: 8}
+	lines.Register(w.e, w.shop)
 	return w
 }
 
@@ -198,11 +200,11 @@ func TestStarsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "t.me link and free entry", lang: "ru", in: []string{"/stars", "https://t.me/Durov_Bot/", "1 234"}, check: atStep("stars", flows.StepConfirm)},
-		{name: "for me", lang: "uk", in: []string{"/start stars", "tap:🙋", "tap:50"}, check: atStep("stars", flows.StepConfirm)},
-		{name: "bad usernames keep the question", in: []string{"/stars", "@abc", "1durov", "durov_", "du__rov", "some text", "durov"}, check: atStep("stars", flows.MsQty)},
+		{name: "t.me link and free entry", lang: "ru", in: []string{"/stars", "https://t.me/Durov_Bot/", "1 234"}, check: atStep("stars", shop.StepConfirm)},
+		{name: "for me", lang: "uk", in: []string{"/start stars", "tap:🙋", "tap:50"}, check: atStep("stars", shop.StepConfirm)},
+		{name: "bad usernames keep the question", in: []string{"/stars", "@abc", "1durov", "durov_", "du__rov", "some text", "durov"}, check: atStep("stars", lines.MsQty)},
 		{name: "bad quantities keep the answer", in: []string{"/stars", "durov", "49", "10001", "many", "tap:⬅️"}, check: func(t *testing.T, w *world) {
-			if w.s.Step != flows.MsUser {
+			if w.s.Step != lines.MsUser {
 				t.Fatalf("step %q", w.s.Step)
 			}
 		}},
@@ -226,7 +228,7 @@ func TestStarsLine(t *testing.T) {
 				t.Fatalf("cancel left %+v", w.s)
 			}
 		}},
-		{name: "stale button", in: []string{"/stars", "durov", "stale:100"}, check: atStep("stars", flows.MsQty)},
+		{name: "stale button", in: []string{"/stars", "durov", "stale:100"}, check: atStep("stars", lines.MsQty)},
 	})
 }
 
@@ -239,8 +241,8 @@ func TestPremiumLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "russian", lang: "ru", in: []string{"/premium", "durov", "tap:12"}, check: atStep("premium", flows.StepConfirm)},
-		{name: "text where a plan is expected", in: []string{"/premium", "durov", "6"}, check: atStep("premium", flows.MsPlan)},
+		{name: "russian", lang: "ru", in: []string{"/premium", "durov", "tap:12"}, check: atStep("premium", shop.StepConfirm)},
+		{name: "text where a plan is expected", in: []string{"/premium", "durov", "6"}, check: atStep("premium", lines.MsPlan)},
 		{name: "back at every step", in: []string{"/premium", "durov", "tap:3 months", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -255,20 +257,20 @@ func TestGiftCardsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "entry from the main menu", in: []string{"/start", "tap:💳 Gift cards"}, check: atStep("giftcards", flows.GcBrands)},
-		{name: "search", lang: "ru", in: []string{"/giftcards", "tap:🔍", "apple", "tap:Apple <US>", "tap:Apple 25"}, check: atStep("giftcards", flows.GcQty)},
-		{name: "search by text and nothing found", in: []string{"/giftcards", "nothing-like-this", "tap:⬅️"}, check: atStep("giftcards", flows.GcBrands)},
+		{name: "entry from the main menu", in: []string{"/start", "tap:💳 Gift cards"}, check: atStep("giftcards", lines.GcBrands)},
+		{name: "search", lang: "ru", in: []string{"/giftcards", "tap:🔍", "apple", "tap:Apple <US>", "tap:Apple 25"}, check: atStep("giftcards", lines.GcQty)},
+		{name: "search by text and nothing found", in: []string{"/giftcards", "nothing-like-this", "tap:⬅️"}, check: atStep("giftcards", lines.GcBrands)},
 		{name: "bad quantities", lang: "uk", in: []string{"/giftcards", "apple", "tap:Apple <US>", "tap:Apple 25", "0", "4", "51", "two", "3"}, check: func(t *testing.T, w *world) {
 			if q := lastQuote(t, w); q.Quantity != 3 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "pagination to the last page and back", in: []string{"/giftcards", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:Apple"}, check: atStep("giftcards", flows.GcRegions)},
-		{name: "deep link to a category", in: []string{"/start gc-apple-us", "tap:⬅️"}, check: atStep("giftcards", flows.GcBrands)},
-		{name: "deep link to an unknown category", in: []string{"/start gc-nope"}, check: atStep("giftcards", flows.GcBrands)},
+		{name: "pagination to the last page and back", in: []string{"/giftcards", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:Apple"}, check: atStep("giftcards", lines.GcRegions)},
+		{name: "deep link to a category", in: []string{"/start gc-apple-us", "tap:⬅️"}, check: atStep("giftcards", lines.GcBrands)},
+		{name: "deep link to an unknown category", in: []string{"/start gc-nope"}, check: atStep("giftcards", lines.GcBrands)},
 		{name: "back at every step", in: []string{"/giftcards", "tap:Apple", "tap:US", "tap:Apple 10", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 		{name: "cancel mid-flow", in: []string{"/giftcards", "tap:Apple", "tap:✖️"}, check: atStep("", "")},
-		{name: "stale button", in: []string{"/giftcards", "tap:Apple", "stale:US"}, check: atStep("giftcards", flows.GcRegions)},
+		{name: "stale button", in: []string{"/giftcards", "tap:Apple", "stale:US"}, check: atStep("giftcards", lines.GcRegions)},
 	})
 }
 
@@ -288,7 +290,7 @@ func TestSoldOutCardIsNotChoosable(t *testing.T) {
 	// A press on the sold-out card's old index (stock changed since) is refused.
 	w.s.Set("ids", "apple-us-5")
 	w.do("tap:Apple 10")
-	if w.s.Step != flows.GcCards {
+	if w.s.Step != lines.GcCards {
 		t.Fatalf("a sold-out card was chosen: step %q", w.s.Step)
 	}
 }
@@ -308,7 +310,7 @@ func TestStaleCatalogAndFailures(t *testing.T) {
 	}
 	w.cat.Err = nil
 	w.do("tap:🔄")
-	if w.s.Step != flows.MsQty || !strings.Contains(w.last.Screen.Text, "100 Stars cost") {
+	if w.s.Step != lines.MsQty || !strings.Contains(w.last.Screen.Text, "100 Stars cost") {
 		t.Fatalf("retry: %s %q", w.s.Step, w.last.Screen.Text)
 	}
 }
@@ -322,7 +324,7 @@ func TestQuotesAreRateLimited(t *testing.T) {
 	w.do("tap:✏️")
 	w.do("200")
 	want := locales.N(locales.En, "err.rate_limited", 42)
-	if !strings.Contains(w.out.String(), want) || w.s.Step != flows.MsQty {
+	if !strings.Contains(w.out.String(), want) || w.s.Step != lines.MsQty {
 		t.Fatalf("the second quote was not refused politely:\n%s", w.out.String())
 	}
 }
@@ -335,13 +337,13 @@ func TestGameKeysLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", flows.GkGames)},
-		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", flows.GkOffers)},
-		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", flows.GkOffers)},
-		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", flows.GkGames)},
-		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", flows.StepConfirm)},
+		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", lines.GkGames)},
+		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", lines.GkOffers)},
+		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", lines.GkOffers)},
+		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", lines.GkGames)},
+		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", shop.StepConfirm)},
 		{name: "back at every step", in: []string{"/keys", "tap:🔍", "elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
-		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", flows.GkGames)},
+		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", lines.GkGames)},
 	})
 }
 
@@ -364,8 +366,8 @@ func TestTopUpsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", flows.TuOffers)},
-		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", flows.TuBrands)},
+		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", lines.TuOffers)},
+		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", lines.TuBrands)},
 		{name: "back at every step", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -377,7 +379,7 @@ func TestTypedFieldsRefusedBeforeQuote(t *testing.T) {
 	noQuote := func(flow string) func(t *testing.T, w *world) {
 		return func(t *testing.T, w *world) {
 			t.Helper()
-			atStep(flow, flows.StepFields)(t, w)
+			atStep(flow, lines.StepFields)(t, w)
 			if w.s.Get("quote") != "" || len(w.quotes.m) != 0 {
 				t.Fatalf("a wrong answer was quoted: %v", w.quotes.m)
 			}
@@ -413,14 +415,14 @@ func TestInvisibleLoginAndForeignInviteRefused(t *testing.T) {
 	for _, in := range []string{"/topup", "gabe\u200b", "\u2066gabe"} {
 		w.do(in)
 	}
-	if w.s.Step != flows.StLogin || w.shop.Limiter.(*countLimiter).n != 0 || !strings.Contains(w.out.String(), locales.T(locales.En, "fields.invisible")) {
+	if w.s.Step != lines.StLogin || w.shop.Limiter.(*countLimiter).n != 0 || !strings.Contains(w.out.String(), locales.T(locales.En, "fields.invisible")) {
 		t.Fatalf("an invisible login reached the check (%d checks):\n%s", w.shop.Limiter.(*countLimiter).n, w.out.String())
 	}
 	w = newWorld(t)
 	for _, in := range []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://example.com/foo", "https://s.team/\u200bp/x", "https://s.team/p/"} {
 		w.do(in)
 	}
-	if w.s.Step != flows.SgInvite || w.s.Get("invite") != "" {
+	if w.s.Step != lines.SgInvite || w.s.Get("invite") != "" {
 		t.Fatalf("a foreign invite link was taken: step %s, %v", w.s.Step, w.s.Data)
 	}
 }
@@ -438,7 +440,7 @@ func TestServicesLine(t *testing.T) {
 				}
 			}
 		}},
-		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", flows.StepConfirm)},
+		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", shop.StepConfirm)},
 		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "psn@example.com", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -457,7 +459,7 @@ func TestStoreTopupLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "bad logins and amounts", lang: "uk", in: []string{"/topup", "a", "two words", "invalid_login", "gabe", "tap:USD", "0.1", "1.234", "ten", "0,15"}, check: atStep("topup", flows.StepConfirm)},
+		{name: "bad logins and amounts", lang: "uk", in: []string{"/topup", "a", "two words", "invalid_login", "gabe", "tap:USD", "0.1", "1.234", "ten", "0,15"}, check: atStep("topup", shop.StepConfirm)},
 		{name: "back at every step", in: []string{"/topup", "gabe", "tap:KZT", "tap:5", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -479,7 +481,7 @@ func TestLoginChecksAreRateLimited(t *testing.T) {
 	for _, in := range []string{"/topup", "invalid1", "invalid2", "gabe"} {
 		w.do(in)
 	}
-	if w.s.Step != flows.StLogin || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
+	if w.s.Step != lines.StLogin || !strings.Contains(w.out.String(), locales.N(locales.En, "err.rate_limited", 42)) {
 		t.Fatalf("the third check was not refused:\n%s", w.out.String())
 	}
 }
@@ -492,9 +494,9 @@ func TestStoreGiftsLine(t *testing.T) {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", flows.SgGames)},
-		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", flows.StepConfirm)},
-		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", flows.SgGames)},
+		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", lines.SgGames)},
+		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", shop.StepConfirm)},
+		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", lines.SgGames)},
 		{name: "back at every step", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/x", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }

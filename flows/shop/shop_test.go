@@ -1,4 +1,4 @@
-package flows
+package shop
 
 import (
 	"strings"
@@ -37,18 +37,5 @@ func TestPricing(t *testing.T) {
 	p.ShowUSD = true
 	if got := p.Format(locales.En, decimal.RequireFromString("1.43")); !strings.Contains(got, "110") || !strings.Contains(got, "1.43") {
 		t.Errorf("format = %q", got)
-	}
-}
-
-func TestParseUsername(t *testing.T) {
-	for in, want := range map[string]string{
-		"@durov": "durov", "durov": "durov", "t.me/durov": "durov", "https://t.me/durov": "durov", " T.ME/Durov_Bot/ ": "Durov_Bot",
-		"telegram.me/durov": "durov", "@abcd": "", "1durov": "", "durov_": "", "du__rov": "", "": "", "@": "",
-		"t.me/joinchat/xyz": "", "https://example.com/durov": "", "dur ov": "", strings.Repeat("a", 33): "",
-	} {
-		got, ok := ParseUsername(in)
-		if got != want || ok != (want != "") {
-			t.Errorf("ParseUsername(%q) = %q, %v; want %q", in, got, ok, want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package flows_test
+package lines_test
 
 import (
 	"strings"

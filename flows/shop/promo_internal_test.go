@@ -1,6 +1,7 @@
-package flows
+package shop
 
 import (
+	"shopbot/flows"
 	"strings"
 	"testing"
 	"time"
@@ -17,21 +18,21 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 // second code replaces the first; lines and minimum order are checked.
 func TestDiscounted(t *testing.T) {
 	sh := &Shop{Pricing: Pricing{StarsUSDRate: dec("0.013")}}
-	env := &Env{Lang: locales.En, Now: time.Now()}
-	base := &Quote{Line: "keys", UpstreamUSD: dec("18.00"), ShopUSD: dec("20.00"), Stars: 1539}
+	env := &flows.Env{Lang: locales.En, Now: time.Now()}
+	base := &flows.Quote{Line: "keys", UpstreamUSD: dec("18.00"), ShopUSD: dec("20.00"), Stars: 1539}
 	for _, tc := range []struct {
 		name  string
-		p     Promo
+		p     flows.Promo
 		price string
 		why   string
 	}{
-		{"percent", Promo{Code: "P5", Percent: dec("5")}, "19.00", ""},
-		{"fixed", Promo{Code: "F1", OffUSD: dec("1.5")}, "18.50", ""},
-		{"floor at cost", Promo{Code: "P50", Percent: dec("50")}, "18.00", ""},
-		{"below cost allowed", Promo{Code: "P50B", Percent: dec("50"), BelowCost: true}, "10.00", ""},
-		{"never free", Promo{Code: "ALL", Percent: dec("100"), BelowCost: true}, "0.01", ""},
-		{"other line", Promo{Code: "GC", Percent: dec("5"), Lines: []string{"giftcards"}}, "", "does not apply"},
-		{"minimum", Promo{Code: "MIN", Percent: dec("5"), MinUSD: dec("25")}, "", "orders of $25.00 or more"},
+		{"percent", flows.Promo{Code: "P5", Percent: dec("5")}, "19.00", ""},
+		{"fixed", flows.Promo{Code: "F1", OffUSD: dec("1.5")}, "18.50", ""},
+		{"floor at cost", flows.Promo{Code: "P50", Percent: dec("50")}, "18.00", ""},
+		{"below cost allowed", flows.Promo{Code: "P50B", Percent: dec("50"), BelowCost: true}, "10.00", ""},
+		{"never free", flows.Promo{Code: "ALL", Percent: dec("100"), BelowCost: true}, "0.01", ""},
+		{"other line", flows.Promo{Code: "GC", Percent: dec("5"), Lines: []string{"giftcards"}}, "", "does not apply"},
+		{"minimum", flows.Promo{Code: "MIN", Percent: dec("5"), MinUSD: dec("25")}, "", "orders of $25.00 or more"},
 	} {
 		q, why := sh.discounted(env, base, &tc.p)
 		if tc.why != "" {
@@ -49,14 +50,14 @@ func TestDiscounted(t *testing.T) {
 		}
 	}
 	// A code replaces the one applied before: it counts from the list price.
-	q1, _ := sh.discounted(env, base, &Promo{Code: "F1", OffUSD: dec("1")})
-	q2, _ := sh.discounted(env, q1, &Promo{Code: "P5", Percent: dec("5")})
+	q1, _ := sh.discounted(env, base, &flows.Promo{Code: "F1", OffUSD: dec("1")})
+	q2, _ := sh.discounted(env, q1, &flows.Promo{Code: "P5", Percent: dec("5")})
 	if !q2.ShopUSD.Equal(dec("19.00")) || q2.ListStars != base.Stars || q2.PromoCode != "P5" {
 		t.Fatalf("replaced: %+v", q2)
 	}
 	// A code that cannot lower the price says so.
-	atCost := &Quote{Line: "keys", UpstreamUSD: dec("20.00"), ShopUSD: dec("20.00"), Stars: 1539}
-	if q, why := sh.discounted(env, atCost, &Promo{Code: "P5", Percent: dec("5")}); q != nil || !contains(why, "gives no discount") {
+	atCost := &flows.Quote{Line: "keys", UpstreamUSD: dec("20.00"), ShopUSD: dec("20.00"), Stars: 1539}
+	if q, why := sh.discounted(env, atCost, &flows.Promo{Code: "P5", Percent: dec("5")}); q != nil || !contains(why, "gives no discount") {
 		t.Fatalf("at cost: %v %q", q, why)
 	}
 }

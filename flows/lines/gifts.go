@@ -1,9 +1,11 @@
-package flows
+package lines
 
 import (
 	"context"
 	"errors"
 	"net/url"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"strconv"
 	"strings"
 
@@ -12,7 +14,7 @@ import (
 
 // Gifts is the store-gift line: the top games (searchable, or a
 // numeric app id) -> editions -> price region -> the friend-invite link.
-type Gifts struct{ *Shop }
+type Gifts struct{ *shop.Shop }
 
 // Store-gift steps.
 const (
@@ -51,35 +53,35 @@ func validInvite(text string) bool {
 }
 
 // Start opens the top games, or one game for a deep link (game-<app id>).
-func (f *Gifts) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
+func (f *Gifts) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
 	s.Step = sgGames
 	if arg == "" {
-		return f.show(ctx, env, f, s)
+		return f.ShowStep(ctx, env, f, s)
 	}
 	return f.openApp(ctx, env, s, arg)
 }
 
 // openApp opens a game's editions by app id.
-func (f *Gifts) openApp(ctx context.Context, env *Env, s *Session, id string) (*Reply, error) {
+func (f *Gifts) openApp(ctx context.Context, env *flows.Env, s *flows.Session, id string) (*flows.Reply, error) {
 	app, err := strconv.ParseInt(id, 10, 64)
 	if err != nil || app <= 0 {
-		return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+		return f.Again(ctx, env, f, s, env.T("catalog.not_found"))
 	}
 	editions, _, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalid) {
-			return f.again(ctx, env, f, s, env.T("catalog.not_found"))
+		if errors.Is(err, flows.ErrNotFound) || errors.Is(err, flows.ErrInvalid) {
+			return f.Again(ctx, env, f, s, env.T("catalog.not_found"))
 		}
-		return &Reply{Screen: failScreen(env, err), Save: true}, nil
+		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
 	if len(editions) == 0 {
-		return f.again(ctx, env, f, s, env.T("gifts.no_editions"))
+		return f.Again(ctx, env, f, s, env.T("gifts.no_editions"))
 	}
 	s.Set("app", id)
 	s.Set("appname", f.appName(ctx, app))
 	s.Set("page", "")
 	s.Goto(sgEditions)
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // appName is the game's name from the top list, or "" when it is not there.
@@ -97,36 +99,36 @@ func (f *Gifts) appName(ctx context.Context, app int64) string {
 }
 
 // Handle takes choices, search text, an app id and the invite link.
-func (f *Gifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	if r, ok, err := f.confirm(ctx, env, f, s, ev, sgInvite); ok {
+func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, sgInvite); ok {
 		return r, err
 	}
-	if ev.Kind != EvButton {
+	if ev.Kind != flows.EvButton {
 		text := strings.TrimSpace(ev.Text)
 		switch s.Step {
 		case sgGames:
 			if _, err := strconv.ParseInt(text, 10, 64); err == nil {
 				return f.openApp(ctx, env, s, text)
 			}
-			if text == "" || len(text) > maxQuery {
-				return f.again(ctx, env, f, s, env.T("search.bad"))
+			if text == "" || len(text) > shop.MaxQuery {
+				return f.Again(ctx, env, f, s, env.T("search.bad"))
 			}
 			s.Set("q", text)
 			s.Set("page", "")
-			return f.show(ctx, env, f, s)
+			return f.ShowStep(ctx, env, f, s)
 		case sgInvite:
 			if hasInvisible(text) {
-				return f.again(ctx, env, f, s, env.T("fields.invisible"))
+				return f.Again(ctx, env, f, s, env.T("fields.invisible"))
 			}
 			if !validInvite(text) {
-				return f.again(ctx, env, f, s, env.T("gifts.bad_invite"))
+				return f.Again(ctx, env, f, s, env.T("gifts.bad_invite"))
 			}
 			s.Set("invite", text)
-			return f.quote(ctx, env, f, s)
+			return f.Quote(ctx, env, f, s)
 		}
-		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
-	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, ""); ok {
+	if r, ok, err := f.ListButton(ctx, env, f, s, ev.Button, ""); ok {
 		return r, err
 	}
 	b := ev.Button
@@ -134,8 +136,8 @@ func (f *Gifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 	case "clr":
 		s.Set("q", "")
 		s.Set("page", "")
-	case actPick:
-		id, ok := picked(s, b.Arg)
+	case shop.ActPick:
+		id, ok := shop.Picked(s, b.Arg)
 		if !ok {
 			break
 		}
@@ -151,11 +153,11 @@ func (f *Gifts) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 		}
 		s.Set("page", "")
 	}
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
 // edition returns the chosen edition of the chosen game.
-func (f *Gifts) edition(ctx context.Context, s *Session) (*Edition, bool, error) {
+func (f *Gifts) edition(ctx context.Context, s *flows.Session) (*flows.Edition, bool, error) {
 	app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
 	editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
@@ -166,24 +168,24 @@ func (f *Gifts) edition(ctx context.Context, s *Session) (*Edition, bool, error)
 			return &editions[i], stale, nil
 		}
 	}
-	return nil, false, notFound("edition gone")
+	return nil, false, flows.NotFound("edition gone")
 }
 
-func (f *Gifts) gameLabel(s *Session) string {
+func (f *Gifts) gameLabel(s *flows.Session) string {
 	if n := s.Get("appname"); n != "" {
 		return n
 	}
 	return "App " + s.Get("app")
 }
 
-func (f *Gifts) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
+func (f *Gifts) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
 	ed, stale, err := f.edition(ctx, s)
 	if err != nil {
 		return nil, false, err
 	}
 	for _, r := range ed.Regions {
 		if r.Region == s.Get("region") {
-			return &Quote{
+			return &flows.Quote{
 				Line: "gifts", Item: s.Get("sub"), Category: s.Get("app"),
 				ItemName: f.gameLabel(s) + " — " + ed.Name + " (" + r.Region + ")",
 				Fields:   map[string]string{"region": r.Region, "invite_url": s.Get("invite"), "app_name": s.Get("appname")},
@@ -191,44 +193,44 @@ func (f *Gifts) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, 
 			}, stale, nil
 		}
 	}
-	return nil, false, notFound("region gone")
+	return nil, false, flows.NotFound("region gone")
 }
 
 // Show renders the current step.
-func (f *Gifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	switch s.Step {
-	case stepPromo:
-		return promoScreen(env), nil
-	case stepConfirm:
-		return f.showConfirm(ctx, env, s)
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
 	case sgInvite:
 		ed, stale, err := f.edition(ctx, s)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		text := env.T("gifts.invite", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name), "region", locales.Escape(s.Get("region")))
-		return &Screen{Text: withStale(env, text, stale), Rows: [][]Button{navRow(env)}}, nil
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case sgRegions:
 		ed, stale, err := f.edition(ctx, s)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
-		items := make([]listItem, 0, len(ed.Regions))
-		funds := f.funds(ctx)
+		items := make([]shop.ListItem, 0, len(ed.Regions))
+		Balance := f.Balance(ctx)
 		for _, r := range ed.Regions {
-			items = append(items, pricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD), r.Region, funds.covers(r.PriceUSD)))
+			items = append(items, shop.PricedItem(r.Region, f.Pricing.Price(env.Lang, "gifts", r.PriceUSD), r.Region, Balance.Covers(r.PriceUSD)))
 		}
 		text := env.T("gifts.regions", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name))
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		text, rows := f.ListPage(env, s, text, items)
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	case sgEditions:
 		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
 		editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
-		items := make([]listItem, 0, len(editions))
-		funds := f.funds(ctx)
+		items := make([]shop.ListItem, 0, len(editions))
+		Balance := f.Balance(ctx)
 		for _, ed := range editions {
 			if len(ed.Regions) == 0 {
 				continue
@@ -240,22 +242,22 @@ func (f *Gifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
 				}
 			}
 			label := ed.Name + " — " + env.T("gifts.from", "price", f.Pricing.Price(env.Lang, "gifts", lowest))
-			items = append(items, listItem{Label: label, ID: ed.ID, Paused: !funds.covers(lowest)})
+			items = append(items, shop.ListItem{Label: label, ID: ed.ID, Paused: !Balance.Covers(lowest)})
 		}
 		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
-		text, rows := f.listPage(env, s, text, items)
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		text, rows := f.ListPage(env, s, text, items)
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	default:
 		s.Step = sgGames
 		games, stale, err := f.Catalog.StoreGames(ctx)
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		q := strings.ToLower(s.Get("q"))
-		var items []listItem
+		var items []shop.ListItem
 		for _, g := range games {
 			if q == "" || strings.Contains(strings.ToLower(g.Name), q) {
-				items = append(items, listItem{Label: g.Name, ID: g.ID})
+				items = append(items, shop.ListItem{Label: g.Name, ID: g.ID})
 			}
 		}
 		text := env.T("gifts.games")
@@ -265,10 +267,10 @@ func (f *Gifts) Show(ctx context.Context, env *Env, s *Session) (*Screen, error)
 				text += "\n\n" + env.T("gifts.none")
 			}
 		}
-		text, rows := f.listPage(env, s, text, items)
+		text, rows := f.ListPage(env, s, text, items)
 		if q != "" {
-			rows = append(rows, []Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
+			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
 		}
-		return &Screen{Text: withStale(env, text, stale), Rows: append(rows, navRow(env))}, nil
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	}
 }

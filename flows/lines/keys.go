@@ -1,8 +1,10 @@
-package flows
+package lines
 
 import (
 	"cmp"
 	"context"
+	"shopbot/flows"
+	"shopbot/flows/shop"
 	"slices"
 	"strings"
 
@@ -11,7 +13,7 @@ import (
 
 // Keys is the game-key line: search and region/platform filters -> a game's
 // keys (with its region restriction shown first) -> quantity -> quote.
-type Keys struct{ *Shop }
+type Keys struct{ *shop.Shop }
 
 // Game-key steps.
 const (
@@ -29,26 +31,26 @@ func (f *Keys) units() *units {
 }
 
 // Start opens the game list, or one game for a deep link (key-<id>).
-func (f *Keys) Start(ctx context.Context, env *Env, s *Session, arg string) (*Reply, error) {
-	return f.openCategory(ctx, env, f, s, arg, gkGames, "game", gkOffers, f.Catalog.GameKeyOffers)
+func (f *Keys) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
+	return f.OpenCategory(ctx, env, f, s, arg, gkGames, "game", gkOffers, f.Catalog.GameKeyOffers)
 }
 
 // Handle takes choices, search text, filters and quantity.
-func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
-	if r, ok, err := f.confirm(ctx, env, f, s, ev, gkQty); ok {
+func (f *Keys) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, gkQty); ok {
 		return r, err
 	}
 	if r, ok, err := f.units().handleQty(ctx, env, f.Shop, f, s, ev); ok {
 		return r, err
 	}
-	if ev.Kind != EvButton {
+	if ev.Kind != flows.EvButton {
 		switch s.Step {
 		case gkGames, gkSearch:
-			return f.search(ctx, env, f, s, ev.Text, gkSearch, gkGames)
+			return f.Search(ctx, env, f, s, ev.Text, gkSearch, gkGames)
 		}
-		return f.again(ctx, env, f, s, env.T("err.use_buttons"))
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
 	}
-	if r, ok, err := f.listButton(ctx, env, f, s, ev.Button, gkSearch); ok {
+	if r, ok, err := f.ListButton(ctx, env, f, s, ev.Button, gkSearch); ok {
 		return r, err
 	}
 	b := ev.Button
@@ -64,8 +66,8 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 	case "fp":
 		s.Goto(gkPlatform)
 		s.Set("page", "")
-	case actPick:
-		id, ok := picked(s, b.Arg)
+	case shop.ActPick:
+		id, ok := shop.Picked(s, b.Arg)
 		if !ok {
 			break
 		}
@@ -86,15 +88,15 @@ func (f *Keys) Handle(ctx context.Context, env *Env, s *Session, ev Event) (*Rep
 			}
 		}
 	}
-	return f.show(ctx, env, f, s)
+	return f.ShowStep(ctx, env, f, s)
 }
 
-func (f *Keys) price(ctx context.Context, env *Env, s *Session) (*Quote, bool, error) {
-	return f.units().price(ctx, env, s)
+func (f *Keys) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
+	return f.units().Price(ctx, env, s)
 }
 
 // restriction describes where a region-restricted key activates.
-func (f *Keys) restriction(ctx context.Context, env *Env, game, region string) string {
+func (f *Keys) restriction(ctx context.Context, env *flows.Env, game, region string) string {
 	rr, _, err := f.Catalog.GameKeyRestriction(ctx, game)
 	if err != nil || len(rr.Available)+len(rr.Unavailable) == 0 {
 		return env.T("keys.restricted_unknown", "region", locales.Escape(region))
@@ -117,18 +119,18 @@ func (f *Keys) restriction(ctx context.Context, env *Env, game, region string) s
 }
 
 // Show renders the current step.
-func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) {
+func (f *Keys) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	switch s.Step {
-	case stepPromo:
-		return promoScreen(env), nil
-	case stepConfirm:
-		return f.showConfirm(ctx, env, s)
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
 	case gkSearch:
-		return &Screen{Text: env.T("keys.search"), Rows: [][]Button{navRow(env)}}, nil
+		return &flows.Screen{Text: env.T("keys.search"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case gkRegion, gkPlatform:
 		all, stale, err := f.Catalog.GameKeys(ctx, "", "", "")
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		var opts []string
 		for _, g := range all {
@@ -145,34 +147,34 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if s.Step == gkPlatform {
 			anyKey = "keys.any_platform" // "any" agrees with "platform" in ru and uk
 		}
-		items := []listItem{{Label: env.T(anyKey), ID: gkAny}}
+		items := []shop.ListItem{{Label: env.T(anyKey), ID: gkAny}}
 		for _, o := range opts {
-			items = append(items, listItem{Label: o, ID: o})
+			items = append(items, shop.ListItem{Label: o, ID: o})
 		}
 		text := env.T("keys.choose_region")
 		if s.Step == gkPlatform {
 			text = env.T("keys.choose_platform")
 		}
-		text, rows := f.listPage(env, s, text, items)
-		rows = append(rows, navRow(env))
-		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
+		text, rows := f.ListPage(env, s, text, items)
+		rows = append(rows, shop.NavRow(env))
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil
 	case gkOffers:
 		offers, stale, err := f.Catalog.GameKeyOffers(ctx, s.Get("game"))
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
 		var b strings.Builder
-		b.WriteString(env.T("keys.offers", "name", locales.Escape(clipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
+		b.WriteString(env.T("keys.offers", "name", locales.Escape(shop.ClipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
 		if offers.Restricted {
 			b.WriteString("\n\n")
 			b.WriteString(f.restriction(ctx, env, offers.CategoryID, offers.Region))
 		}
 		b.WriteString("\n")
-		items := f.units().items(env, f.Shop, f.funds(ctx), offers)
+		items := f.units().items(env, f.Shop, f.Balance(ctx), offers)
 		if len(items) == 0 {
 			b.WriteString("\n" + env.T("catalog.empty"))
 		}
-		sc := f.listScreen(env, s, b.String(), items, stale)
+		sc := f.ListScreen(env, s, b.String(), items, stale)
 		sc.Image = offers.Image
 		return sc, nil
 	case gkQty:
@@ -181,11 +183,11 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		s.Step = gkGames
 		games, stale, err := f.Catalog.GameKeys(ctx, s.Get("q"), s.Get("region"), s.Get("platform"))
 		if err != nil {
-			return failScreen(env, err), nil
+			return shop.FailScreen(env, err), nil
 		}
-		items := make([]listItem, 0, len(games))
+		items := make([]shop.ListItem, 0, len(games))
 		for _, g := range games {
-			items = append(items, listItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.ID})
+			items = append(items, shop.ListItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.ID})
 		}
 		region, platform := cmp.Or(s.Get("region"), env.T("keys.any")), cmp.Or(s.Get("platform"), env.T("keys.any_platform"))
 		text := env.T("keys.games", "region", locales.Escape(region), "platform", locales.Escape(platform))
@@ -195,14 +197,14 @@ func (f *Keys) Show(ctx context.Context, env *Env, s *Session) (*Screen, error) 
 		if len(items) == 0 {
 			text += "\n\n" + env.T("keys.none")
 		}
-		text, rows := f.listPage(env, s, text, items)
+		text, rows := f.ListPage(env, s, text, items)
 		rows = append(rows,
-			[]Button{{Text: env.T("keys.btn_region", "region", region), Action: "fr"}, {Text: env.T("keys.btn_platform", "platform", platform), Action: "fp"}},
-			[]Button{{Text: env.T("btn.search"), Action: actSearch}})
+			[]flows.Button{{Text: env.T("keys.btn_region", "region", region), Action: "fr"}, {Text: env.T("keys.btn_platform", "platform", platform), Action: "fp"}},
+			[]flows.Button{{Text: env.T("btn.search"), Action: shop.ActSearch}})
 		if s.Get("q") != "" || s.Get("region") != "" || s.Get("platform") != "" {
-			rows = append(rows, []Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
+			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
 		}
-		rows = append(rows, navRow(env))
-		return &Screen{Text: withStale(env, text, stale), Rows: rows}, nil
+		rows = append(rows, shop.NavRow(env))
+		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil
 	}
 }

@@ -1,4 +1,4 @@
-package flows_test
+package lines_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
+	"shopbot/flows/lines"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 )
 
@@ -52,7 +54,7 @@ func TestLowUpstreamBalancePausesGiftCardsItCannotCover(t *testing.T) {
 	// A press on the paused card's old index (the balance dropped since) is refused.
 	w.s.Set("ids", "apple-us-25")
 	w.do("tap:Apple 10")
-	if w.s.Step != flows.GcCards || !strings.Contains(w.out.String(), "temporarily unavailable. Please try again") {
+	if w.s.Step != lines.GcCards || !strings.Contains(w.out.String(), "temporarily unavailable. Please try again") {
 		t.Fatalf("a paused card was chosen: step %q\n%s", w.s.Step, w.out.String())
 	}
 	w.do("/start gc-apple-us")
@@ -63,7 +65,7 @@ func TestLowUpstreamBalancePausesGiftCardsItCannotCover(t *testing.T) {
 	}
 	// Typing more than the balance covers is refused before any quote.
 	w.do("2")
-	if w.s.Step != flows.GcQty || w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "Nothing was charged") {
+	if w.s.Step != lines.GcQty || w.s.Get("quote") != "" || !strings.Contains(w.out.String(), "Nothing was charged") {
 		t.Fatalf("2 cards were quoted on a balance of 20: step %q quote %q", w.s.Step, w.s.Get("quote"))
 	}
 	w.do("1")
@@ -78,12 +80,12 @@ func TestBalanceDroppingAfterTheQuoteStopsPay(t *testing.T) {
 	w.do("/start gc-apple-us")
 	w.do("tap:Apple 10 USD")
 	w.do("3")
-	if w.s.Step != flows.StepConfirm {
+	if w.s.Step != shop.StepConfirm {
 		t.Fatalf("not at confirmation: %s", w.s.Step)
 	}
 	funds.Balance = decimal.RequireFromString("30") // 3 * 10.35 = 31.05
 	w.do("tap:💳")
-	if pay.n != 0 || w.s.Step != flows.GcQty || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
+	if pay.n != 0 || w.s.Step != lines.GcQty || !strings.Contains(w.out.String(), "temporarily unavailable in this amount") {
 		t.Fatalf("paid on a balance that no longer covers the quote: pay %d step %q", pay.n, w.s.Step)
 	}
 }
@@ -97,7 +99,7 @@ func TestLowUpstreamBalancePausesPremiumPlansAndStars(t *testing.T) {
 		t.Fatalf("the 12-month plan is not paused: %+v", w.last.Screen.Rows)
 	}
 	w.do("tap:⏸")
-	if !strings.Contains(w.out.String(), "answer (alert=true): Sorry, this item is temporarily unavailable") || w.s.Step != flows.MsPlan {
+	if !strings.Contains(w.out.String(), "answer (alert=true): Sorry, this item is temporarily unavailable") || w.s.Step != lines.MsPlan {
 		t.Fatalf("a paused plan was not refused:\n%s", w.out.String())
 	}
 	w.do("tap:6 months")
@@ -114,7 +116,7 @@ func TestLowUpstreamBalancePausesPremiumPlansAndStars(t *testing.T) {
 		t.Fatalf("stars beyond the balance were quoted:\n%s", w.out.String())
 	}
 	w.do("1000") // 15
-	if w.s.Step != flows.StepConfirm {
+	if w.s.Step != shop.StepConfirm {
 		t.Fatalf("1000 stars on a balance of 20 not quoted: %s", w.s.Step)
 	}
 }

@@ -1,0 +1,125 @@
+package lines
+
+import (
+	"context"
+	"shopbot/flows"
+	"shopbot/flows/shop"
+
+	"shopbot/locales"
+)
+
+// Games is the in-game top-up line ("games"): brands -> regional
+// categories (or a search) -> offers -> the category's fields -> quote.
+type Games struct{ *shop.Shop }
+
+// In-game top-up steps.
+const (
+	tuBrands  = "brands"
+	tuSearch  = "search"
+	tuResults = "results"
+	tuSubs    = "subs"
+	tuOffers  = "offers"
+)
+
+func (f *Games) fielded() *fielded {
+	return &fielded{line: "games", cat: "cat", title: "tu.fields", withOffer: "tu.fields_offer", load: f.Catalog.TopUpOffers}
+}
+
+// Start opens the brand list, or one category for a deep link (tu-<id>).
+func (f *Games) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
+	return f.OpenCategory(ctx, env, f, s, arg, tuBrands, "cat", tuOffers, f.Catalog.TopUpOffers)
+}
+
+// Handle takes choices, search text and field answers.
+func (f *Games) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, stepFields); ok {
+		return r, err
+	}
+	if r, ok, err := fieldsHandle(ctx, f.Shop, env, f, s, ev); ok {
+		return r, err
+	}
+	if ev.Kind != flows.EvButton {
+		switch s.Step {
+		case tuBrands, tuSearch, tuResults:
+			return f.Search(ctx, env, f, s, ev.Text, tuSearch, tuResults)
+		}
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
+	}
+	if r, ok, err := f.ListButton(ctx, env, f, s, ev.Button, tuSearch); ok {
+		return r, err
+	}
+	if id, ok := shop.Picked(s, ev.Button.Arg); ok && ev.Button.Action == shop.ActPick {
+		switch s.Step {
+		case tuBrands:
+			s.Set("brand", id)
+			s.Goto(tuSubs)
+		case tuResults, tuSubs:
+			s.Set("cat", id)
+			s.Goto(tuOffers)
+		case tuOffers:
+			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
+				return r, err
+			}
+		}
+		s.Set("page", "")
+	}
+	return f.ShowStep(ctx, env, f, s)
+}
+
+func (f *Games) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
+	return f.fielded().Price(ctx, env, s)
+}
+
+// Show renders the current step.
+func (f *Games) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	switch s.Step {
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
+	case stepFields:
+		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
+	case tuSearch:
+		return &flows.Screen{Text: env.T("tu.search"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
+	case tuResults:
+		cats, stale, err := f.Catalog.TopUpSearch(ctx, s.Get("q"))
+		return f.ResultsScreen(env, s, cats, stale, err), nil
+	case tuSubs:
+		brands, stale, err := f.Catalog.TopUpBrands(ctx)
+		text := env.T("tu.subs", "brand", locales.Escape(shop.ClipName(s.Get("brand"))))
+		return f.CategoriesScreen(env, s, text, brands, stale, err, func(c flows.Category) string {
+			label := c.Name
+			if c.Region != "" {
+				label += " · " + c.Region
+			}
+			if c.Variant != "" {
+				label += " · " + c.Variant
+			}
+			return label
+		}), nil
+	case tuOffers:
+		offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
+		if err != nil {
+			return shop.FailScreen(env, err), nil
+		}
+		text := env.T("tu.offers", "name", locales.Escape(shop.ClipName(offers.Name)))
+		if offers.Note != "" {
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
+		}
+		items := make([]shop.ListItem, 0, len(offers.Offers))
+		Balance := f.Balance(ctx)
+		for _, o := range offers.Offers {
+			items = append(items, shop.PricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD), o.ID, Balance.Covers(o.PriceUSD)))
+		}
+		if len(items) == 0 {
+			text += "\n\n" + env.T("catalog.empty")
+		}
+		sc := f.ListScreen(env, s, text, items, stale)
+		sc.Image = offers.Image
+		return sc, nil
+	default:
+		s.Step = tuBrands
+		brands, stale, err := f.Catalog.TopUpBrands(ctx)
+		return f.BrandsScreen(env, s, env.T("tu.brands"), brands, stale, err), nil
+	}
+}

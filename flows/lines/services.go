@@ -1,0 +1,121 @@
+package lines
+
+import (
+	"context"
+	"shopbot/flows"
+	"shopbot/flows/shop"
+
+	"shopbot/locales"
+)
+
+// Services is the manual-services line: services -> offers -> the
+// service's fields -> quote.
+type Services struct{ *shop.Shop }
+
+// Manual-service steps.
+const (
+	svList   = "services"
+	svOffers = "offers"
+)
+
+func (f *Services) fielded() *fielded {
+	return &fielded{line: "services", cat: "svc", title: "svc.fields", withOffer: "svc.fields_offer", load: f.Catalog.ManualServiceOffers}
+}
+
+// Start opens the service list, or one service for a deep link (svc-<id>).
+func (f *Services) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
+	return f.OpenCategory(ctx, env, f, s, arg, svList, "svc", svOffers, f.Catalog.ManualServiceOffers)
+}
+
+// Handle takes choices and field answers.
+func (f *Services) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if r, ok, err := f.Confirm(ctx, env, f, s, ev, stepFields); ok {
+		return r, err
+	}
+	if r, ok, err := fieldsHandle(ctx, f.Shop, env, f, s, ev); ok {
+		return r, err
+	}
+	if ev.Kind != flows.EvButton {
+		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
+	}
+	if r, ok, err := f.ListButton(ctx, env, f, s, ev.Button, ""); ok {
+		return r, err
+	}
+	if id, ok := shop.Picked(s, ev.Button.Arg); ok && ev.Button.Action == shop.ActPick {
+		switch s.Step {
+		case svList:
+			s.Set("svc", id)
+			s.Goto(svOffers)
+		case svOffers:
+			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
+				return r, err
+			}
+		}
+		s.Set("page", "")
+	}
+	return f.ShowStep(ctx, env, f, s)
+}
+
+func (f *Services) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
+	return f.fielded().Price(ctx, env, s)
+}
+
+// Show renders the current step.
+func (f *Services) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	switch s.Step {
+	case shop.StepPromo:
+		return shop.PromoScreen(env), nil
+	case shop.StepConfirm:
+		return f.ShowConfirm(ctx, env, s)
+	case stepFields:
+		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
+	case svOffers:
+		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
+		if err != nil {
+			return shop.FailScreen(env, err), nil
+		}
+		text := env.T("svc.offers", "name", locales.Escape(shop.ClipName(offers.Name)))
+		if offers.Note != "" {
+			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
+		}
+		items := make([]shop.ListItem, 0, len(offers.Offers))
+		Balance := f.Balance(ctx)
+		for _, o := range offers.Offers {
+			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD)
+			line := "\n" + env.T("gc.card_line", "name", locales.Escape(shop.ClipName(o.Name)), "price", price)
+			if o.DeliveryMinutes != nil {
+				line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
+			}
+			if o.Note != "" {
+				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, shop.MaxNameLen)) + "</i>"
+			}
+			it := shop.PricedItem(o.Name, price, o.ID, Balance.Covers(o.PriceUSD))
+			if it.Paused {
+				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(shop.ClipName(o.Name)))
+			}
+			it.Line = line
+			items = append(items, it)
+		}
+		if len(items) == 0 {
+			text += "\n\n" + env.T("catalog.empty")
+		}
+		sc := f.ListScreen(env, s, text, items, stale)
+		sc.Image = offers.Image
+		return sc, nil
+	default:
+		s.Step = svList
+		list, stale, err := f.Catalog.ManualServices(ctx)
+		if err != nil {
+			return shop.FailScreen(env, err), nil
+		}
+		items := make([]shop.ListItem, 0, len(list))
+		for _, sv := range list {
+			items = append(items, shop.ListItem{Label: sv.Name, ID: sv.ID})
+		}
+		text := env.T("svc.list")
+		if len(items) == 0 {
+			text += "\n\n" + env.T("catalog.empty")
+		}
+		return f.ListScreen(env, s, text, items, stale), nil
+	}
+}
