@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/admin"
+	"shopbot/bot/books"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
@@ -72,7 +73,8 @@ type Options struct {
 	Fulfil   fulfil.Config    // fulfilment timing and test failpoints
 	Chat     orderchat.Config // order chat relay timing
 	Support  support.Options  // the helpdesk link and the shop's terms
-	Admin    admin.Options    // the Star rate of the admins' figures
+	Admin    admin.Options    // the Star rate of an order's margin on /order N
+	Books    books.Options    // the Star rate of the figures, the daily reconciliation
 	// Images shows the catalog's images on the screens that have one
 	// (images.go); nil: every screen is text (SHOW_IMAGES=false).
 	Images *ImageOptions

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/admin"
+	"shopbot/bot/books"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
@@ -26,7 +27,7 @@ import (
 // worker's orphans (the worker's OnLoss runs the checkout's sweep, and the
 // checkout asks the worker about unclaimed upstream orders):
 //
-//	alerts -> checkout -> chat relay -> fulfilment -> admin, support
+//	alerts -> checkout -> chat relay -> fulfilment -> admin, books, support
 //
 // cmd/shopbot, the demo and the tests all get the same shop from bot.New.
 
@@ -42,6 +43,7 @@ type features struct {
 	chat     *orderchat.Relay
 	support  *support.Support
 	admin    *admin.Admin
+	books    *books.Books
 	orders   *state.Orders // the shop's one order store
 	// Promos is the shop's promo code store (checkout holds and consumes
 	// uses, fulfilment gives them back, admins manage the codes; the
@@ -98,9 +100,10 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	}
 
 	var chatUp orderchat.Upstream // no chats without an upstream
-	var adminUp admin.Upstream    // no upstream figures without one
+	var adminUp admin.Upstream    // no adopting without one
+	var booksUp books.Upstream    // no upstream figures without one
 	if opts.Reseller != nil {
-		chatUp, adminUp = opts.Reseller, opts.Reseller
+		chatUp, adminUp, booksUp = opts.Reseller, opts.Reseller, opts.Reseller
 	}
 	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
 		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
@@ -122,14 +125,20 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		b.Checkout.SetOrphans(b.ful)
 	}
 
-	adminOpts := opts.Admin
-	adminOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
-	b.admin = admin.New(adminOpts, admin.Deps{
-		Telegram: b, Upstream: adminUp, Stars: adminStars{b}, Alerts: b.Alerts, Fulfil: b.ful, Chats: b.chat,
-		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Promos: b.Promos, Referrals: b.referralStore(),
+	b.admin = admin.New(opts.Admin, admin.Deps{
+		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
+		Orders: b.orders, Users: b.Users, Promos: b.Promos,
 		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
 	})
 	b.admin.Register(engine)
+	booksOpts := opts.Books
+	booksOpts.Wallet = b.Checkout != nil && b.Checkout.WalletEnabled()
+	b.books = books.New(booksOpts, books.Deps{
+		Telegram: b, Upstream: booksUp, Stars: booksStars{b}, Alerts: b.Alerts,
+		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Referrals: b.referralStore(),
+		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+	})
+	b.books.Register(engine)
 	b.chat.Register(engine)
 	b.support = support.New(opts.Support, support.Deps{
 		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
@@ -151,7 +160,7 @@ func (b *Bot) wireReferral(opts Options, rdb redis.UniversalClient, engine *flow
 	}
 	ro := opts.Referral
 	if !ro.StarsUSDRate.IsPositive() {
-		ro.StarsUSDRate = opts.Admin.StarsUSDRate // the rate of /stats
+		ro.StarsUSDRate = opts.Books.StarsUSDRate // the rate of /stats
 	}
 	b.referral = referral.New(ro, referral.Deps{
 		Telegram: b, Store: state.NewReferrals(rdb, opts.Prefix), Wallets: b.wallets, Orders: b.orders,
@@ -187,6 +196,7 @@ func (b *Bot) runFeatures(ctx context.Context, wg *sync.WaitGroup) {
 		go func() { defer wg.Done(); f(ctx) }()
 	}
 	run(b.admin.Run)
+	run(b.books.Run)
 	run(b.Alerts.RunWatch)
 	if b.opts.Reseller != nil {
 		run(b.ful.Run)
@@ -197,18 +207,18 @@ func (b *Bot) runFeatures(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
-// adminStars gives the admin side's reconciliation the Star transactions
-// the payment sweep reads (Bot.StarTransactions), in its own terms.
-type adminStars struct{ b *Bot }
+// booksStars gives the books' reconciliation the Star transactions the
+// payment sweep reads (Bot.StarTransactions), in its own terms.
+type booksStars struct{ b *Bot }
 
-func (s adminStars) StarTransactions(ctx context.Context, offset, limit int) ([]admin.StarTx, error) {
+func (s booksStars) StarTransactions(ctx context.Context, offset, limit int) ([]books.StarTx, error) {
 	page, err := s.b.StarTransactions(ctx, offset, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]admin.StarTx, len(page))
+	out := make([]books.StarTx, len(page))
 	for i, tx := range page {
-		out[i] = admin.StarTx{ID: tx.ID, Date: time.Unix(tx.Date, 0).UTC(), Amount: tx.Amount, Refund: tx.Refund}
+		out[i] = books.StarTx{ID: tx.ID, Date: time.Unix(tx.Date, 0).UTC(), Amount: tx.Amount, Refund: tx.Refund}
 		if tx.Buyer != nil {
 			out[i].Incoming, out[i].User, out[i].Payload = true, tx.Buyer.UserID, tx.Buyer.Payload
 		}

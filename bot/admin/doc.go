@@ -6,15 +6,13 @@
 //   - alerts.go: alerts to admins, once per occurrence, and the watch of
 //     the upstream account (key rejected, account blocked, low balance);
 //   - broadcast.go: /broadcast, resumable jobs any replica carries on;
-//   - reports.go: /balance, /transactions, /stats and /credit (a wallet
-//     credit, with its audit);
-//   - export.go: /export, CSV documents of orders (with the figures /stats
-//     counts) and of wallet movements;
-//   - reconcile.go: /reconcile, our books matched with the upstream's and
-//     Telegram's, and its daily durable job that alerts admins;
 //   - orders.go: /orders for admins (the shop's orders, filters) and
 //     /order N (one order: resend, hurry, refund, adopt, place again);
-//   - myorders.go: "My orders", a buyer's own orders and codes again.
+//   - myorders.go: "My orders", a buyer's own orders and codes again;
+//   - promos.go: /promo, the promo codes.
+//
+// The money reports (/balance, /transactions, /stats, /export,
+// /reconcile, /credit) are bot/books.
 //
 // Admin commands answer anyone else exactly as an unknown command would
 // (flows.AdminOnly). The package reaches Telegram and the other features

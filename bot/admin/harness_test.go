@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"shopbot/bot/bottest"
-	"shopbot/locales"
 )
 
 const (
@@ -21,8 +20,4 @@ func newHarness(t *testing.T) *harness { return &harness{bottest.New(t)} }
 var (
 	fakePace      = bottest.FakePace
 	renderMessage = bottest.Render
-	button        = bottest.Button
-	hasButton     = bottest.HasButton
 )
-
-func en(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }

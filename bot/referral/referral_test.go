@@ -86,7 +86,7 @@ func (s *shop) start(percent string, failpoint func(step string, id int64) error
 		o.Fulfil = cfg
 		o.Checkout = &checkout.Options{Wallet: true, Upstream: s.client}
 		o.Referral = referral.Options{Percent: decimal.RequireFromString(percent)}
-		o.Admin.StarsUSDRate = decimal.RequireFromString("0.013")
+		o.Books.StarsUSDRate = decimal.RequireFromString("0.013")
 	})
 	s.stop = s.Run(s.b)
 	s.Listening()

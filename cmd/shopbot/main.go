@@ -21,6 +21,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/admin"
+	"shopbot/bot/books"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -176,7 +177,8 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
 		MetricsAddr: cfg.MetricsAddr,
 		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
-		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
+		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
+		Books:    books.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay, Images: images,
 		Referral: referral.Options{Percent: cfg.ReferralPercent, StarsUSDRate: cfg.StarsUSDRate},

@@ -1,4 +1,4 @@
-package admin
+package books
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type topupTally struct {
 
 // tallyTopups counts the credited top-ups of each period (the index
 // checkout's wallet top-ups keep, state.Wallets.PaidTopups).
-func (r *reports) tallyTopups(ctx context.Context, periods []*period) error {
+func (r *Books) tallyTopups(ctx context.Context, periods []*period) error {
 	if r.wallets == nil || len(periods) == 0 {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (r *reports) tallyTopups(ctx context.Context, periods []*period) error {
 }
 
 // writeTopups adds a period's top-up line, when it had any.
-func (r *reports) writeTopups(b *strings.Builder, env *flows.Env, p *period) {
+func (r *Books) writeTopups(b *strings.Builder, env *flows.Env, p *period) {
 	t := p.topups
 	if t.n == 0 {
 		return

@@ -1,4 +1,4 @@
-package admin_test
+package books_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package admin
+package books
 
 import (
 	"context"
@@ -120,14 +120,14 @@ func inWindow(t, from, to time.Time) bool { return !t.Before(from) && !t.After(t
 // reconcile matches the books over [from, to]. Only our own store's
 // errors fail it; an outside list that cannot be read is a failure in the
 // report.
-func (ad *Admin) reconcile(ctx context.Context, from, to time.Time) (*recReport, error) {
+func (r *Books) reconcile(ctx context.Context, from, to time.Time) (*recReport, error) {
 	rep := &recReport{from: from, to: to}
-	now := ad.now()
-	settled := func(t time.Time) bool { return now.Sub(t) >= ad.opts.ReconcileSettle }
+	now := r.now()
+	settled := func(t time.Time) bool { return now.Sub(t) >= r.opts.ReconcileSettle }
 
 	// Our orders of the window (and its margin).
 	var ours []*state.Order
-	if err := ad.scanOrders(ctx, from.Add(-recMargin), state.OrderFilter{}, func(o *state.Order) {
+	if err := r.scanOrders(ctx, from.Add(-recMargin), state.OrderFilter{}, func(o *state.Order) {
 		if !o.CreatedAt.After(to) {
 			ours = append(ours, o)
 		}
@@ -136,23 +136,23 @@ func (ad *Admin) reconcile(ctx context.Context, from, to time.Time) (*recReport,
 	}
 
 	upOrders := map[int64]*reseller.Order{}
-	if ad.up == nil {
+	if r.up == nil {
 		rep.failed = append(rep.failed, recFailure{"rep.rec.part.upstream_orders", errNoUpstream})
-	} else if err := ad.recUpstreamOrders(ctx, rep, upOrders, settled); err != nil {
+	} else if err := r.recUpstreamOrders(ctx, rep, upOrders, settled); err != nil {
 		if !isOutside(err) {
 			return nil, err
 		}
 		rep.failed = append(rep.failed, recFailure{"rep.rec.part.upstream_orders", err})
 	}
-	if ad.up != nil {
-		if err := ad.recUpstreamTx(ctx, rep, upOrders); err != nil {
+	if r.up != nil {
+		if err := r.recUpstreamTx(ctx, rep, upOrders); err != nil {
 			if !isOutside(err) {
 				return nil, err
 			}
 			rep.failed = append(rep.failed, recFailure{"rep.rec.part.upstream_tx", err})
 		}
 	}
-	if err := ad.recStars(ctx, rep, ours, settled); err != nil {
+	if err := r.recStars(ctx, rep, ours, settled); err != nil {
 		if !isOutside(err) {
 			return nil, err
 		}
@@ -182,10 +182,10 @@ func isOutside(err error) bool {
 
 // recUpstreamOrders reads the upstream's orders of the window, newest
 // first, and checks that each one that took money has an order of ours.
-func (ad *Admin) recUpstreamOrders(ctx context.Context, rep *recReport, seen map[int64]*reseller.Order, settled func(time.Time) bool) error {
+func (r *Books) recUpstreamOrders(ctx context.Context, rep *recReport, seen map[int64]*reseller.Order, settled func(time.Time) bool) error {
 	opts := &reseller.OrdersOptions{Limit: recPage}
 	for range recMaxPages {
-		page, err := ad.up.Orders(ctx, opts)
+		page, err := r.up.Orders(ctx, opts)
 		if err != nil {
 			return outsideError{err}
 		}
@@ -199,7 +199,7 @@ func (ad *Admin) recUpstreamOrders(ctx context.Context, rep *recReport, seen map
 				continue
 			}
 			rep.upstream++
-			if _, err := ad.orders.ByUpstream(ctx, u.Number); err == nil {
+			if _, err := r.orders.ByUpstream(ctx, u.Number); err == nil {
 				continue
 			} else if !errors.Is(err, state.ErrOrderNotFound) {
 				return err
@@ -225,10 +225,10 @@ func (ad *Admin) recUpstreamOrders(ctx context.Context, rep *recReport, seen map
 // recUpstreamTx reads the upstream's ORDER transactions of the window:
 // each debit must name an upstream order, and a refund must not be of one
 // of our delivered orders.
-func (ad *Admin) recUpstreamTx(ctx context.Context, rep *recReport, upOrders map[int64]*reseller.Order) error {
+func (r *Books) recUpstreamTx(ctx context.Context, rep *recReport, upOrders map[int64]*reseller.Order) error {
 	opts := &reseller.TransactionsOptions{Limit: recPage, Type: reseller.TxOrder}
 	for range recMaxPages {
-		page, err := ad.up.Transactions(ctx, opts)
+		page, err := r.up.Transactions(ctx, opts)
 		if err != nil {
 			return outsideError{err}
 		}
@@ -245,7 +245,7 @@ func (ad *Admin) recUpstreamTx(ctx context.Context, rep *recReport, upOrders map
 			}
 			if tx.Direction == reseller.TxDebit {
 				rep.debits++
-				known, err := ad.upstreamOrderExists(ctx, number, upOrders)
+				known, err := r.upstreamOrderExists(ctx, number, upOrders)
 				if err != nil {
 					return err
 				}
@@ -258,7 +258,7 @@ func (ad *Admin) recUpstreamTx(ctx context.Context, rep *recReport, upOrders map
 			if number == 0 {
 				continue
 			}
-			o, err := ad.orders.ByUpstream(ctx, number)
+			o, err := r.orders.ByUpstream(ctx, number)
 			if errors.Is(err, state.ErrOrderNotFound) {
 				continue
 			}
@@ -280,14 +280,14 @@ func (ad *Admin) recUpstreamTx(ctx context.Context, rep *recReport, upOrders map
 
 // upstreamOrderExists reports whether the upstream has order number: one
 // read with the window's orders, else asked for.
-func (ad *Admin) upstreamOrderExists(ctx context.Context, number int64, upOrders map[int64]*reseller.Order) (bool, error) {
+func (r *Books) upstreamOrderExists(ctx context.Context, number int64, upOrders map[int64]*reseller.Order) (bool, error) {
 	if number <= 0 {
 		return false, nil
 	}
 	if upOrders[number] != nil {
 		return true, nil
 	}
-	u, err := ad.up.Order(ctx, number)
+	u, err := r.up.Order(ctx, number)
 	if reseller.IsNotFound(err) {
 		return false, nil
 	}
@@ -300,8 +300,8 @@ func (ad *Admin) upstreamOrderExists(ctx context.Context, number int64, upOrders
 
 // recStars reads Telegram's Star transactions of the window and matches
 // payments and refunds with our orders.
-func (ad *Admin) recStars(ctx context.Context, rep *recReport, ours []*state.Order, settled func(time.Time) bool) error {
-	if ad.stars == nil {
+func (r *Books) recStars(ctx context.Context, rep *recReport, ours []*state.Order, settled func(time.Time) bool) error {
+	if r.stars == nil {
 		return nil
 	}
 	missing := map[string]*state.Order{} // Stars orders of the window whose charge is not read yet
@@ -315,7 +315,7 @@ func (ad *Admin) recStars(ctx context.Context, rep *recReport, ours []*state.Ord
 	margin, floor := rep.from.Add(-recMargin), rep.from.Add(-recLookBack)
 read:
 	for offset := 0; offset < recMaxPages*recPage; offset += recPage {
-		page, err := ad.stars.StarTransactions(ctx, offset, recPage)
+		page, err := r.stars.StarTransactions(ctx, offset, recPage)
 		if err != nil {
 			return outsideError{err}
 		}
@@ -335,13 +335,13 @@ read:
 			break
 		}
 	}
-	reviews := state.NewChargeReviews(ad.rdb, ad.prefix)
+	reviews := state.NewChargeReviews(r.rdb, r.prefix)
 	for _, tx := range charges {
 		if !inWindow(tx.Date, rep.from, rep.to) {
 			continue
 		}
 		rep.charges++
-		if _, err := ad.orders.ByCharge(ctx, tx.ID); err == nil {
+		if _, err := r.orders.ByCharge(ctx, tx.ID); err == nil {
 			continue // delivered, refunded or in progress: /orders tells which
 		} else if !errors.Is(err, state.ErrOrderNotFound) {
 			return err
@@ -350,7 +350,7 @@ read:
 			continue // it bought nothing and was given back
 		}
 		if isTopup(tx) {
-			if credited, err := ad.topupCredited(ctx, tx); err != nil {
+			if credited, err := r.topupCredited(ctx, tx); err != nil {
 				return err
 			} else if credited {
 				continue // a wallet top-up, in the buyer's ledger
@@ -383,10 +383,10 @@ read:
 			continue
 		}
 		rep.refunds++
-		o, err := ad.orders.ByCharge(ctx, id)
+		o, err := r.orders.ByCharge(ctx, id)
 		if errors.Is(err, state.ErrOrderNotFound) {
 			if c, ok := paid[id]; ok && isTopup(c) {
-				if err := ad.recTopupRefund(ctx, rep, c); err != nil {
+				if err := r.recTopupRefund(ctx, rep, c); err != nil {
 					return err
 				}
 			}
@@ -438,13 +438,13 @@ func itemLine(lang locales.Lang, it recItem) string {
 }
 
 // header is the report's text before its items.
-func (ad *Admin) recHeader(lang locales.Lang, rep *recReport) string {
+func (r *Books) recHeader(lang locales.Lang, rep *recReport) string {
 	var b strings.Builder
 	b.WriteString(locales.T(lang, "rep.rec.title", "from", locales.DateTime(lang, rep.from), "to", locales.DateTime(lang, rep.to)))
 	b.WriteString("\n" + locales.T(lang, "rep.rec.checked", "orders", rep.orders, "upstream", rep.upstream,
 		"debits", rep.debits, "charges", rep.charges, "refunds", rep.refunds))
 	for _, f := range rep.failed {
-		b.WriteString("\n" + locales.T(lang, "rep.rec.failed", "part", locales.T(lang, f.part), "reason", ad.outsideProblem(lang, f.err)))
+		b.WriteString("\n" + locales.T(lang, "rep.rec.failed", "part", locales.T(lang, f.part), "reason", r.outsideProblem(lang, f.err)))
 	}
 	if rep.pending > 0 {
 		b.WriteString("\n" + locales.N(lang, "rep.rec.pending", int64(rep.pending)))
@@ -459,16 +459,15 @@ func (ad *Admin) recHeader(lang locales.Lang, rep *recReport) string {
 }
 
 // outsideProblem says why an outside list could not be read.
-func (ad *Admin) outsideProblem(lang locales.Lang, err error) string {
+func (r *Books) outsideProblem(lang locales.Lang, err error) string {
 	if errors.Is(err, errNoUpstream) {
 		return locales.T(lang, "rep.up.not_configured")
 	}
 	var apiErr *reseller.Error
 	if errors.As(err, &apiErr) || reseller.IsUnauthorized(err) || reseller.IsForbidden(err) || reseller.IsRateLimited(err) {
-		r := &reports{Admin: ad}
 		return r.upstreamProblem(&flows.Env{Lang: lang}, "reconcile", err)
 	}
-	ad.log.Warn("reconciliation: read an outside list", "err", err)
+	r.log.Warn("reconciliation: read an outside list", "err", err)
 	return locales.T(lang, "rep.up.unavailable")
 }
 
@@ -495,18 +494,18 @@ func parseWindow(arg string) (time.Duration, bool) {
 }
 
 // reconcileCommand is /reconcile [window].
-func (ad *Admin) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.Session, ev flows.Event) (*flows.Reply, error) {
+func (r *Books) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.Session, ev flows.Event) (*flows.Reply, error) {
 	window, ok := parseWindow(ev.Arg)
 	if !ok {
 		text := env.T("rep.rec.bad_window", "value", locales.Escape(locales.Clip(ev.Arg, 40))) + "\n\n" + env.T("rep.rec.usage")
 		return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
 	}
 	now := ev.Now.UTC()
-	rep, err := ad.reconcile(ctx, now.Add(-window), now)
+	rep, err := r.reconcile(ctx, now.Add(-window), now)
 	if err != nil {
 		return nil, err
 	}
-	head := ad.recHeader(env.Lang, rep)
+	head := r.recHeader(env.Lang, rep)
 	lines := make([]string, len(rep.items))
 	for i, it := range rep.items {
 		lines[i] = itemLine(env.Lang, it)
@@ -515,7 +514,7 @@ func (ad *Admin) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.
 	if len(lines) > 0 {
 		text += "\n" + strings.Join(lines, "\n")
 	}
-	if locales.UTF16Len(text) <= maxMessageChars {
+	if locales.UTF16Len(text) <= flows.MaxTextLen {
 		return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
 	}
 	var doc strings.Builder
@@ -524,8 +523,8 @@ func (ad *Admin) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.
 		doc.WriteString(plain(l) + "\n")
 	}
 	name := "reconcile-" + now.Format("20060102-1504") + ".txt"
-	if err := ad.tg.SendDocument(ctx, env.User.ID, name, []byte(doc.String()), env.T("rep.rec.doc")); err != nil {
-		ad.log.Warn("reconciliation: send the report", "err", err)
+	if err := r.tg.SendDocument(ctx, env.User.ID, name, []byte(doc.String()), env.T("rep.rec.doc")); err != nil {
+		r.log.Warn("reconciliation: send the report", "err", err)
 		return &flows.Reply{Notices: []flows.Notice{{Text: head + "\n" + env.T("rep.export.send_failed")}}, NoScreen: true}, nil
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: head + "\n" + env.T("rep.rec.doc")}}, NoScreen: true}, nil
@@ -535,35 +534,35 @@ func (ad *Admin) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.
 
 // reconcileKey holds the daily job's last run (HASH at, unexplained,
 // runs), for the admins and the tests.
-func (ad *Admin) reconcileKey() string { return ad.prefix + "books:reconcile" }
+func (r *Books) reconcileKey() string { return r.prefix + "books:reconcile" }
 
 // runReconcile runs the daily reconciliation as a durable job: one
 // replica at a time, every ReconcileEvery (the first one ReconcileEvery
 // after the store first sees the job).
-func (ad *Admin) runReconcile(ctx context.Context) {
-	if ad.alerts == nil {
+func (r *Books) runReconcile(ctx context.Context) {
+	if r.alerts == nil {
 		return
 	}
-	sched := state.NewNamedSchedule(ad.rdb, ad.prefix, "books")
+	sched := state.NewNamedSchedule(r.rdb, r.prefix, "books")
 	if _, ok, err := sched.Due(ctx, reconcileJob); err != nil {
 		if ctx.Err() == nil {
-			ad.log.Warn("reconciliation: read its job", "err", err)
+			r.log.Warn("reconciliation: read its job", "err", err)
 		}
 	} else if !ok {
-		if err := sched.Put(ctx, reconcileJob, ad.now().Add(ad.opts.ReconcileEvery)); err != nil {
-			ad.log.Warn("reconciliation: schedule its job", "err", err)
+		if err := sched.Put(ctx, reconcileJob, r.now().Add(r.opts.ReconcileEvery)); err != nil {
+			r.log.Warn("reconciliation: schedule its job", "err", err)
 		}
 	}
-	tick := min(ad.opts.ReconcileEvery/4, time.Minute)
+	tick := min(r.opts.ReconcileEvery/4, time.Minute)
 	w := &jobs.Worker{
-		What: "reconciliation", Sched: sched, Now: ad.now, Log: ad.log,
+		What: "reconciliation", Sched: sched, Now: r.now, Log: r.log,
 		Tick: tick, Lease: 5 * time.Minute, Timeout: 10 * time.Minute, Parallel: 1,
 		Step: func(ctx context.Context, j state.Job) (time.Time, bool) {
 			if j.Name != reconcileJob {
 				return time.Time{}, false
 			}
-			ad.dailyReconcile(ctx)
-			return ad.now().Add(ad.opts.ReconcileEvery), false
+			r.dailyReconcile(ctx)
+			return r.now().Add(r.opts.ReconcileEvery), false
 		},
 	}
 	w.Run(ctx)
@@ -571,20 +570,20 @@ func (ad *Admin) runReconcile(ctx context.Context) {
 
 // dailyReconcile runs one reconciliation over the last ReconcileWindow,
 // alerts admins about the items not alerted before, and records the run.
-func (ad *Admin) dailyReconcile(ctx context.Context) {
-	now := ad.now().UTC()
-	rep, err := ad.reconcile(ctx, now.Add(-ad.opts.ReconcileWindow), now)
+func (r *Books) dailyReconcile(ctx context.Context) {
+	now := r.now().UTC()
+	rep, err := r.reconcile(ctx, now.Add(-r.opts.ReconcileWindow), now)
 	if err != nil {
-		ad.log.Warn("daily reconciliation", "err", err)
+		r.log.Warn("daily reconciliation", "err", err)
 		return
 	}
-	lang := ad.engine.DefaultLang
+	lang := r.engine.DefaultLang
 	var shown []string
 	fresh := 0
 	for _, it := range rep.items {
-		isNew, err := ad.alerts.Mark(ctx, "books:"+it.key)
+		isNew, err := r.alerts.Mark(ctx, "books:"+it.key)
 		if err != nil {
-			ad.log.Warn("daily reconciliation: mark an item alerted", "err", err)
+			r.log.Warn("daily reconciliation: mark an item alerted", "err", err)
 			continue
 		}
 		if !isNew {
@@ -600,15 +599,15 @@ func (ad *Admin) dailyReconcile(ctx context.Context) {
 		if more := fresh - len(shown); more > 0 {
 			text += "\n" + locales.N(lang, "rep.rec.alert_more", int64(more))
 		}
-		ad.alerts.Tell(ctx, text)
+		r.alerts.Tell(ctx, text)
 	}
-	ad.log.Info("daily reconciliation", "unexplained", len(rep.items), "new", fresh, "pending", rep.pending, "incomplete", len(rep.failed))
-	_, err = ad.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, ad.reconcileKey(), "at", now.Unix(), "unexplained", len(rep.items))
-		p.HIncrBy(ctx, ad.reconcileKey(), "runs", 1)
+	r.log.Info("daily reconciliation", "unexplained", len(rep.items), "new", fresh, "pending", rep.pending, "incomplete", len(rep.failed))
+	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, r.reconcileKey(), "at", now.Unix(), "unexplained", len(rep.items))
+		p.HIncrBy(ctx, r.reconcileKey(), "runs", 1)
 		return nil
 	})
 	if err != nil {
-		ad.log.Warn("daily reconciliation: record the run", "err", err)
+		r.log.Warn("daily reconciliation: record the run", "err", err)
 	}
 }

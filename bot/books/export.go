@@ -1,4 +1,4 @@
-package admin
+package books
 
 import (
 	"bytes"
@@ -101,7 +101,7 @@ func csvTime(t time.Time) string {
 // csvMoney is an export's USD amount: four fixed decimals.
 func csvMoney(d decimal.Decimal) string { return d.StringFixed(4) }
 
-func (r *reports) export(ctx context.Context, env *flows.Env, _ *flows.Session, ev flows.Event) (*flows.Reply, error) {
+func (r *Books) export(ctx context.Context, env *flows.Env, _ *flows.Session, ev flows.Event) (*flows.Reply, error) {
 	a, problem, value := parseExport(ev.Arg, ev.Now)
 	if problem != "" {
 		text := env.T(problem, "value", locales.Escape(locales.Clip(value, 40)), "max", exportMaxDays)
@@ -146,7 +146,7 @@ var orderColumns = []string{"order_id", "created_at", "user_id", "line", "item",
 
 // exportOrders writes the orders of a's window, oldest first, and its
 // caption: the window's tally, as /stats counts it.
-func (r *reports) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) ([]byte, string, error) {
+func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) ([]byte, string, error) {
 	var list []*state.Order
 	err := r.scanOrders(ctx, a.from, state.OrderFilter{Line: a.line, Status: a.status}, func(o *state.Order) {
 		if !o.CreatedAt.Before(a.from) && o.CreatedAt.Before(a.to) {
@@ -219,7 +219,7 @@ type ledgerRow struct {
 
 // exportLedger writes every wallet movement of a's window, oldest first,
 // and its caption: credits, debits and the net.
-func (r *reports) exportLedger(ctx context.Context, env *flows.Env, a exportArgs) ([]byte, string, error) {
+func (r *Books) exportLedger(ctx context.Context, env *flows.Env, a exportArgs) ([]byte, string, error) {
 	users, err := r.wallets.Holders(ctx)
 	if err != nil {
 		return nil, "", err

@@ -1,4 +1,4 @@
-package admin_test
+package books_test
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 			CodeSettle: 50 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		}
 		o.Checkout = &checkout.Options{Stars: true, Wallet: true, Upstream: client}
-		o.Admin.ReconcileSettle = time.Millisecond
+		o.Books.ReconcileSettle = time.Millisecond
 	})
 	fakePace(b.API)
 	sh := &shop.Shop{

@@ -1,4 +1,4 @@
-package admin_test
+package books_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
-	adminpkg "shopbot/bot/admin"
+	"shopbot/bot/books"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
@@ -34,7 +34,7 @@ type booksShop struct {
 	orders *state.Orders
 }
 
-func newBooksShop(t *testing.T, mod func(*adminpkg.Options)) *booksShop {
+func newBooksShop(t *testing.T, mod func(*books.Options)) *booksShop {
 	h := newHarness(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	client := simClient(t, sim, "test-key")
@@ -46,9 +46,9 @@ func newBooksShop(t *testing.T, mod func(*adminpkg.Options)) *booksShop {
 			CodeSettle: 50 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		}
 		o.Checkout = &checkout.Options{Stars: true, Upstream: client}
-		o.Admin.ReconcileSettle = time.Millisecond
+		o.Books.ReconcileSettle = time.Millisecond
 		if mod != nil {
-			mod(&o.Admin)
+			mod(&o.Books)
 		}
 	})
 	fakePace(b.API)
@@ -183,7 +183,7 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 // upstream order and an unrecorded charge in one alert, once; a new item
 // later alerts again, alone.
 func TestDailyReconcileAlertsOnce(t *testing.T) {
-	s := newBooksShop(t, func(o *adminpkg.Options) {
+	s := newBooksShop(t, func(o *books.Options) {
 		o.ReconcileEvery, o.ReconcileWindow = 50*time.Millisecond, time.Hour
 	})
 	number := s.orphan()

@@ -1,4 +1,4 @@
-package admin
+package books
 
 import (
 	"context"
@@ -20,22 +20,22 @@ const topupPayload = "w:"
 func isTopup(tx StarTx) bool { return strings.HasPrefix(tx.Payload, topupPayload) }
 
 // topupCredited reports whether the top-up payment tx was credited.
-func (ad *Admin) topupCredited(ctx context.Context, tx StarTx) (bool, error) {
-	if ad.wallets == nil {
+func (r *Books) topupCredited(ctx context.Context, tx StarTx) (bool, error) {
+	if r.wallets == nil {
 		return false, nil
 	}
-	_, ok, err := ad.wallets.Moved(ctx, tx.User, state.TopupRef(tx.ID))
+	_, ok, err := r.wallets.Moved(ctx, tx.User, state.TopupRef(tx.ID))
 	return ok, err
 }
 
 // recTopupRefund checks a Star refund of a top-up payment: the payment
 // must not also be credited. charge is the refunded payment (found among
 // the ones read).
-func (ad *Admin) recTopupRefund(ctx context.Context, rep *recReport, charge StarTx) error {
-	if ad.wallets == nil {
+func (r *Books) recTopupRefund(ctx context.Context, rep *recReport, charge StarTx) error {
+	if r.wallets == nil {
 		return nil
 	}
-	amt, ok, err := ad.wallets.Moved(ctx, charge.User, state.TopupRef(charge.ID))
+	amt, ok, err := r.wallets.Moved(ctx, charge.User, state.TopupRef(charge.ID))
 	if err != nil || !ok {
 		return err
 	}

@@ -1,4 +1,4 @@
-package admin
+package books
 
 import (
 	"context"
@@ -21,11 +21,11 @@ type referralTally struct {
 
 // referralTotals counts the referral program's activity into each period
 // (nothing when referrals are off).
-func (ad *Admin) referralTotals(ctx context.Context, periods []*period) error {
-	if ad.refs == nil {
+func (r *Books) referralTotals(ctx context.Context, periods []*period) error {
+	if r.refs == nil {
 		return nil
 	}
-	act, err := ad.refs.ActivitySince(ctx, periods[len(periods)-1].from)
+	act, err := r.refs.ActivitySince(ctx, periods[len(periods)-1].from)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,196 @@
+package books
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/shopspring/decimal"
+
+	"shopbot/flows"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Options are the books' settings.
+type Options struct {
+	// StarsUSDRate is the USD value of one Star (STARS_USD_RATE), for the
+	// figures: revenue in USD and margins.
+	StarsUSDRate decimal.Decimal
+	// Wallet says buyers may pay from the shop wallet (/credit warns when
+	// they may not).
+	Wallet bool
+	// ReconcileEvery is how often the reconciliation job runs
+	// (RECONCILE_EVERY, default 24h; the first run that long after the
+	// store first sees the job). ReconcileWindow is how far back each run
+	// looks (default ReconcileEvery). ReconcileSettle is how long a new
+	// upstream order or Star payment may stay unmatched before it counts
+	// as unexplained (default 10m): its order may be on its way.
+	ReconcileEvery, ReconcileWindow, ReconcileSettle time.Duration
+}
+
+// Telegram is what the books need of the Bot API; the bot's Telegram
+// adapter implements it. Errors wrap flows.ErrBlocked when the user
+// blocked the bot.
+type Telegram interface {
+	// Send sends an HTML message (a credited buyer is told).
+	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
+	StarBalance(ctx context.Context) (amount, nano int64, err error)
+	// SendDocument sends data as a file named name with an HTML caption
+	// (the CSV exports, a long reconciliation report).
+	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
+}
+
+// Upstream is what the books read of the reseller account
+// (reseller.Client implements it).
+type Upstream interface {
+	Me(ctx context.Context) (*reseller.Account, error)
+	Transactions(ctx context.Context, opts *reseller.TransactionsOptions) (*reseller.TransactionList, error)
+	Orders(ctx context.Context, opts *reseller.OrdersOptions) (*reseller.OrderList, error)
+	Order(ctx context.Context, number int64) (*reseller.Order, error)
+}
+
+// Alerts tell admins about what the daily reconciliation finds, once per
+// item (admin.Alerts implements it).
+type Alerts interface {
+	// Mark records that key was alerted; it reports whether it is new.
+	Mark(ctx context.Context, key string) (bool, error)
+	// Tell sends text to every admin.
+	Tell(ctx context.Context, text string)
+}
+
+// Sessions reads a chat's stored conversation (state.Queue), for a
+// buyer's language.
+type Sessions interface {
+	Conversation(ctx context.Context, chat int64) (int64, []byte, error)
+}
+
+// Deps are the stores and services the books use. The stores are the
+// shop's (built once, shared with checkout, fulfilment and admin).
+type Deps struct {
+	Telegram Telegram
+	Upstream Upstream // nil: no upstream configured
+	// Stars reads the bot's Star transactions (the reconciliation); nil:
+	// the report has no Stars part.
+	Stars StarLedger
+	// Alerts tell admins about what the daily reconciliation finds; nil:
+	// no daily job.
+	Alerts   Alerts
+	Orders   *state.Orders
+	Wallets  *state.Wallets
+	Users    *state.Users
+	Sessions Sessions
+	// Referrals is the referral program's store, for its totals in
+	// /stats; nil: referrals are off.
+	Referrals *state.Referrals
+	// Engine is where the commands and flows live.
+	Engine *flows.Engine
+	Redis  redis.UniversalClient // the credit audit, the charge reviews, the daily job
+	Prefix string                // the shop's Redis key prefix
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Books are the shop's money reports for admins: /balance,
+// /transactions, /stats, /export, /reconcile (and its daily job) and
+// /credit.
+type Books struct {
+	opts     Options
+	tg       Telegram
+	up       Upstream
+	stars    StarLedger
+	alerts   Alerts
+	orders   *state.Orders
+	wallets  *state.Wallets
+	users    *state.Users
+	sessions Sessions
+	refs     *state.Referrals
+	engine   *flows.Engine
+	log      *slog.Logger
+	now      func() time.Time
+	rdb      redis.UniversalClient
+	prefix   string
+	audit    *state.CreditAudit // /credit's audit of its credits
+}
+
+// New returns the books over d's stores and services.
+func New(opts Options, d Deps) *Books {
+	if !opts.StarsUSDRate.IsPositive() {
+		opts.StarsUSDRate = decimal.RequireFromString("0.013")
+	}
+	if opts.ReconcileEvery <= 0 {
+		opts.ReconcileEvery = defaultReconcileEvery
+	}
+	if opts.ReconcileWindow <= 0 {
+		opts.ReconcileWindow = opts.ReconcileEvery
+	}
+	if opts.ReconcileSettle <= 0 {
+		opts.ReconcileSettle = defaultReconcileSettle
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Books{
+		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts,
+		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, refs: d.Referrals,
+		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
+		audit: state.NewCreditAudit(d.Redis, d.Prefix),
+	}
+}
+
+// Register adds /balance, /transactions, /stats, /credit, /export and
+// /reconcile, and their flows, to the engine.
+func (r *Books) Register(e *flows.Engine) {
+	e.HandleCommand("balance", flows.AdminOnly(r.balance))
+	e.HandleCommand("stats", flows.AdminOnly(r.stats))
+	e.HandleCommand("transactions", flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		s.Enter(flowTransactions, "list", ev.Now.Add(e.FlowTTL))
+		sc, err := txFlow{r}.Show(ctx, env, s)
+		return &flows.Reply{Screen: sc, Save: true}, err
+	}))
+	e.HandleCommand("credit", flows.AdminOnly(r.creditCommand(e)))
+	e.HandleCommand("export", flows.AdminOnly(r.export))
+	e.RegisterAdmin(flowTransactions, txFlow{r})
+	e.RegisterAdmin(flowCredit, creditFlow{r})
+	e.HandleCommand("reconcile", flows.AdminOnly(r.reconcileCommand))
+}
+
+// Run carries the daily reconciliation on until ctx ends.
+func (r *Books) Run(ctx context.Context) { r.runReconcile(ctx) }
+
+// notAdminAnymore ends an admin flow for someone no longer in ADMIN_IDS.
+func notAdminAnymore(env *flows.Env, s *flows.Session) *flows.Reply {
+	s.Clear()
+	rep := flows.UnknownCommand(env)
+	rep.Save = true
+	return rep
+}
+
+// upstreamProblem says in the admin's language why an upstream call
+// failed; the details go to the log.
+func (r *Books) upstreamProblem(env *flows.Env, what string, err error) string {
+	var apiErr *reseller.Error
+	switch {
+	case reseller.IsUnauthorized(err):
+		return env.T("rep.up.unauthorized")
+	case reseller.IsForbidden(err):
+		return env.T("rep.up.forbidden")
+	case reseller.IsRateLimited(err):
+		return env.T("rep.up.rate_limited")
+	case errors.As(err, &apiErr) && apiErr.Status >= 500:
+		r.log.Warn("admin report: upstream error", "read", what, "err", err)
+		return env.T("rep.up.server", "status", strconv.Itoa(apiErr.Status))
+	case errors.As(err, &apiErr):
+		r.log.Warn("admin report: upstream refused", "read", what, "err", err)
+		return env.T("rep.up.refused", "status", strconv.Itoa(apiErr.Status))
+	}
+	r.log.Warn("admin report: upstream unreachable", "read", what, "err", err)
+	return env.T("rep.up.unavailable")
+}

@@ -1,0 +1,180 @@
+package books
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"shopbot/flows"
+	"shopbot/locales"
+	"shopbot/reseller"
+)
+
+// /transactions: the upstream account's balance transactions, paged, with
+// filters.
+
+// flowTransactions is the flow of /transactions.
+const flowTransactions = "rep_tx"
+
+// Limits of /transactions.
+const (
+	txPerPage      = 10
+	txNoteRunes    = 80
+	txMaxBackPages = 100 // cursors of earlier pages kept for Back
+)
+
+// Transaction filters cycle through these values; "" is "all".
+var (
+	txDirections = []string{"", string(reseller.TxCredit), string(reseller.TxDebit)}
+	txTypes      = []string{"", string(reseller.TxDeposit), string(reseller.TxOrder), string(reseller.TxAdjustment)}
+	txStatuses   = []string{"", string(reseller.TxPending), string(reseller.TxCompleted), string(reseller.TxCancelled)}
+)
+
+// Button actions of /transactions.
+const (
+	actTxDir    = "fd"    // cycle the direction filter
+	actTxType   = "ft"    // cycle the type filter
+	actTxStatus = "fs"    // cycle the status filter
+	actTxOlder  = "older" // arg: the cursor of the next (older) page
+	actTxNewer  = "newer" // back to the previous page
+	actTxReload = "rl"    // read the page again
+)
+
+// txFlow pages through the upstream transactions. Session data: the
+// filters ("dir", "type", "st"), the current page's cursor ("cur", empty
+// on the first page) and the cursors of the earlier pages ("back",
+// space-separated, "0" for the first page), so Back needs no extra call.
+type txFlow struct{ r *Books }
+
+func (f txFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
+	s.Step = "list"
+	sc, err := f.Show(ctx, env, s)
+	return &flows.Reply{Screen: sc}, err
+}
+
+func cycleNext(values []string, cur string) string {
+	i := slices.Index(values, cur)
+	return values[(i+1)%len(values)]
+}
+
+func (f txFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	if !env.User.Admin {
+		return notAdminAnymore(env, s), nil
+	}
+	if ev.Kind == flows.EvButton {
+		firstPage := func() { s.Set("cur", ""); s.Set("back", "") }
+		switch ev.Button.Action {
+		case actTxDir:
+			s.Set("dir", cycleNext(txDirections, s.Get("dir")))
+			firstPage()
+		case actTxType:
+			s.Set("type", cycleNext(txTypes, s.Get("type")))
+			firstPage()
+		case actTxStatus:
+			s.Set("st", cycleNext(txStatuses, s.Get("st")))
+			firstPage()
+		case actTxOlder:
+			c, err := strconv.ParseInt(ev.Button.Arg, 10, 64)
+			if err != nil || c < 1 {
+				break
+			}
+			back := strings.Fields(s.Get("back"))
+			cur := s.Get("cur")
+			if cur == "" {
+				cur = "0"
+			}
+			back = append(back, cur)
+			if len(back) > txMaxBackPages {
+				back = back[len(back)-txMaxBackPages:]
+			}
+			s.Set("back", strings.Join(back, " "))
+			s.Set("cur", strconv.FormatInt(c, 10))
+		case actTxNewer:
+			back := strings.Fields(s.Get("back"))
+			if len(back) == 0 {
+				break
+			}
+			cur := back[len(back)-1]
+			if cur == "0" {
+				cur = ""
+			}
+			s.Set("cur", cur)
+			s.Set("back", strings.Join(back[:len(back)-1], " "))
+		}
+	}
+	sc, err := f.Show(ctx, env, s)
+	return &flows.Reply{Screen: sc, Save: true}, err
+}
+
+func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	if !env.User.Admin {
+		return &flows.Screen{Text: env.T("err.unknown_command")}, nil
+	}
+	r := f.r
+	dir, typ, st := s.Get("dir"), s.Get("type"), s.Get("st")
+	word := func(kind, v string) string {
+		if v == "" {
+			return env.T("rep.tx.all")
+		}
+		key := "rep.tx." + kind + "." + strings.ToLower(v)
+		if w := env.T(key); w != key {
+			return w
+		}
+		return locales.Escape(v) // a value the spec does not list
+	}
+	page := len(strings.Fields(s.Get("back"))) + 1
+	var b strings.Builder
+	b.WriteString(env.T("rep.tx.title", "page", page))
+	b.WriteString("\n")
+	b.WriteString(env.T("rep.tx.filters", "dir", word("dir", dir), "type", word("type", typ), "status", word("status", st)))
+	b.WriteString("\n")
+	rows := [][]flows.Button{
+		{{Text: env.T("rep.btn.dir", "value", word("dir", dir)), Action: actTxDir}, {Text: env.T("rep.btn.type", "value", word("type", typ)), Action: actTxType}},
+		{{Text: env.T("rep.btn.status", "value", word("status", st)), Action: actTxStatus}},
+	}
+	var nav []flows.Button
+	if page > 1 {
+		nav = append(nav, flows.Button{Text: env.T("rep.btn.newer"), Action: actTxNewer})
+	}
+	if r.up == nil {
+		b.WriteString("\n" + env.T("rep.tx.failed", "reason", env.T("rep.up.not_configured")))
+		return &flows.Screen{Text: b.String(), Rows: rows}, nil
+	}
+	cursor, _ := strconv.ParseInt(s.Get("cur"), 10, 64)
+	cctx, cancel := context.WithTimeout(ctx, upstreamWait)
+	defer cancel()
+	list, err := r.up.Transactions(cctx, &reseller.TransactionsOptions{
+		Limit: txPerPage, Cursor: cursor, Direction: reseller.TxDirection(dir), Type: reseller.TxType(typ), Status: reseller.TxStatus(st),
+	})
+	if err != nil {
+		b.WriteString("\n" + env.T("rep.tx.failed", "reason", r.upstreamProblem(env, "transactions", err)))
+		nav = append(nav, flows.Button{Text: env.T("btn.retry"), Action: actTxReload})
+		return &flows.Screen{Text: b.String(), Rows: append(rows, nav)}, nil
+	}
+	if len(list.Data) == 0 {
+		b.WriteString("\n" + env.T("rep.tx.empty"))
+	}
+	for _, t := range list.Data {
+		amount := locales.SignedMoney(env.Lang, t.AmountUSD.Decimal)
+		if t.Direction == reseller.TxDebit {
+			amount = locales.SignedMoney(env.Lang, t.AmountUSD.Decimal.Neg())
+		}
+		key := "rep.tx.row"
+		if t.Note != "" {
+			key = "rep.tx.row_note"
+		}
+		b.WriteString("\n" + env.T(key, "number", strconv.FormatInt(t.Number, 10),
+			"date", locales.DateTime(env.Lang, t.CreatedAt.UTC()),
+			"dir", word("dir", string(t.Direction)), "type", word("type", string(t.Type)), "status", word("status", string(t.Status)),
+			"amount", amount, "balance", locales.Money(env.Lang, t.BalanceAfter.Decimal),
+			"note", locales.Escape(locales.Clip(t.Note, txNoteRunes))))
+	}
+	if list.HasMore && list.NextCursor != nil {
+		nav = append(nav, flows.Button{Text: env.T("rep.btn.older"), Action: actTxOlder, Arg: strconv.FormatInt(*list.NextCursor, 10)})
+	}
+	if len(nav) > 0 {
+		rows = append(rows, nav)
+	}
+	return &flows.Screen{Text: b.String(), Rows: rows}, nil
+}
