@@ -22,7 +22,7 @@ import (
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             {"shopbot/reseller/internal/check", "shopbot/reseller/internal/money", "shopbot/reseller/internal/rawjson", "shopbot/reseller/internal/transport"},
-	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/chat", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"shopbot/bot/botapitest/types":  nil,
 
 	"shopbot/reseller/resellersim/catalog":       {"shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim/chat":          {"shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/reseller/resellersim/faults":        {"shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/reseller/resellersim/internal/wire": nil,
 	// The flows are pure: the texts only. They reach the catalog, the quote
