@@ -57,10 +57,11 @@ var allowed = map[string][]string{
 	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state"},
 	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state"},
-	// The adapter's parts that speak no go-telegram: product images.
-	"shopbot/bot/images": {"shopbot/reseller", "shopbot/state"},
+	// The adapter's parts that speak no go-telegram: product images, metrics.
+	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/metrics": {"shopbot/state"},
 	// The Telegram adapter, which assembles the features.
-	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/orderchat",
+	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
 		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	// The whole shop for tests, as bot.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
