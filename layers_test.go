@@ -22,7 +22,7 @@ import (
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             {"shopbot/reseller/internal/check", "shopbot/reseller/internal/money", "shopbot/reseller/internal/rawjson", "shopbot/reseller/internal/transport"},
-	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/chat", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
 	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"shopbot/bot/botapitest/types":  nil,
 
 	"shopbot/reseller/resellersim/catalog":       {"shopbot/reseller/resellersim/internal/wire"},
+	"shopbot/reseller/resellersim/chat":          {"shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/reseller/resellersim/faults":        {"shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/reseller/resellersim/internal/wire": nil,
 	// The flows are pure: the texts only. They reach the catalog, the quote
@@ -61,8 +62,11 @@ var allowed = map[string][]string{
 	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/books":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state"},
+	// The adapter's parts that speak no go-telegram: product images, metrics.
+	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/metrics": {"shopbot/state"},
 	// The Telegram adapter, which assembles the features.
-	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/orderchat",
+	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
 		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	// The whole shop for tests, as bot.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},

@@ -20,6 +20,7 @@ import (
 	"shopbot/bot/books"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/images"
 	"shopbot/bot/orderchat"
 	"shopbot/bot/referral"
 	"shopbot/bot/support"
@@ -104,7 +105,7 @@ type Bot struct {
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 
-	images *productImages // nil: every screen is text (images.go)
+	images *images.Images // nil: every screen is text (package images)
 }
 
 // New builds a bot over rdb with the flow engine.
@@ -170,7 +171,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
-	b.images = newProductImages(opts, state.NewImages(rdb, opts.Prefix))
+	b.images = images.New(opts.Images, opts.Reseller, state.NewImages(rdb, opts.Prefix), opts.Logger)
 	b.Queue.Stored = b.stored
 	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {

@@ -3,10 +3,11 @@
 // per-chat dispatch on workers (dispatch.go), each update turned into the
 // typed event it means and handed to whoever takes that kind (handler.go:
 // flow events to the engine, payments to checkout, an admin's reply to
-// support), rendering flow replies into Bot API calls (handler.go), the
+// support), rendering flow replies into Bot API calls (handler.go; the live
+// menu as text or a photo, screen.go, with its image from package images), the
 // calls the features make behind their small interfaces (messages.go,
-// stars.go), outgoing pacing and retries (api.go, tgcall.go), metrics and
-// health endpoints (metrics.go, http.go).
+// stars.go), outgoing pacing and retries (api.go, tgcall.go), and the
+// metrics (package metrics) and health endpoints (http.go).
 //
 // bot.New also assembles the shop's features from their own options
 // (wire.go): checkout (payments), fulfil (paid orders to delivered),

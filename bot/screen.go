@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"shopbot/bot/images"
 	"shopbot/flows"
 )
 
 // The live menu is a text message, or a photo with the screen's text as
-// its caption when the screen has a product image (images.go). Browsing
+// its caption when the screen has a product image (package images). Browsing
 // edits it in place:
 //
 //   - text -> text: editMessageText;
@@ -37,10 +35,10 @@ func (b *Bot) showScreen(ctx context.Context, chat int64, s *flows.Session, sc *
 	before := *s
 	if ph := b.screenPhoto(ctx, sc); ph != nil {
 		err := b.showPhoto(ctx, chat, s, sc, ph, stale)
-		if err == nil || !isPhotoRefused(err) {
+		if err == nil || !images.IsPhotoRefused(err) {
 			return s.MenuMsg != before.MenuMsg || s.MenuImage != before.MenuImage, err
 		}
-		b.images.broken(ctx, ph.url, err)
+		b.images.Broken(ctx, ph.URL, err)
 	}
 	err := b.showText(ctx, chat, s, sc, stale)
 	return s.MenuMsg != before.MenuMsg || s.MenuImage != before.MenuImage, err
@@ -49,11 +47,11 @@ func (b *Bot) showScreen(ctx context.Context, chat int64, s *flows.Session, sc *
 // screenPhoto returns the photo sc shows, or nil for a text screen: no
 // image, images off, a caption too long, or an image that cannot be had
 // now.
-func (b *Bot) screenPhoto(ctx context.Context, sc *flows.Screen) *photo {
-	if b.images == nil || sc.Image == "" || captionLen(sc.Text) > maxCaptionChars {
+func (b *Bot) screenPhoto(ctx context.Context, sc *flows.Screen) *images.Photo {
+	if b.images == nil || sc.Image == "" || images.CaptionLen(sc.Text) > images.MaxCaptionChars {
 		return nil
 	}
-	return b.images.resolve(ctx, sc.Image)
+	return b.images.Resolve(ctx, sc.Image)
 }
 
 // showText shows sc as a text menu.
@@ -89,26 +87,26 @@ func (b *Bot) showText(ctx context.Context, chat int64, s *flows.Session, sc *fl
 // showPhoto shows sc as a photo menu. An error Telegram gives for the
 // photo itself (isPhotoRefused) is left for the caller to fall back to
 // text.
-func (b *Bot) showPhoto(ctx context.Context, chat int64, s *flows.Session, sc *flows.Screen, ph *photo, stale bool) error {
+func (b *Bot) showPhoto(ctx context.Context, chat int64, s *flows.Session, sc *flows.Screen, ph *images.Photo, stale bool) error {
 	if !sc.Fresh && s.MenuMsg != 0 {
 		var err error
-		if s.MenuImage == ph.key() {
+		if s.MenuImage == ph.Key() {
 			err = b.editCaption(ctx, chat, s.MenuMsg, sc)
 		} else {
-			err = b.retryUpload(ctx, ph, func(ph *photo) (string, error) { return b.editMedia(ctx, chat, s.MenuMsg, ph, sc) })
+			err = b.retryUpload(ctx, ph, func(ph *images.Photo) (string, error) { return b.editMedia(ctx, chat, s.MenuMsg, ph, sc) })
 		}
 		if err == nil || IsNotModified(err) {
-			s.MenuImage = ph.key()
+			s.MenuImage = ph.Key()
 			return nil
 		}
-		if errors.Is(err, ErrBlocked) || stale || isPhotoRefused(err) {
+		if errors.Is(err, ErrBlocked) || stale || images.IsPhotoRefused(err) {
 			return err
 		}
 		// The message is gone, too old to edit, or cannot become a photo
 		// (a Bot API server before 10.1): send the menu anew.
 	}
 	var id int
-	err := b.retryUpload(ctx, ph, func(ph *photo) (string, error) {
+	err := b.retryUpload(ctx, ph, func(ph *images.Photo) (string, error) {
 		var fileID string
 		var err error
 		id, fileID, err = b.sendPhoto(ctx, chat, ph, sc)
@@ -120,17 +118,17 @@ func (b *Bot) showPhoto(ctx context.Context, chat int64, s *flows.Session, sc *f
 	if !sc.Fresh && s.MenuMsg != 0 && s.MenuImage == "" {
 		b.dropMenu(ctx, chat, s.MenuMsg) // the text menu that could not become this photo
 	}
-	s.MenuMsg, s.MenuImage = id, ph.key()
+	s.MenuMsg, s.MenuImage = id, ph.Key()
 	return nil
 }
 
 // retryUpload runs show with ph and records the file_id of an upload. When
 // Telegram refuses ph's cached file_id, the file_id is dropped and show
 // runs once more with the image downloaded again.
-func (b *Bot) retryUpload(ctx context.Context, ph *photo, show func(*photo) (string, error)) error {
+func (b *Bot) retryUpload(ctx context.Context, ph *images.Photo, show func(*images.Photo) (string, error)) error {
 	fileID, err := show(ph)
-	if err != nil && ph.fileID != "" && isWrongFileID(err) {
-		fresh := b.images.refused(ctx, ph)
+	if err != nil && ph.FileID != "" && images.IsWrongFileID(err) {
+		fresh := b.images.Refused(ctx, ph)
 		if fresh == nil {
 			return err // could not be downloaded again: it is marked broken
 		}
@@ -138,33 +136,18 @@ func (b *Bot) retryUpload(ctx context.Context, ph *photo, show func(*photo) (str
 		fileID, err = show(ph)
 	}
 	if err == nil {
-		b.images.uploaded(ctx, ph, fileID)
+		b.images.Uploaded(ctx, ph, fileID)
 	}
 	return err
 }
 
 // media is ph as a Bot API photo: its file_id, or its content to upload.
-func (ph *photo) media(caption string) *models.InputMediaPhoto {
-	m := &models.InputMediaPhoto{Media: ph.fileID, Caption: caption, ParseMode: models.ParseModeHTML}
-	if ph.fileID == "" {
-		m.Media, m.MediaAttachment = "attach://"+uploadName(ph), bytes.NewReader(ph.img.Data)
+func media(ph *images.Photo, caption string) *models.InputMediaPhoto {
+	m := &models.InputMediaPhoto{Media: ph.FileID, Caption: caption, ParseMode: models.ParseModeHTML}
+	if ph.FileID == "" {
+		m.Media, m.MediaAttachment = "attach://"+ph.UploadName(), bytes.NewReader(ph.Img.Data)
 	}
 	return m
-}
-
-// uploadName is the file name a photo is uploaded under: the image's own
-// name, kept to letters, digits and . _ -.
-func uploadName(ph *photo) string {
-	name := strings.Map(func(r rune) rune {
-		if r < 128 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return r
-		}
-		return -1
-	}, ph.img.Name)
-	if name == "" || name[0] == '.' {
-		name = "image" + name
-	}
-	return name
 }
 
 // largestFileID is the file_id of a sent photo's largest size.
@@ -177,14 +160,14 @@ func largestFileID(m *models.Message) string {
 
 // sendPhoto sends ph as a new menu and returns its message id and, for an
 // upload, the photo's file_id.
-func (b *Bot) sendPhoto(ctx context.Context, chat int64, ph *photo, sc *flows.Screen) (int, string, error) {
+func (b *Bot) sendPhoto(ctx context.Context, chat int64, ph *images.Photo, sc *flows.Screen) (int, string, error) {
 	var m *models.Message
 	err := b.API.Do(ctx, "sendPhoto", chat, func(ctx context.Context) error {
 		p := &tgbot.SendPhotoParams{ChatID: chat, Caption: sc.Text, ParseMode: models.ParseModeHTML, ReplyMarkup: keyboard(sc.Rows)}
-		if ph.fileID != "" {
-			p.Photo = &models.InputFileString{Data: ph.fileID}
+		if ph.FileID != "" {
+			p.Photo = &models.InputFileString{Data: ph.FileID}
 		} else {
-			p.Photo = &models.InputFileUpload{Filename: uploadName(ph), Data: bytes.NewReader(ph.img.Data)}
+			p.Photo = &models.InputFileUpload{Filename: ph.UploadName(), Data: bytes.NewReader(ph.Img.Data)}
 		}
 		var err error
 		m, err = b.API.TG.SendPhoto(ctx, p)
@@ -198,12 +181,12 @@ func (b *Bot) sendPhoto(ctx context.Context, chat int64, ph *photo, sc *flows.Sc
 
 // editMedia turns the menu msgID into ph with sc's caption and keyboard and
 // returns, for an upload, the photo's file_id.
-func (b *Bot) editMedia(ctx context.Context, chat int64, msgID int, ph *photo, sc *flows.Screen) (string, error) {
+func (b *Bot) editMedia(ctx context.Context, chat int64, msgID int, ph *images.Photo, sc *flows.Screen) (string, error) {
 	var m *models.Message
 	err := b.API.Do(ctx, "editMessageMedia", chat, func(ctx context.Context) error {
 		var err error
 		m, err = b.API.TG.EditMessageMedia(ctx, &tgbot.EditMessageMediaParams{
-			ChatID: chat, MessageID: msgID, Media: ph.media(sc.Text), ReplyMarkup: keyboard(sc.Rows),
+			ChatID: chat, MessageID: msgID, Media: media(ph, sc.Text), ReplyMarkup: keyboard(sc.Rows),
 		})
 		return err
 	})
@@ -231,29 +214,4 @@ func (b *Bot) dropMenu(ctx context.Context, chat int64, msgID int) {
 	_ = b.API.Do(ctx, "editMessageReplyMarkup", chat, func(ctx context.Context) error {
 		return b.API.callJSON(ctx, "editMessageReplyMarkup", &tgbot.EditMessageReplyMarkupParams{ChatID: chat, MessageID: msgID}, nil)
 	})
-}
-
-// captionLen counts an HTML text's characters as Telegram does after
-// parsing: tags take none, an entity (&amp;) one, in UTF-16 code units.
-func captionLen(html string) int {
-	n := 0
-	for i := 0; i < len(html); {
-		switch html[i] {
-		case '<':
-			if j := strings.IndexByte(html[i:], '>'); j > 0 {
-				i += j + 1
-				continue
-			}
-		case '&':
-			if j := strings.IndexByte(html[i:], ';'); j > 1 && j <= 10 {
-				n++
-				i += j + 1
-				continue
-			}
-		}
-		r, size := utf8.DecodeRuneInString(html[i:])
-		n += max(utf16.RuneLen(r), 1)
-		i += size
-	}
-	return n
 }

@@ -76,7 +76,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	schedule := state.NewSchedule(rdb, opts.Prefix)
 	reviews := state.NewChargeReviews(rdb, opts.Prefix)
 	reviews.Now = opts.Now
-	b.metrics.addSource(storeSource{queue: b.Queue, orders: b.orders, reviews: reviews})
+	b.metrics.AddStore(b.Queue, b.orders, reviews)
 
 	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
 		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,

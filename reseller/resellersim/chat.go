@@ -1,125 +1,43 @@
 package resellersim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/reseller/resellersim/chat"
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
-// Chat message authors.
+// The chat's types and wire format live in package chat; these names keep
+// them here.
 const (
-	AuthorOperator = "operator"
-	AuthorClient   = "client"
+	AuthorOperator = chat.AuthorOperator
+	AuthorClient   = chat.AuthorClient
+	maxChatText    = chat.MaxText
 )
 
-const maxChatText = 4000
-
 // ChatMessage is a message in a manual-service order chat.
-type ChatMessage struct {
-	ID     int
-	Author string // AuthorOperator or AuthorClient
-	Text   string
-	// Image is the id of the uploaded image, 0 when there is none. It is
-	// served at /api/v1/chat-files/{id}.
-	Image int
-	// ImageURL, when set, is served as the message's "image" field as is
-	// (a hostile or misconfigured upstream pointing anywhere).
-	ImageURL  string
-	CreatedAt time.Time
-}
-
-type chat struct {
-	opened   bool
-	frozen   bool
-	readOnly bool
-	messages []ChatMessage
-}
-
-type chatFile struct {
-	contentType string
-	data        []byte
-}
+type ChatMessage = chat.Message
 
 func (s *Sim) addMessage(o *order, author, text string, image int, at time.Time) ChatMessage {
 	m := ChatMessage{ID: s.nextMessageID, Author: author, Text: text, Image: image, CreatedAt: at}
 	s.nextMessageID++
-	o.chat.messages = append(o.chat.messages, m)
+	o.chat.Messages = append(o.chat.Messages, m)
 	return m
 }
 
 // openChat opens the chat of a manual order with the operator's greeting.
 func (s *Sim) openChat(o *order, now time.Time) {
-	o.chat.opened = true
+	o.chat.Opened = true
 	s.addMessage(o, AuthorOperator, fmt.Sprintf(
 		"Hello! I am the operator for order #%d (%s). I will write here if I need anything from you.",
 		o.Number, o.ProductName), 0, now)
 }
-
-// defaultScript acknowledges every buyer message.
-func defaultScript(_ int, buyerMsg string) []string {
-	if buyerMsg == "" {
-		return []string{"Thanks, image received"}
-	}
-	return []string{"Got it: " + buyerMsg}
-}
-
-type messageJSON struct {
-	Object    string  `json:"object"`
-	ID        int     `json:"id"`
-	Author    string  `json:"author"`
-	Text      *string `json:"text"`
-	Image     *string `json:"image"`
-	CreatedAt string  `json:"created_at"`
-}
-
-func messageView(m ChatMessage, r *http.Request) messageJSON {
-	j := messageJSON{Object: "chat_message", ID: m.ID, Author: m.Author, Text: wire.NullString(m.Text), CreatedAt: wire.TS(m.CreatedAt)}
-	if m.ImageURL != "" {
-		j.Image = wire.Ptr(m.ImageURL)
-	} else if m.Image != 0 {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		j.Image = wire.Ptr(fmt.Sprintf("%s://%s%s/chat-files/%d", scheme, r.Host, PathPrefix, m.Image))
-	}
-	return j
-}
-
-// chatView is a chat copied under the lock and rendered with the request.
-type chatView struct {
-	frozen, opened, readOnly bool
-	messages                 []ChatMessage
-}
-
-func (v chatView) render(r *http.Request) any {
-	msgs := make([]messageJSON, 0, len(v.messages))
-	for _, m := range v.messages {
-		msgs = append(msgs, messageView(m, r))
-	}
-	return struct {
-		Object       string        `json:"object"`
-		ChatFrozen   bool          `json:"chat_frozen"`
-		ChatOpened   bool          `json:"chat_opened"`
-		ChatReadOnly bool          `json:"chat_read_only"`
-		Messages     []messageJSON `json:"messages"`
-	}{"chat", v.frozen, v.opened, v.readOnly, msgs}
-}
-
-// messageResult is a sent message rendered with the request.
-type messageResult ChatMessage
-
-func (m messageResult) render(r *http.Request) any { return messageView(ChatMessage(m), r) }
 
 // chatOrder finds a manual-service order for the chat endpoints.
 func (s *Sim) chatOrder(seg string) (*order, error) {
@@ -138,57 +56,7 @@ func (s *Sim) getChat(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := o.chat
-	return chatView{c.frozen, c.opened, c.readOnly, slices.Clone(c.messages)}, nil
-}
-
-// parseChatForm reads the body and image parts of a multipart chat message.
-func parseChatForm(q *wire.Request) (text string, img *chatFile, err error) {
-	mt, params, perr := mime.ParseMediaType(q.R.Header.Get("Content-Type"))
-	if perr != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		return "", nil, wire.Invalid("the message must be sent as multipart/form-data")
-	}
-	mr := multipart.NewReader(bytes.NewReader(q.Body), params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", nil, wire.Invalid("malformed multipart body")
-		}
-		switch part.FormName() {
-		case "body":
-			b, err := io.ReadAll(io.LimitReader(part, maxChatText*4+1))
-			if err != nil {
-				return "", nil, wire.Invalid("malformed multipart body")
-			}
-			if len([]rune(string(b))) > maxChatText {
-				return "", nil, wire.Invalid("body is longer than %d characters", maxChatText)
-			}
-			text = strings.TrimSpace(string(b))
-		case "image":
-			b, err := io.ReadAll(io.LimitReader(part, maxImageBytes+1))
-			if err != nil {
-				return "", nil, wire.Invalid("malformed multipart body")
-			}
-			if len(b) > maxImageBytes {
-				return "", nil, wire.Invalid("image is larger than %d bytes", maxImageBytes)
-			}
-			if len(b) > 0 {
-				ct := part.Header.Get("Content-Type")
-				if ct == "" || ct == "application/octet-stream" {
-					ct = http.DetectContentType(b)
-				}
-				img = &chatFile{contentType: ct, data: b}
-			}
-		}
-		part.Close()
-	}
-	if text == "" && img == nil {
-		return "", nil, wire.Invalid("a message needs body text or an image")
-	}
-	return text, img, nil
+	return chat.ViewOf(o.chat), nil
 }
 
 func (s *Sim) postChat(q *wire.Request) (any, error) {
@@ -196,15 +64,10 @@ func (s *Sim) postChat(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !o.chat.opened:
-		return nil, wire.Invalid("the chat of order %d is not open", o.Number)
-	case o.chat.frozen:
-		return nil, wire.Invalid("the chat of order %d is frozen", o.Number)
-	case o.chat.readOnly:
-		return nil, wire.Invalid("the chat of order %d is read-only", o.Number)
+	if err := o.chat.CheckWritable(o.Number); err != nil {
+		return nil, err
 	}
-	text, img, err := parseChatForm(q)
+	text, img, err := chat.ParseForm(q, maxImageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +79,7 @@ func (s *Sim) postChat(q *wire.Request) (any, error) {
 	sent := s.addMessage(o, AuthorClient, text, imageID, q.Now)
 	script := s.script
 	if script == nil {
-		script = defaultScript
+		script = chat.DefaultScript
 	}
 	// The script runs without the lock so that it may call the Sim.
 	s.mu.Unlock()
@@ -225,7 +88,7 @@ func (s *Sim) postChat(q *wire.Request) (any, error) {
 	for _, r := range replies {
 		s.addMessage(o, AuthorOperator, r, 0, q.Now)
 	}
-	return messageResult(sent), nil
+	return chat.Sent(sent), nil
 }
 
 func (s *Sim) serveFile(w http.ResponseWriter, seg string) {
@@ -237,8 +100,8 @@ func (s *Sim) serveFile(w http.ResponseWriter, seg string) {
 		wire.WriteError(w, http.StatusNotFound, "not_found", "file not found")
 		return
 	}
-	w.Header().Set("Content-Type", f.contentType)
-	w.Write(f.data)
+	w.Header().Set("Content-Type", f.ContentType)
+	w.Write(f.Data)
 }
 
 // manualOrder finds a manual-service order for the chat hooks.
@@ -262,7 +125,7 @@ func (s *Sim) OperatorSays(n int, text string) error {
 	if err != nil {
 		return err
 	}
-	o.chat.opened = true
+	o.chat.Opened = true
 	s.addMessage(o, AuthorOperator, text, 0, s.clock())
 	return nil
 }
@@ -283,9 +146,9 @@ func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) e
 	if err != nil {
 		return err
 	}
-	o.chat.opened = true
+	o.chat.Opened = true
 	imageID := s.nextMessageID
-	s.files[imageID] = chatFile{contentType: contentType, data: slices.Clone(data)}
+	s.files[imageID] = chat.File{ContentType: contentType, Data: slices.Clone(data)}
 	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
 	return nil
 }
@@ -299,9 +162,9 @@ func (s *Sim) OperatorSendsImageURL(n int, text, imageURL string) error {
 	if err != nil {
 		return err
 	}
-	o.chat.opened = true
+	o.chat.Opened = true
 	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), 0, s.clock())
-	o.chat.messages[len(o.chat.messages)-1].ImageURL = imageURL
+	o.chat.Messages[len(o.chat.Messages)-1].ImageURL = imageURL
 	return nil
 }
 
@@ -311,7 +174,7 @@ func (s *Sim) ChatImage(image int) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, ok := s.files[image]
-	return slices.Clone(f.data), ok
+	return slices.Clone(f.Data), ok
 }
 
 // FreezeChat freezes the chat of manual-service order n: chat_frozen becomes
@@ -323,7 +186,7 @@ func (s *Sim) FreezeChat(n int) error {
 	if err != nil {
 		return err
 	}
-	o.chat.frozen = true
+	o.chat.Frozen = true
 	return nil
 }
 
@@ -336,7 +199,7 @@ func (s *Sim) SetChatReadOnly(n int, readOnly bool) error {
 	if err != nil {
 		return err
 	}
-	o.chat.readOnly = readOnly
+	o.chat.ReadOnly = readOnly
 	return nil
 }
 
@@ -349,5 +212,5 @@ func (s *Sim) ChatMessages(n int) []ChatMessage {
 	if !ok || o.chat == nil {
 		return nil
 	}
-	return slices.Clone(o.chat.messages)
+	return slices.Clone(o.chat.Messages)
 }

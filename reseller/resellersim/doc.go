@@ -37,9 +37,11 @@
 // field lists its values in "options"; catalog list entries carry an
 // "object" too; server_error is answered with the injected status (5xx).
 //
-// Its parts: package catalog (the catalog, the default one and its
-// read-only endpoints), package faults (the fault plan and the scripted
-// create steps) and internal/wire (the error body and formats they share).
+// Its parts: package catalog (the catalog, the default one, its read-only
+// endpoints and the checks of what an order buys), package chat (the
+// manual-service chat's wire format), package faults (the fault plan and
+// the scripted create steps) and internal/wire (the error body and formats
+// they share).
 // resellersim re-exports their names (Catalog, the Demo* ids, CreateStep,
 // Created...), so tests need only this package.
 package resellersim

@@ -155,7 +155,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res, ok := res.(rendered); ok {
-		wire.WriteJSON(w, http.StatusOK, res.render(r))
+		wire.WriteJSON(w, http.StatusOK, res.Render(r))
 		return
 	}
 	wire.WriteJSON(w, http.StatusOK, res)
@@ -191,7 +191,7 @@ func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st CreateStep, 
 
 // rendered is a result that needs the request to render (absolute URLs).
 type rendered interface {
-	render(r *http.Request) any
+	Render(r *http.Request) any
 }
 
 // cutConnection closes the client connection without an answer.

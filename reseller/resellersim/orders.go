@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"shopbot/reseller/resellersim/chat"
 	"shopbot/reseller/resellersim/internal/wire"
+
+	"github.com/shopspring/decimal"
 )
 
 // Product lines, in the lowercase form of an order's type.
@@ -133,7 +135,7 @@ type order struct {
 	OrderSnapshot
 	behavior Behavior
 	stock    *int // catalog stock taken by the order, restored on failure
-	chat     *chat
+	chat     *chat.Chat
 }
 
 // behaviorFor resolves the behavior of a new order from its keys, most
@@ -175,7 +177,7 @@ func (s *Sim) createOrder(now time.Time, o *order, keys ...string) (*order, erro
 	s.record(selfAccount, "DEBIT", "ORDER", "COMPLETED", o.ChargedUSD, s.balance,
 		fmt.Sprintf("Order #%d (%s)", o.Number, o.Type), now)
 	if o.Type == LineManualService {
-		o.chat = &chat{}
+		o.chat = &chat.Chat{}
 		if o.ChatRequired {
 			s.openChat(o, now)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/reseller/resellersim/catalog"
+	"shopbot/reseller/resellersim/chat"
 	"shopbot/reseller/resellersim/faults"
 )
 
@@ -123,7 +124,7 @@ type Sim struct {
 	nextOrder     int
 	behaviors     map[string]Behavior
 	nextMessageID int
-	files         map[int]chatFile
+	files         map[int]chat.File
 	script        func(orderNumber int, buyerMsg string) []string
 	faults        faults.Plan // injected failures and the rate limit
 	onRequest     func(r *http.Request, body []byte)
@@ -148,7 +149,7 @@ func New(cfg Config) *Sim {
 		nextOrder:     firstOrderNumber,
 		behaviors:     map[string]Behavior{},
 		ordersByNum:   map[int]*order{},
-		files:         map[int]chatFile{},
+		files:         map[int]chat.File{},
 		nextMessageID: 1,
 	}
 	s.offset.Store(int64(cfg.ClockOffset))

@@ -36,6 +36,24 @@ func Invalid(format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request", Msg: fmt.Sprintf(format, args...)}
 }
 
+// Required returns the value of a required string field of a request
+// body, or the invalid_request error naming it.
+func Required(v *string, name string) (string, error) {
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return "", Invalid("%s is required", name)
+	}
+	return *v, nil
+}
+
+// RequiredInt returns the value of a required integer field of a request
+// body, or the invalid_request error naming it.
+func RequiredInt(v *int, name string) (int, error) {
+	if v == nil {
+		return 0, Invalid("%s is required", name)
+	}
+	return *v, nil
+}
+
 // NotFound is a 404 not_found error.
 func NotFound(format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusNotFound, Type: "not_found", Msg: fmt.Sprintf(format, args...)}

@@ -1,11 +1,11 @@
-package bot
+package images
 
 import (
 	"strings"
 	"testing"
 )
 
-// captionLen counts what Telegram counts: the text after HTML parsing, in
+// CaptionLen counts what Telegram counts: the text after HTML parsing, in
 // UTF-16 code units.
 func TestCaptionLen(t *testing.T) {
 	for _, c := range []struct {
@@ -23,8 +23,8 @@ func TestCaptionLen(t *testing.T) {
 		{"AT&T", 4},
 		{strings.Repeat("<b>x</b>", 1025), 1025},
 	} {
-		if got := captionLen(c.html); got != c.want {
-			t.Errorf("captionLen(%.40q) = %d, want %d", c.html, got, c.want)
+		if got := CaptionLen(c.html); got != c.want {
+			t.Errorf("CaptionLen(%.40q) = %d, want %d", c.html, got, c.want)
 		}
 	}
 }

@@ -1,0 +1,170 @@
+package metrics
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"shopbot/state"
+)
+
+// Metrics are the shop's Prometheus metrics, on their own registry.
+type Metrics struct {
+	Registry *prometheus.Registry
+	Updates  *prometheus.CounterVec   // kind, result
+	Latency  *prometheus.HistogramVec // kind
+	BotAPI   *prometheus.CounterVec   // method, result
+	Upstream *prometheus.CounterVec   // endpoint, status
+	UpLat    *prometheus.HistogramVec // endpoint
+	// Business metrics, counted by this process.
+	Orders     *prometheus.CounterVec // line, state: orders entering a state
+	Refunds    *prometheus.CounterVec // line, method: orders refunded
+	Fulfilment prometheus.Histogram   // payment to delivery, seconds
+	Balance    prometheus.Gauge       // upstream balance, USD, at the last account check
+
+	mu      sync.Mutex
+	sources []storeSource // read on each scrape by the store collector
+}
+
+// storeSource is one bot's store, read when /metrics is scraped.
+type storeSource struct {
+	queue   *state.Queue
+	orders  *state.Orders
+	reviews *state.ChargeReviews
+}
+
+// New registers the shop's metrics, plus the Go and process collectors
+// and build info of version, on a new registry.
+func New(version string) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Updates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_updates_total", Help: "Telegram updates handled, by kind and result.",
+		}, []string{"kind", "result"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "shopbot_handler_seconds", Help: "Time to handle one update, by kind.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"kind"}),
+		BotAPI: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_botapi_calls_total", Help: "Bot API calls, by method and result.",
+		}, []string{"method", "result"}),
+		Upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_upstream_calls_total", Help: "Reseller API calls, by endpoint and HTTP status (0: no response).",
+		}, []string{"endpoint", "status"}),
+		UpLat: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "shopbot_upstream_seconds", Help: "Reseller API call latency, by endpoint.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"endpoint"}),
+		Orders: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_order_transitions_total", Help: "Orders entering a state (paid on creation), by product line and state, counted by this process.",
+		}, []string{"line", "state"}),
+		Refunds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopbot_refunds_total", Help: "Orders refunded, by product line and payment method, counted by this process.",
+		}, []string{"line", "method"}),
+		Fulfilment: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "shopbot_fulfilment_seconds", Help: "Time from payment to delivery of an order.",
+			Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 86400},
+		}),
+		Balance: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "shopbot_upstream_balance_usd", Help: "The upstream account balance in USD at the last account check (every minute).",
+		}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "shopbot_build_info", Help: "The running build: version (stamped at build) and Go version; always 1.",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	m.Registry.MustRegister(m.Updates, m.Latency, m.BotAPI, m.Upstream, m.UpLat,
+		m.Orders, m.Refunds, m.Fulfilment, m.Balance, build, storeCollector{m},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// ObserveUpstream records one reseller API call; it fits the reseller
+// client's observer option.
+func (m *Metrics) ObserveUpstream(endpoint string, status int, d time.Duration) {
+	m.Upstream.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+	m.UpLat.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+// ObserveOrder counts an order's creation (from "") or change of status;
+// it fits state.Orders.Observe.
+func (m *Metrics) ObserveOrder(o *state.Order, from string) {
+	m.Orders.WithLabelValues(o.Line, o.Status).Inc()
+	switch o.Status {
+	case state.OrderRefunded:
+		m.Refunds.WithLabelValues(o.Line, o.PayMethod).Inc()
+	case state.OrderDelivered:
+		end := o.DeliveredAt
+		if end.IsZero() {
+			end = o.UpdatedAt
+		}
+		if !o.CreatedAt.IsZero() && !end.Before(o.CreatedAt) {
+			m.Fulfilment.Observe(end.Sub(o.CreatedAt).Seconds())
+		}
+	}
+}
+
+// AddStore makes /metrics read a bot's store on each scrape: the intake
+// queue, the orders and the charge reviews.
+func (m *Metrics) AddStore(queue *state.Queue, orders *state.Orders, reviews *state.ChargeReviews) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources = append(m.sources, storeSource{queue: queue, orders: orders, reviews: reviews})
+}
+
+var (
+	descPending = prometheus.NewDesc("shopbot_intake_chats_pending", "Chats with updates waiting or in progress (read on scrape).", nil, nil)
+	descOrders  = prometheus.NewDesc("shopbot_orders", "Orders in the store by current state (read on scrape).", []string{"state"}, nil)
+	descFinding = prometheus.NewDesc("shopbot_reconcile_findings", "Reconciliation findings waiting for an admin (read on scrape): orphans (upstream orders nobody owns), disputes (upstream orders an order in review may own), needs_review (orders), charge_reviews (payments without an order).", []string{"kind"}, nil)
+	descStoreUp = prometheus.NewDesc("shopbot_store_up", "1 when the store could be read for this scrape.", nil, nil)
+)
+
+// storeCollector reads the store's gauges when /metrics is scraped, so they
+// are current whether or not anything else looks at them.
+type storeCollector struct{ m *Metrics }
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descPending
+	ch <- descOrders
+	ch <- descFinding
+	ch <- descStoreUp
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.mu.Lock()
+	sources := append([]storeSource(nil), c.m.sources...)
+	c.m.mu.Unlock()
+	if len(sources) == 0 {
+		return
+	}
+	s := sources[0] // every bot of a registry shares one store
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	up := 1.0
+	if n, err := s.queue.Pending(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(descPending, prometheus.GaugeValue, float64(n))
+	} else {
+		up = 0
+	}
+	if st, err := s.orders.Stats(ctx); err == nil {
+		for _, name := range state.OrderStatuses {
+			ch <- prometheus.MustNewConstMetric(descOrders, prometheus.GaugeValue, float64(st.ByStatus[name]), name)
+		}
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.Orphans), "orphans")
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.Disputed), "disputes")
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(st.ByStatus[state.OrderNeedsReview]), "needs_review")
+	} else {
+		up = 0
+	}
+	if n, err := s.reviews.Len(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(descFinding, prometheus.GaugeValue, float64(n), "charge_reviews")
+	} else {
+		up = 0
+	}
+	ch <- prometheus.MustNewConstMetric(descStoreUp, prometheus.GaugeValue, up)
+}
