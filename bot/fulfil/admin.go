@@ -32,7 +32,7 @@ func (f *Fulfiller) Resend(ctx context.Context, o *state.Order, note string) err
 	if err != nil {
 		return err
 	}
-	if _, err := f.orders.Transition(ctx, o.ID, []string{state.OrderDelivered}, state.OrderDelivered, nil, note); err != nil {
+	if _, err := f.move(ctx, o, []string{state.OrderDelivered}, state.OrderDelivered, nil, note); err != nil {
 		f.log.Warn("record admin resend", "order", o.ID, "err", err)
 	}
 	return nil

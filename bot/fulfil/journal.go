@@ -200,7 +200,7 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 	if !req.fungible() {
 		kind = e.Slot
 	}
-	_, err = f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+	_, err = f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != "" {
 			return errAttemptMoved
 		}

@@ -414,7 +414,7 @@ func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *upstre
 // attempt's watermark, in the journal too) and POSTs the create.
 func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamRequest, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
 	attempt, prev := newAttemptID(), o.AttemptID
-	o, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+	o, err := f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != prev {
 			return errAttemptMoved // another worker started an attempt meanwhile
 		}
@@ -551,7 +551,7 @@ const alertUpstreamBalance = "upstream:order-balance"
 // the server still working on it.
 func (f *Fulfiller) uncertain(ctx context.Context, o *state.Order, why string, answered bool) error {
 	attempt := o.AttemptID
-	_, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+	_, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
@@ -567,7 +567,7 @@ func (f *Fulfiller) uncertain(ctx context.Context, o *state.Order, why string, a
 // unsent records that the attempt provably created nothing and frees the
 // slot, so the next pass places again instead of reconciling.
 func (f *Fulfiller) unsent(ctx context.Context, o *state.Order, attempt string) error {
-	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+	n, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
@@ -593,7 +593,7 @@ func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstrea
 			return false, time.Time{}, err
 		}
 		attempt := o.AttemptID
-		n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+		n, err := f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 			if n.AttemptID != attempt {
 				return errAttemptMoved
 			}
@@ -619,7 +619,7 @@ func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstrea
 // sends this one to review.
 func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Order, how string) (bool, time.Time, error) {
 	attempt := o.AttemptID
-	n, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
+	n, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
@@ -638,7 +638,7 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 			// once more and, finding nothing, place again at once: no
 			// create of ours is in doubt.
 			f.log.Info("an identical purchase adopted our new upstream order; looking again", "order", o.ID, "upstream", up.Number)
-			_, err := f.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+			_, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
 				if n.AttemptID != attempt {
 					return errAttemptMoved
 				}
@@ -800,7 +800,7 @@ func (f *Fulfiller) unsettled(list []state.JournalEntry) bool {
 // order whose attempt moved on meanwhile.
 func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (bool, time.Time, error) {
 	attempt := o.AttemptID
-	n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderNeedsReview, func(n *state.Order) error {
+	n, err := f.move(ctx, o, []string{o.Status}, state.OrderNeedsReview, func(n *state.Order) error {
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
@@ -827,7 +827,7 @@ func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 // worker's 400 must not refund a newer attempt's success).
 func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerReason string) (bool, time.Time, error) {
 	attempt := o.AttemptID
-	n, err := f.orders.Transition(ctx, o.ID, []string{o.Status}, state.OrderRefunding, func(n *state.Order) error {
+	n, err := f.move(ctx, o, []string{o.Status}, state.OrderRefunding, func(n *state.Order) error {
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
