@@ -50,7 +50,7 @@ func CanMove(from, to string) bool { return slices.Contains(orderMoves[from], to
 // unfinished index.
 func Terminal(status string) bool { return status == OrderDelivered || status == OrderRefunded }
 
-// Errors returned by the order store.
+// Errors of orders, returned by the order store (records.Orders).
 var (
 	// ErrOrderNotFound means there is no order under that id, charge,
 	// quote or upstream number.

@@ -46,6 +46,8 @@ func ValidReferralCode(s string) bool {
 	return true
 }
 
+// NewReferralCode is a random invite code: codeLen characters of
+// codeAlphabet.
 func NewReferralCode() string {
 	b := make([]byte, codeLen)
 	_, _ = rand.Read(b) // never fails (crypto/rand)

@@ -25,7 +25,7 @@ const (
 )
 
 // Target is a real Redis deployment named by the environment: its mode and
-// URL. (statetest cannot import state: state's own tests import it.)
+// URL. (statetest cannot import redisstore: its own tests import it.)
 type Target struct {
 	Mode string
 	URL  string
