@@ -25,9 +25,16 @@ var allowed = map[string][]string{
 	"shopbot/reseller/resellersim": {"shopbot/reseller/resellersim/catalog", "shopbot/reseller/resellersim/chat", "shopbot/reseller/resellersim/faults", "shopbot/reseller/resellersim/internal/wire"},
 	"shopbot/state":                nil,
 	"shopbot/state/statetest":      nil,
-	"shopbot/bot/botapitest":       {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
-	"shopbot/flows/golden":         nil,
-	"shopbot/bot/jobs":             {"shopbot/state"},
+	// The Redis store beside the records: the connection, durability and
+	// limits; the shop's records (orders, quotes, wallets, promos,
+	// referrals, buyers); the bot's work (intake, conversations, schedules,
+	// caches, broadcasts, order chats).
+	"shopbot/state/redisstore":         nil,
+	"shopbot/state/redisstore/records": {"shopbot/state", "shopbot/state/redisstore"},
+	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore"},
+	"shopbot/bot/botapitest":           {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
+	"shopbot/flows/golden":             nil,
+	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/work"},
 
 	// Under the upstream client: its calls, shared checks, raw readings, amounts.
 	"shopbot/reseller/internal/transport": {"shopbot/reseller/internal/check"},
@@ -52,26 +59,26 @@ var allowed = map[string][]string{
 	// codes), then the eight lines: pure too, over the engine.
 	"shopbot/flows/shop":  {"shopbot/flows", "shopbot/locales"},
 	"shopbot/flows/lines": {"shopbot/flows", "shopbot/flows/shop", "shopbot/locales"},
-	"shopbot/bot/catalog": {"shopbot/flows", "shopbot/reseller", "shopbot/state"},
+	"shopbot/bot/catalog": {"shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	// The features: never the bot, never one another but for fulfil's
 	// contract (OrderJob, ItemName, the chat button), which the others read.
-	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state"},
-	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/books":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state"},
+	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records"},
+	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/books":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
 	// The adapter's parts that speak no go-telegram: product images, metrics.
-	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state"},
-	"shopbot/bot/metrics": {"shopbot/state"},
+	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
+	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	// The Telegram adapter, which assembles the features.
 	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
-		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state"},
+		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	// The whole shop for tests, as bot.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},
-	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state"},
+	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state/redisstore", "shopbot/state/redisstore/records"},
 }
 
 // telegramClient is the Bot API client library. Only the adapter (bot)
@@ -130,8 +137,11 @@ func TestImportsPointDown(t *testing.T) {
 
 // pure lists, for packages that must stay free of them, the packages (and
 // their subpackages) that may not be among their dependencies, direct or
-// not: the flows know nothing of the store, the upstream, Redis or Telegram.
+// not: the flows know nothing of the store, the upstream, Redis or Telegram;
+// the shop's records and their rules (state) know nothing of the storage
+// that keeps them (state/redisstore, Redis).
 var pure = map[string][]string{
+	"./state":       {"shopbot/state/redisstore", "shopbot/reseller", "github.com/redis/go-redis", "github.com/alicebob/miniredis", "github.com/go-telegram"},
 	"./flows":       {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
 	"./flows/shop":  {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},
 	"./flows/lines": {"shopbot/state", "shopbot/reseller", "github.com/redis/go-redis", "github.com/go-telegram"},

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"shopbot/flows"
-	"shopbot/state"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"sync"
 	"time"
@@ -87,7 +87,7 @@ type API struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	Now   func() time.Time
 	// Floods shares flood waits between replicas (nil: this process only).
-	Floods *state.Floods
+	Floods *work.Floods
 
 	client *http.Client
 	base   string // the Bot API URL with the token, up to the method
@@ -243,13 +243,13 @@ func (a *API) flooded(ctx context.Context, chatID int64, d time.Duration) {
 }
 
 // noteFlood applies a flood wait locally and returns its scope: chatID, or
-// state.FloodAll.
+// work.FloodAll.
 func (a *API) noteFlood(chatID int64, until, now time.Time) int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if chatID == state.FloodAll {
+	if chatID == work.FloodAll {
 		a.all = later(a.all, until)
-		return state.FloodAll
+		return work.FloodAll
 	}
 	c := a.chatLocked(chatID, now, true)
 	c.until = later(c.until, until)
@@ -264,7 +264,7 @@ func (a *API) noteFlood(chatID int64, until, now time.Time) int64 {
 	a.hits = append(keep, floodHit{chatID, now})
 	if len(seen) >= floodAllAfter {
 		a.all = later(a.all, until)
-		return state.FloodAll
+		return work.FloodAll
 	}
 	return chatID
 }
@@ -273,7 +273,7 @@ func (a *API) noteFlood(chatID int64, until, now time.Time) int64 {
 func (a *API) Flooded(chat int64, until time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if chat == state.FloodAll {
+	if chat == work.FloodAll {
 		a.all = later(a.all, until)
 		return
 	}

@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +51,7 @@ type Options struct {
 	Admins          []int64
 	Workers         int           // concurrent chats; default 16
 	PollTimeout     time.Duration // getUpdates long-poll timeout; default 25s
-	Prefix          string        // Redis key prefix; default state.DefaultPrefix
+	Prefix          string        // Redis key prefix; default redisstore.DefaultPrefix
 	Logger          *slog.Logger
 	Metrics         *Metrics
 	Now             func() time.Time
@@ -89,8 +92,8 @@ type Options struct {
 type Bot struct {
 	opts     Options
 	rdb      redis.UniversalClient
-	Queue    *state.Queue
-	Users    *state.Users
+	Queue    *work.Queue
+	Users    *records.Users
 	API      *API
 	Engine   *flows.Engine
 	log      *slog.Logger
@@ -124,7 +127,7 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 		opts.PollTimeout = 25 * time.Second
 	}
 	if opts.Prefix == "" {
-		opts.Prefix = state.DefaultPrefix
+		opts.Prefix = redisstore.DefaultPrefix
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -163,15 +166,15 @@ func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, e
 	}
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
-		Queue: state.NewQueue(rdb, opts.Prefix), Users: state.NewUsers(rdb, opts.Prefix),
+		Queue: work.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
 		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
 	}
 	for _, id := range opts.Admins {
 		b.admins[id] = true
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
-	b.API.Floods = state.NewFloods(rdb, opts.Prefix)
-	b.images = images.New(opts.Images, opts.Reseller, state.NewImages(rdb, opts.Prefix), opts.Logger)
+	b.API.Floods = work.NewFloods(rdb, opts.Prefix)
+	b.images = images.New(opts.Images, opts.Reseller, work.NewImages(rdb, opts.Prefix), opts.Logger)
 	b.Queue.Stored = b.stored
 	b.wire(opts, rdb, engine)
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {

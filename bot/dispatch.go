@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"shopbot/state/redisstore/work"
 	"sync"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 
 	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 // maxAttempts bounds how often one update is retried after its worker died
@@ -45,7 +45,7 @@ func (b *Bot) work(stop, workCtx context.Context) {
 			default:
 			}
 		}
-		var c *state.Claim
+		var c *work.Claim
 		var err error
 		hinted := hint != 0
 		if hinted {
@@ -90,7 +90,7 @@ func (b *Bot) notify() {
 
 // serveChat handles the claimed chat's updates in order, keeping the lease
 // alive, until its queue is empty, the streak ends or shutdown begins.
-func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
+func (b *Bot) serveChat(stop, ctx context.Context, c *work.Claim) {
 	ctx = WithClass(ctx, Reply) // what the buyer's update asks for goes out at once
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
@@ -101,7 +101,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
 		next, err := b.Queue.Done(ctx, c, save, doc, keep, b.opts.Now())
 		b.notify()
 		switch {
-		case errors.Is(err, state.ErrLeaseLost), errors.Is(err, state.ErrConflict):
+		case errors.Is(err, work.ErrLeaseLost), errors.Is(err, work.ErrConflict):
 			b.log.Warn("update will be handled again", "chat", c.Chat, "update", c.UpdateID, "reason", err)
 			return
 		case err != nil:
@@ -113,7 +113,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *state.Claim) {
 	}
 }
 
-func (b *Bot) heartbeat(ctx context.Context, c *state.Claim) {
+func (b *Bot) heartbeat(ctx context.Context, c *work.Claim) {
 	t := time.NewTicker(b.Queue.Lease / 3)
 	defer t.Stop()
 	for {
@@ -131,7 +131,7 @@ func (b *Bot) heartbeat(ctx context.Context, c *state.Claim) {
 // handleClaim handles one update and returns whether to save the session
 // and its new document. A panic is recovered: logged, the buyer gets a
 // polite error, and nothing is saved.
-func (b *Bot) handleClaim(ctx context.Context, c *state.Claim) (save bool, doc []byte) {
+func (b *Bot) handleClaim(ctx context.Context, c *work.Claim) (save bool, doc []byte) {
 	start := time.Now()
 	var u models.Update
 	kind := "invalid"

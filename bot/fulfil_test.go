@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,9 +38,9 @@ type shop struct {
 	*harness
 	sim      *resellersim.Sim
 	client   *reseller.Client
-	orders   *state.Orders
-	sched    *state.Schedule
-	wallets  *state.Wallets
+	orders   *records.Orders
+	sched    *work.Schedule
+	wallets  *records.Wallets
 	start    decimal.Decimal
 	external decimal.Decimal // upstream spending the test did itself
 	foreign  map[int]bool    // upstream orders no order of ours may own
@@ -58,9 +61,9 @@ func newShop(t *testing.T) *shop {
 	}
 	s := &shop{
 		harness: h, sim: sim, client: client,
-		orders:  state.NewOrders(h.rdb.Client, h.rdb.Prefix),
-		sched:   state.NewSchedule(h.rdb.Client, h.rdb.Prefix),
-		wallets: state.NewWallets(h.rdb.Client, h.rdb.Prefix),
+		orders:  records.NewOrders(h.rdb.Client, h.rdb.Prefix),
+		sched:   work.NewSchedule(h.rdb.Client, h.rdb.Prefix),
+		wallets: records.NewWallets(h.rdb.Client, h.rdb.Prefix),
 		start:   sim.Balance(),
 		foreign: map[int]bool{},
 		cfg: fulfil.Config{
@@ -684,10 +687,10 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 		o.Checkout = &checkout.Options{Stars: true, Upstream: s.client}
 	})
 	sh := &flowshop.Shop{
-		Catalog: catalog.New(s.client, state.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
+		Catalog: catalog.New(s.client, work.NewCache(s.rdb.Client, s.rdb.Prefix), time.Minute),
 		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(s.rdb.Client, s.rdb.Prefix)},
-		Limiter: state.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(s.rdb.Client, s.rdb.Prefix)},
+		Limiter: redisstore.NewLimiter(s.rdb.Client, s.rdb.Prefix, 10, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
 	s.run(b)

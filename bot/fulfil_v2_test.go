@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"shopbot/state/redisstore"
 	"strings"
 	"sync"
 	"testing"
@@ -395,7 +396,7 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 	placed := s.waitStatus(o.ID, state.OrderPlaced)
 	// The worker bumps its canary right after storing the number; wait for
 	// that, so the rollback takes the bump with it.
-	canaries, err := state.NewCanary(s.rdb.Client, s.rdb.Prefix+"fulfil:").Keys(context.Background())
+	canaries, err := redisstore.NewCanary(s.rdb.Client, s.rdb.Prefix+"fulfil:").Keys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

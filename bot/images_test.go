@@ -3,6 +3,9 @@ package bot_test
 import (
 	"fmt"
 	"net/http/httptest"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +20,6 @@ import (
 	flowshop "shopbot/flows/shop"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
 )
 
 // Product images end to end: the gift-card line over the simulator, whose
@@ -71,10 +73,10 @@ func newImageShop(t *testing.T, images *bot.ImageOptions) *imageShop {
 	}
 	b := h.NewBot(func(o *bot.Options) { o.Images = images })
 	sh := &flowshop.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
-		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
+		Limiter: redisstore.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
 	h.Run(b)
@@ -95,7 +97,7 @@ func (s *imageShop) url(name string) string { return resellersim.ImageURL(s.srv.
 
 // fileID is the file_id the shop cached for an image ("" none).
 func (s *imageShop) fileID(name string) string {
-	id, _, err := state.NewImages(s.Rdb.Client, s.Rdb.Prefix).Lookup(s.T.Context(), s.url(name))
+	id, _, err := work.NewImages(s.Rdb.Client, s.Rdb.Prefix).Lookup(s.T.Context(), s.url(name))
 	if err != nil {
 		s.T.Fatal(err)
 	}

@@ -2,6 +2,9 @@ package bot_test
 
 import (
 	"net/http/httptest"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +19,6 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
 )
 
 // newShopBot is a bot with the product lines over the upstream simulator.
@@ -38,10 +40,10 @@ func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
 	}
 	b := h.newBot(nil)
 	sh := &flowshop.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, work.NewCache(h.rdb.Client, h.rdb.Prefix), time.Minute),
 		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
-		Limiter: state.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(h.rdb.Client, h.rdb.Prefix)},
+		Limiter: redisstore.NewLimiter(h.rdb.Client, h.rdb.Prefix, 10, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
 	return b

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"net/http"
 	"net/http/httptest"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -362,7 +363,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	}
 
 	s.finish(o)
-	sched := state.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
+	sched := work.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
 	if !s.until(func() bool {
 		_, ok, err := sched.Due(context.Background(), orderchat.ChatJob(o.ID))
 		return err == nil && !ok
@@ -505,7 +506,7 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 	view := s.waitLast(chat, "Order #")
 	s.openChat(view, en("oc.btn_open"))
 	s.waitMessage(chat, greeting)
-	info, err := state.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
+	info, err := work.NewOrderChats(s.rdb.Client, s.rdb.Prefix).Info(ctx, o.ID)
 	if err != nil || !info.Known || !info.Enabled {
 		t.Fatalf("chat record after opening: %+v %v", info, err)
 	}

@@ -2,6 +2,9 @@ package bot
 
 import (
 	"context"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"sync"
 	"time"
 
@@ -44,13 +47,13 @@ type features struct {
 	support  *support.Support
 	admin    *admin.Admin
 	books    *books.Books
-	orders   *state.Orders // the shop's one order store
+	orders   *records.Orders // the shop's one order store
 	// Promos is the shop's promo code store (checkout holds and consumes
 	// uses, fulfilment gives them back, admins manage the codes; the
 	// product lines read it through bot/catalog.Promos).
-	Promos  *state.Promos
-	wallets *state.Wallets    // the shop's one wallet store
-	durable *state.Durability // shared by every money write
+	Promos  *records.Promos
+	wallets *records.Wallets       // the shop's one wallet store
+	durable *redisstore.Durability // shared by every money write
 	// referral is the referral program; nil when it is off
 	// (REFERRAL_PERCENT 0, or no wallet to credit rewards to).
 	referral *referral.Program
@@ -59,22 +62,22 @@ type features struct {
 // wire builds the features and registers their commands, buttons and flows
 // with the engine.
 func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine) {
-	b.durable = state.NewDurability(rdb, opts.Prefix, state.WithModeReport(func(p state.Persistence) {
+	b.durable = redisstore.NewDurability(rdb, opts.Prefix, redisstore.WithModeReport(func(p redisstore.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
 	b.Queue.Durable = b.durable // an acknowledged update survives a failover
-	b.orders = state.NewOrders(rdb, opts.Prefix)
+	b.orders = records.NewOrders(rdb, opts.Prefix)
 	b.orders.Now = opts.Now
 	b.orders.Observe = func(o *state.Order, from string) {
 		b.metrics.ObserveOrder(o, from)
 		b.notify()
 	}
-	b.wallets = state.NewWallets(rdb, opts.Prefix)
-	b.Promos = state.NewPromos(rdb, opts.Prefix)
+	b.wallets = records.NewWallets(rdb, opts.Prefix)
+	b.Promos = records.NewPromos(rdb, opts.Prefix)
 	b.Promos.Now = opts.Now
 	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
-	schedule := state.NewSchedule(rdb, opts.Prefix)
-	reviews := state.NewChargeReviews(rdb, opts.Prefix)
+	schedule := work.NewSchedule(rdb, opts.Prefix)
+	reviews := records.NewChargeReviews(rdb, opts.Prefix)
 	reviews.Now = opts.Now
 	b.metrics.AddStore(b.Queue, b.orders, reviews)
 
@@ -163,7 +166,7 @@ func (b *Bot) wireReferral(opts Options, rdb redis.UniversalClient, engine *flow
 		ro.StarsUSDRate = opts.Books.StarsUSDRate // the rate of /stats
 	}
 	b.referral = referral.New(ro, referral.Deps{
-		Telegram: b, Store: state.NewReferrals(rdb, opts.Prefix), Wallets: b.wallets, Orders: b.orders,
+		Telegram: b, Store: records.NewReferrals(rdb, opts.Prefix), Wallets: b.wallets, Orders: b.orders,
 		Sessions: b.Queue, Engine: engine, BotName: b.botName, Log: opts.Logger, Now: opts.Now,
 	})
 	b.referral.Register(engine)
@@ -172,7 +175,7 @@ func (b *Bot) wireReferral(opts Options, rdb redis.UniversalClient, engine *flow
 
 // referralStore is the referral program's store for the admins' totals, or
 // nil when the program is off.
-func (b *Bot) referralStore() *state.Referrals {
+func (b *Bot) referralStore() *records.Referrals {
 	if b.referral == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"log/slog"
+	"shopbot/state/redisstore/records"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,9 +69,9 @@ type Deps struct {
 	Upstream Upstream // nil: no upstream configured
 	Fulfil   Fulfilment
 	Chats    Chats
-	Orders   *state.Orders
-	Users    *state.Users  // broadcasts
-	Promos   *state.Promos // nil: no /promo
+	Orders   *records.Orders
+	Users    *records.Users  // broadcasts
+	Promos   *records.Promos // nil: no /promo
 	// Engine is where the admin commands and flows live.
 	Engine *flows.Engine
 	Redis  redis.UniversalClient // broadcasts
@@ -88,8 +89,8 @@ type Admin struct {
 	up     Upstream
 	ful    Fulfilment
 	chats  Chats
-	orders *state.Orders
-	promos *state.Promos
+	orders *records.Orders
+	promos *records.Promos
 	engine *flows.Engine
 	log    *slog.Logger
 	now    func() time.Time

@@ -4,21 +4,22 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"time"
 
 	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 // broadcaster runs admin broadcasts as resumable jobs in Redis: any
 // process may carry a job on after another stopped.
 type broadcaster struct {
 	tg    Telegram
-	users *state.Users
+	users *records.Users
 	log   *slog.Logger
-	jobs  *state.Broadcasts
+	jobs  *work.Broadcasts
 	owner string
 	wake  chan struct{}
 	every time.Duration // how often the admin's progress message is updated
@@ -26,7 +27,7 @@ type broadcaster struct {
 
 func newBroadcaster(d Deps) *broadcaster {
 	return &broadcaster{
-		tg: d.Telegram, users: d.Users, log: d.Log, jobs: state.NewBroadcasts(d.Redis, d.Prefix),
+		tg: d.Telegram, users: d.Users, log: d.Log, jobs: work.NewBroadcasts(d.Redis, d.Prefix),
 		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
 	}
 }
@@ -50,7 +51,7 @@ func (br *broadcaster) register(e *flows.Engine) {
 		if !env.User.Admin {
 			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
 		}
-		if _, err := br.jobs.Finish(ctx, ev.Button.Arg, state.BroadcastCancelled); err != nil {
+		if _, err := br.jobs.Finish(ctx, ev.Button.Arg, work.BroadcastCancelled); err != nil {
 			return nil, err
 		}
 		return &flows.Reply{Answer: env.T("bc.cancelled"), NoScreen: true}, nil
@@ -63,7 +64,7 @@ func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang
 	if err != nil {
 		return err
 	}
-	j := &state.BroadcastJob{AdminChat: admin, Text: text, Lang: string(lang), Total: total, CreatedAt: now}
+	j := &work.BroadcastJob{AdminChat: admin, Text: text, Lang: string(lang), Total: total, CreatedAt: now}
 	if _, err := br.jobs.Create(ctx, j); err != nil {
 		return err
 	}
@@ -78,27 +79,27 @@ func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang
 	return nil
 }
 
-func (br *broadcaster) stopButton(j *state.BroadcastJob) [][]flows.Button {
+func (br *broadcaster) stopButton(j *work.BroadcastJob) [][]flows.Button {
 	lang := locales.Lang(j.Lang)
 	d, _ := flows.EncodeCallback(flows.GlobalNonce, "bcx", j.ID)
 	return [][]flows.Button{{{Text: locales.T(lang, "btn.bc_stop"), Data: d}}}
 }
 
 // progressText is the progress message's text, whatever the job's status.
-func (br *broadcaster) progressText(j *state.BroadcastJob) string {
+func (br *broadcaster) progressText(j *work.BroadcastJob) string {
 	lang := locales.Lang(j.Lang)
 	return locales.T(lang, "bc.progress", "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
 		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed)
 }
 
 // reportText is the final report of a finished job.
-func (br *broadcaster) reportText(j *state.BroadcastJob) string {
+func (br *broadcaster) reportText(j *work.BroadcastJob) string {
 	lang := locales.Lang(j.Lang)
 	key := "bc.progress"
 	switch j.Status {
-	case state.BroadcastDone:
+	case work.BroadcastDone:
 		key = "bc.report"
-	case state.BroadcastCancelled:
+	case work.BroadcastCancelled:
 		key = "bc.report_cancelled"
 	}
 	return locales.T(lang, key, "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
@@ -163,7 +164,7 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 			shown = time.Now()
 		}
 		pos, err := br.jobs.Take(ctx, id)
-		if errors.Is(err, state.ErrBroadcastStopped) {
+		if errors.Is(err, work.ErrBroadcastStopped) {
 			br.finish(ctx, id, "")
 			return
 		}
@@ -180,7 +181,7 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 // sendAt sends the job's message to the buyer at pos, which this process
 // has taken. It finishes even if shutdown has begun, so a graceful restart
 // loses nobody; it returns false when the job has no buyers left.
-func (br *broadcaster) sendAt(ctx context.Context, j *state.BroadcastJob, pos int64) bool {
+func (br *broadcaster) sendAt(ctx context.Context, j *work.BroadcastJob, pos int64) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	buyers, err := br.users.Buyers(ctx, pos, 1)
@@ -190,7 +191,7 @@ func (br *broadcaster) sendAt(ctx context.Context, j *state.BroadcastJob, pos in
 		return true
 	}
 	if len(buyers) == 0 {
-		br.finish(ctx, j.ID, state.BroadcastDone)
+		br.finish(ctx, j.ID, work.BroadcastDone)
 		return false
 	}
 	br.sendOne(ctx, j.ID, j.Text, buyers[0])
@@ -242,7 +243,7 @@ func (br *broadcaster) showProgress(ctx context.Context, id string) {
 	}
 }
 
-func (br *broadcaster) edit(ctx context.Context, j *state.BroadcastJob, rows [][]flows.Button) {
+func (br *broadcaster) edit(ctx context.Context, j *work.BroadcastJob, rows [][]flows.Button) {
 	if j.ProgressMsg == 0 {
 		return
 	}

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"shopbot/state/redisstore/work"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/flows/golden"
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
@@ -58,9 +58,9 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	if _, err := h.Fake.PressButton(admin, preview.MessageID, locales.T(locales.En, "btn.bc_send")); err != nil {
 		t.Fatal(err)
 	}
-	jobs := state.NewBroadcasts(h.Rdb.Client, h.Rdb.Prefix)
-	job := func() *state.BroadcastJob {
-		var j *state.BroadcastJob
+	jobs := work.NewBroadcasts(h.Rdb.Client, h.Rdb.Prefix)
+	job := func() *work.BroadcastJob {
+		var j *work.BroadcastJob
 		if !h.Until(func() bool { var err error; j, err = jobs.Get(ctx, "1"); return err == nil }) {
 			t.Fatal("no broadcast job")
 		}
@@ -73,7 +73,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	h.Run(h.NewBot(withAdmin))
 	if !h.UntilWithin(60*time.Second, func() bool {
 		j, err := jobs.Get(ctx, "1")
-		return err == nil && j.Status == state.BroadcastDone
+		return err == nil && j.Status == work.BroadcastDone
 	}) {
 		t.Fatalf("broadcast not finished: %+v", job())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"shopbot/state/redisstore/records"
 	"strconv"
 	"time"
 
@@ -12,7 +13,6 @@ import (
 
 	"shopbot/flows"
 	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Options are the books' settings.
@@ -63,7 +63,7 @@ type Alerts interface {
 	Tell(ctx context.Context, text string)
 }
 
-// Sessions reads a chat's stored conversation (state.Queue), for a
+// Sessions reads a chat's stored conversation (work.Queue), for a
 // buyer's language.
 type Sessions interface {
 	Conversation(ctx context.Context, chat int64) (int64, []byte, error)
@@ -80,13 +80,13 @@ type Deps struct {
 	// Alerts tell admins about what the daily reconciliation finds; nil:
 	// no daily job.
 	Alerts   Alerts
-	Orders   *state.Orders
-	Wallets  *state.Wallets
-	Users    *state.Users
+	Orders   *records.Orders
+	Wallets  *records.Wallets
+	Users    *records.Users
 	Sessions Sessions
 	// Referrals is the referral program's store, for its totals in
 	// /stats; nil: referrals are off.
-	Referrals *state.Referrals
+	Referrals *records.Referrals
 	// Engine is where the commands and flows live.
 	Engine *flows.Engine
 	Redis  redis.UniversalClient // the credit audit, the charge reviews, the daily job
@@ -104,17 +104,17 @@ type Books struct {
 	up       Upstream
 	stars    StarLedger
 	alerts   Alerts
-	orders   *state.Orders
-	wallets  *state.Wallets
-	users    *state.Users
+	orders   *records.Orders
+	wallets  *records.Wallets
+	users    *records.Users
 	sessions Sessions
-	refs     *state.Referrals
+	refs     *records.Referrals
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
 	rdb      redis.UniversalClient
 	prefix   string
-	audit    *state.CreditAudit // /credit's audit of its credits
+	audit    *records.CreditAudit // /credit's audit of its credits
 }
 
 // New returns the books over d's stores and services.
@@ -141,7 +141,7 @@ func New(opts Options, d Deps) *Books {
 		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts,
 		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, refs: d.Referrals,
 		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
-		audit: state.NewCreditAudit(d.Redis, d.Prefix),
+		audit: records.NewCreditAudit(d.Redis, d.Prefix),
 	}
 }
 

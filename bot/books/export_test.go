@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"shopbot/state/redisstore/records"
 	"strings"
 	"testing"
 	"time"
@@ -169,7 +170,7 @@ func TestExportLedgerAndBadInput(t *testing.T) {
 	h := newHarness(t)
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
 	clock := now.Add(-48 * time.Hour)
-	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
+	w := records.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	w.Now = func() time.Time { return clock }
 	ctx := context.Background()
 	move := func(user int64, amount string, at time.Time, ref string) {

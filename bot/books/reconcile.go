@@ -5,6 +5,8 @@ import (
 	"errors"
 	"html"
 	"regexp"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"time"
@@ -335,7 +337,7 @@ read:
 			break
 		}
 	}
-	reviews := state.NewChargeReviews(r.rdb, r.prefix)
+	reviews := records.NewChargeReviews(r.rdb, r.prefix)
 	for _, tx := range charges {
 		if !inWindow(tx.Date, rep.from, rep.to) {
 			continue
@@ -543,7 +545,7 @@ func (r *Books) runReconcile(ctx context.Context) {
 	if r.alerts == nil {
 		return
 	}
-	sched := state.NewNamedSchedule(r.rdb, r.prefix, "books")
+	sched := work.NewNamedSchedule(r.rdb, r.prefix, "books")
 	if _, ok, err := sched.Due(ctx, reconcileJob); err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("reconciliation: read its job", "err", err)
@@ -557,7 +559,7 @@ func (r *Books) runReconcile(ctx context.Context) {
 	w := &jobs.Worker{
 		What: "reconciliation", Sched: sched, Now: r.now, Log: r.log,
 		Tick: tick, Lease: 5 * time.Minute, Timeout: 10 * time.Minute, Parallel: 1,
-		Step: func(ctx context.Context, j state.Job) (time.Time, bool) {
+		Step: func(ctx context.Context, j work.Job) (time.Time, bool) {
 			if j.Name != reconcileJob {
 				return time.Time{}, false
 			}

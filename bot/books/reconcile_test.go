@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,7 +34,7 @@ type booksShop struct {
 	*harness
 	sim    *resellersim.Sim
 	b      *bot.Bot
-	orders *state.Orders
+	orders *records.Orders
 }
 
 func newBooksShop(t *testing.T, mod func(*books.Options)) *booksShop {
@@ -53,13 +56,13 @@ func newBooksShop(t *testing.T, mod func(*books.Options)) *booksShop {
 	})
 	fakePace(b.API)
 	sh := &shop.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
-		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
+		Limiter: redisstore.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
-	return &booksShop{harness: h, sim: sim, b: b, orders: state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
+	return &booksShop{harness: h, sim: sim, b: b, orders: records.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
 }
 
 // buy buys n Apple gift cards with Stars as the buyer does and waits until

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,11 +87,11 @@ func TestReportsAreUnknownCommandsForBuyers(t *testing.T) {
 	if n := upstreamCalls.Load(); n != 0 {
 		t.Fatalf("a buyer's command made %d upstream calls", n)
 	}
-	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
+	w := records.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	if bal, _ := w.Balance(context.Background(), chat); !bal.IsZero() {
 		t.Fatalf("a buyer's /credit moved money: %s", bal)
 	}
-	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
+	if rec, _ := records.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
 		t.Fatalf("a buyer's /credit was audited: %+v", rec)
 	}
 	_, doc, _ := b.Queue.Conversation(context.Background(), chat)
@@ -214,7 +216,7 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 func statsOrders(t *testing.T, h *harness) time.Time {
 	t.Helper()
 	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
-	orders := state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)
+	orders := records.NewOrders(h.Rdb.Client, h.Rdb.Prefix)
 	ctx := context.Background()
 	type row struct {
 		line, method string
@@ -353,7 +355,7 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 		fmt.Fprintf(&all, "/credit %s\n%s---\n", arg, renderMessage(m))
 	}
 	golden.Check(t, "reports/credit_bad_arguments", all.String())
-	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
+	if rec, _ := records.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
 		t.Fatalf("bad arguments credited: %+v", rec)
 	}
 	if n := len(h.Fake.CallsFor("editMessageText")); n != 0 {
@@ -366,7 +368,7 @@ const buyer = int64(7007)
 
 // creditShop is a bot with wallet payments on and a buyer who started the
 // bot, chose Russian, and has $2.00 in the wallet.
-func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *state.Wallets) {
+func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *records.Wallets) {
 	h := newHarness(t)
 	b := h.reportsBot(nil, func(o *bot.Options) {
 		if wallet {
@@ -377,7 +379,7 @@ func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *state.Wallets) 
 	h.Command(b, buyer, "start", "")
 	lang := h.Command(b, buyer, "language", "")
 	h.Press(b, buyer, lang, locales.LanguageName(locales.Ru))
-	w := state.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
+	w := records.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
 	if _, _, err := w.Credit(context.Background(), buyer, usd("2"), "credit:earlier", "earlier", "admin:1"); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +388,7 @@ func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *state.Wallets) 
 
 // checkCreditedOnce: the buyer's wallet got the 15.50 once (ledger,
 // balance, audit) and the buyer was told once, in Russian.
-func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
+func checkCreditedOnce(t *testing.T, h *harness, w *records.Wallets) {
 	t.Helper()
 	ctx := context.Background()
 	if bal, _ := w.Balance(ctx, buyer); !bal.Equal(usd("17.50")) {
@@ -396,7 +398,7 @@ func checkCreditedOnce(t *testing.T, h *harness, w *state.Wallets) {
 	if len(led) != 2 || !led[0].Amount.Equal(usd("15.50")) || led[0].Actor != fmt.Sprint("admin:", admin) {
 		t.Fatalf("ledger %+v", led)
 	}
-	rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(ctx, 10)
+	rec, _ := records.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(ctx, 10)
 	if len(rec) != 1 || rec[0].Admin != admin || rec[0].User != buyer || !rec[0].Amount.Equal(usd("15.50")) || rec[0].Ref != led[0].Ref {
 		t.Fatalf("audit %+v, ledger ref %s", rec, led[0].Ref)
 	}
@@ -463,7 +465,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
-	conv := state.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
+	conv := work.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
 	if err := h.Rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +534,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("18.00")) { // 2 + 15.50 + 0.50
 		t.Fatalf("balance %s after a cancelled credit", bal)
 	}
-	if rec, _ := state.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 3 {
+	if rec, _ := records.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 3 {
 		t.Fatalf("audit has %d records, want 3", len(rec))
 	}
 	for _, c := range h.Fake.CallsFor("sendMessage") {

@@ -25,7 +25,7 @@ type topupTally struct {
 }
 
 // tallyTopups counts the credited top-ups of each period (the index
-// checkout's wallet top-ups keep, state.Wallets.PaidTopups).
+// checkout's wallet top-ups keep, records.Wallets.PaidTopups).
 func (r *Books) tallyTopups(ctx context.Context, periods []*period) error {
 	if r.wallets == nil || len(periods) == 0 {
 		return nil

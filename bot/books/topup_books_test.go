@@ -3,6 +3,9 @@ package books_test
 import (
 	"context"
 	"errors"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"testing"
 	"time"
@@ -39,13 +42,13 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 	})
 	fakePace(b.API)
 	sh := &shop.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true, ShowUSD: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
-		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
+		Limiter: redisstore.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 100, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
-	return &booksShop{harness: h, sim: sim, b: b, orders: state.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
+	return &booksShop{harness: h, sim: sim, b: b, orders: records.NewOrders(h.Rdb.Client, h.Rdb.Prefix)}
 }
 
 // topup asks for a top-up of the amount button label from /wallet and
@@ -99,8 +102,8 @@ func TestBooksAfterWalletTopups(t *testing.T) {
 	ctx := context.Background()
 	// The store is older than the test's second (charges are dated in
 	// whole seconds): a charge of this second is not older than the store.
-	s.Rdb.Client.Set(ctx, s.Rdb.Prefix+state.StoreEpochKey, time.Now().Add(-time.Hour).UnixMilli(), 0)
-	wallets := state.NewWallets(s.Rdb.Client, s.Rdb.Prefix)
+	s.Rdb.Client.Set(ctx, s.Rdb.Prefix+redisstore.StoreEpochKey, time.Now().Add(-time.Hour).UnixMilli(), 0)
+	wallets := records.NewWallets(s.Rdb.Client, s.Rdb.Prefix)
 
 	paid, err := s.Fake.Pay(ctx, chat, s.topup(amount("50", 3847)).MessageID, botapitest.PayOptions{})
 	if err != nil || paid.Declined {

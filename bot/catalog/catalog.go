@@ -1,7 +1,7 @@
 // Package catalog implements the flows' ports over the upstream and the
 // store: the typed, cached view of the upstream catalog that the
 // product-line flows browse (reseller client calls behind the Redis catalog
-// cache, state.Cache, so a thousand buyers browsing one category cost one
+// cache, work.Cache, so a thousand buyers browsing one category cost one
 // upstream request per cache period, turned into flows' own types), the
 // upstream balance, and the quote store. It is the one place where flows'
 // types meet the reseller's and the store's.
@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"time"
@@ -51,13 +53,13 @@ func (c *Cached) UpstreamBalance(ctx context.Context) (decimal.Decimal, error) {
 // and the cache.
 type Cached struct {
 	Client *reseller.Client
-	Cache  *state.Cache  // nil: every call asks the upstream
+	Cache  *work.Cache   // nil: every call asks the upstream
 	TTL    time.Duration // everything without its own period (Config.CatalogTTL)
 }
 
 // New returns the cached catalog; ttl is the default cache period. A nil
 // cache makes every call ask the upstream (tests without a store).
-func New(c *reseller.Client, cache *state.Cache, ttl time.Duration) *Cached {
+func New(c *reseller.Client, cache *work.Cache, ttl time.Duration) *Cached {
 	if ttl <= 0 {
 		ttl = 5 * time.Minute
 	}
@@ -78,7 +80,7 @@ func get[T any](ctx context.Context, c *Cached, key string, ttl time.Duration, f
 	if c.Cache == nil {
 		v, err = fetch(ctx)
 	} else {
-		v, stale, err = state.GetJSON(ctx, c.Cache, key, state.CacheOptions{TTL: ttl}, fetch)
+		v, stale, err = work.GetJSON(ctx, c.Cache, key, work.CacheOptions{TTL: ttl}, fetch)
 	}
 	return v, stale, flowsError(err)
 }
@@ -367,7 +369,7 @@ func (c *Cached) CheckStoreLogin(ctx context.Context, login string) (bool, error
 
 // Quotes implements flows.QuoteStore over the store's quotes: a flows quote
 // is stored as the shop's record of it (state.Quote, the same fields).
-type Quotes struct{ Store *state.Quotes }
+type Quotes struct{ Store *records.Quotes }
 
 // Save stores q, giving it an id when it has none.
 func (q Quotes) Save(ctx context.Context, fq *flows.Quote) error {
@@ -391,7 +393,7 @@ func (q Quotes) Load(ctx context.Context, id string) (*flows.Quote, error) {
 func StateQuote(q *flows.Quote) *state.Quote { return (*state.Quote)(q) }
 
 // Promos implements flows.Promos over the store's promo codes.
-type Promos struct{ Store *state.Promos }
+type Promos struct{ Store *records.Promos }
 
 // Promo returns the code's terms when the buyer may use it now, else an
 // error wrapping the flows' reason.

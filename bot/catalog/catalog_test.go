@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"slices"
 	"strings"
 	"sync"
@@ -21,7 +24,6 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
 	"shopbot/state/statetest"
 )
 
@@ -38,7 +40,7 @@ func (u *upstream) requests(path string) int {
 	return u.count[path]
 }
 
-func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int64) {
+func newShop(t *testing.T) (*flows.Engine, *upstream, *work.Cache, *atomic.Int64) {
 	t.Helper()
 	u := &upstream{sim: resellersim.New(resellersim.Config{Seed: 1}), count: map[string]int{}}
 	u.sim.OnRequest(func(r *http.Request, _ []byte) {
@@ -53,7 +55,7 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 		t.Fatal(err)
 	}
 	r := statetest.New(t)
-	cache := state.NewCache(r.Client, r.Prefix)
+	cache := work.NewCache(r.Client, r.Prefix)
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC).UnixNano())
 	cache.Now = func() time.Time { return time.Unix(0, clock.Load()) }
@@ -63,8 +65,8 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *state.Cache, *atomic.Int6
 		Catalog: cat,
 		Funds:   cat,
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)},
-		Limiter: state.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(r.Client, r.Prefix)},
+		Limiter: redisstore.NewLimiter(r.Client, r.Prefix, 10, time.Minute),
 	}
 	lines.Register(e, sh)
 	return e, u, cache, &clock
@@ -190,7 +192,7 @@ func TestLowUpstreamBalancePausesItemsAndIsReadOncePerPeriod(t *testing.T) {
 // back whole; an unknown id is flows.ErrNoQuote.
 func TestQuotesKeepFlowsQuotes(t *testing.T) {
 	r := statetest.New(t)
-	qs := catalog.Quotes{Store: state.NewQuotes(r.Client, r.Prefix)}
+	qs := catalog.Quotes{Store: records.NewQuotes(r.Client, r.Prefix)}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	q := &flows.Quote{Line: "giftcards", Item: "c", Fields: map[string]string{"a": "b"}, Quantity: 2,
 		UpstreamUSD: decimal.RequireFromString("20.70"), ShopUSD: decimal.RequireFromString("22.78"), Stars: 1754,

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,7 +61,7 @@ type Upstream interface {
 // Checkout takes the buyer's money exactly once: Stars invoices with
 // pre-checkout checks, successful payments, the shop wallet and the sweep
 // of Star transactions whose update was lost. Its Pay answers flows' Reply.Pay.
-// A paid order is created with state.Orders.CreatePaid and scheduled as
+// A paid order is created with records.Orders.CreatePaid and scheduled as
 // "order:<id>"; fulfilment takes it from there.
 type Checkout struct {
 	opts     Options
@@ -71,16 +74,16 @@ type Checkout struct {
 	rdb      redis.UniversalClient
 	prefix   string // the shop's key prefix
 	p        string // key prefix of payment bookkeeping
-	Quotes   *state.Quotes
-	Orders   *state.Orders
-	Wallets  *state.Wallets
-	Schedule *state.Schedule
+	Quotes   *records.Quotes
+	Orders   *records.Orders
+	Wallets  *records.Wallets
+	Schedule *work.Schedule
 	// Reviews lists the Star charges the sweep could not prove
 	// undelivered, for admins.
-	Reviews *state.ChargeReviews
+	Reviews *records.ChargeReviews
 	journal *state.Journal
-	promos  *state.Promos
-	limiter *state.Limiter
+	promos  *records.Promos
+	limiter *redisstore.Limiter
 	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
 }
 
@@ -136,9 +139,9 @@ func New(opts Options, d Deps) *Checkout {
 	return &Checkout{
 		opts: opts, tg: d.Telegram, alerts: d.Alerts, engine: d.Engine, log: d.Log, now: d.Now,
 		rdb: d.Redis, prefix: d.Prefix, p: d.Prefix + "pay:",
-		Quotes: state.NewQuotes(d.Redis, d.Prefix), Orders: d.Orders, Wallets: d.Wallets,
+		Quotes: records.NewQuotes(d.Redis, d.Prefix), Orders: d.Orders, Wallets: d.Wallets,
 		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal, promos: d.Promos,
-		limiter: state.NewLimiter(d.Redis, d.Prefix+"pay:", opts.InvoiceLimit, opts.InvoiceWindow),
+		limiter: redisstore.NewLimiter(d.Redis, d.Prefix+"pay:", opts.InvoiceLimit, opts.InvoiceWindow),
 		kick:    make(chan struct{}, 1),
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,11 +100,11 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), 
 	})
 	pay := b.Checkout
 	sh := &shop.Shop{
-		Catalog: catalog.New(client, state.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
+		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: stars, ShowUSD: wallet},
-		Quotes:  catalog.Quotes{Store: state.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(h.Rdb.Client, h.Rdb.Prefix)},
 		Promos:  catalog.Promos{Store: b.Promos},
-		Limiter: state.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
+		Limiter: redisstore.NewLimiter(h.Rdb.Client, h.Rdb.Prefix, 10, time.Minute),
 	}
 	lines.Register(b.Engine, sh)
 	if before != nil {

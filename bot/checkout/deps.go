@@ -3,6 +3,8 @@ package checkout
 import (
 	"context"
 	"log/slog"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,16 +60,16 @@ type Deps struct {
 	Engine   *flows.Engine
 	Redis    redis.UniversalClient // payment bookkeeping (invoices, refund marks, the sweep lock)
 	Prefix   string                // the shop's Redis key prefix
-	Orders   *state.Orders
-	Wallets  *state.Wallets
-	Schedule *state.Schedule
-	Reviews  *state.ChargeReviews
+	Orders   *records.Orders
+	Wallets  *records.Wallets
+	Schedule *work.Schedule
+	Reviews  *records.ChargeReviews
 	// Journal records each paid order outside Redis (state.Journal), so a
 	// paid order lost together with its quote is rebuilt; nil: none.
 	Journal *state.Journal
 	// Promos holds and consumes the uses of promo codes; nil: a quote
 	// with a promo code cannot be paid.
-	Promos *state.Promos
+	Promos *records.Promos
 	Log    *slog.Logger
 	Now    func() time.Time
 }

@@ -2,6 +2,8 @@ package checkout_test
 
 import (
 	"context"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"sync"
 	"testing"
 	"time"
@@ -54,15 +56,15 @@ func (allClaimed) AllClaimed(context.Context, time.Time) (bool, bool, error) {
 }
 
 // newCheckout is checkout alone: no bot, its Telegram and admins faked.
-func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *state.ChargeReviews) {
+func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *records.ChargeReviews) {
 	rdb := statetest.New(t)
 	tg := &fakeTelegram{}
-	reviews := state.NewChargeReviews(rdb.Client, rdb.Prefix)
+	reviews := records.NewChargeReviews(rdb.Client, rdb.Prefix)
 	c := checkout.New(checkout.Options{Stars: true}, checkout.Deps{
 		Telegram: tg, Alerts: noAlerts{}, Engine: flows.NewEngine(nil, locales.En),
 		Redis: rdb.Client, Prefix: rdb.Prefix,
-		Orders: state.NewOrders(rdb.Client, rdb.Prefix), Wallets: state.NewWallets(rdb.Client, rdb.Prefix),
-		Schedule: state.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
+		Orders: records.NewOrders(rdb.Client, rdb.Prefix), Wallets: records.NewWallets(rdb.Client, rdb.Prefix),
+		Schedule: work.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
 	})
 	return c, tg, reviews
 }

@@ -2,12 +2,13 @@ package checkout
 
 import (
 	"context"
+	"shopbot/state/redisstore/records"
 	"time"
 
 	"shopbot/state"
 )
 
-// Promo codes and money agree this way (state.Promos keeps each use's
+// Promo codes and money agree this way (records.Promos keeps each use's
 // state per quote):
 //
 //   - a use is held before any money moves: at the pre-checkout (the last
@@ -65,7 +66,7 @@ func (p *Checkout) releasePromo(ctx context.Context, q *state.Quote) {
 
 // ReturnPromo gives a refunded order's promo use back, once (fulfilment's
 // OnRefunded).
-func ReturnPromo(ctx context.Context, promos *state.Promos, o *state.Order) error {
+func ReturnPromo(ctx context.Context, promos *records.Promos, o *state.Order) error {
 	if o.PromoCode == "" || promos == nil {
 		return nil
 	}

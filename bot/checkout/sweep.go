@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"time"
@@ -46,9 +47,9 @@ func (p *Checkout) SweepSoon() {
 }
 
 // storeEpoch returns when the store was created, recording now when this
-// is the first time (see state.StoreEpoch).
+// is the first time (see redisstore.StoreEpoch).
 func (p *Checkout) storeEpoch(ctx context.Context) (time.Time, error) {
-	return state.StoreEpoch(ctx, p.rdb, p.prefix, p.now())
+	return redisstore.StoreEpoch(ctx, p.rdb, p.prefix, p.now())
 }
 
 // ErrSweepBusy means another process (or the periodic run) is sweeping.

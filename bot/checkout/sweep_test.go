@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"shopbot/state/redisstore/records"
 	"strings"
 	"testing"
 	"time"
@@ -35,8 +36,8 @@ func (s *payShop) reviewAlerts() map[string]int {
 }
 
 // reviews is the review list of Star charges, read from the store.
-func (s *payShop) reviews() *state.ChargeReviews {
-	return state.NewChargeReviews(s.Rdb.Client, s.Rdb.Prefix)
+func (s *payShop) reviews() *records.ChargeReviews {
+	return records.NewChargeReviews(s.Rdb.Client, s.Rdb.Prefix)
 }
 
 // startedSweep waits until the sweep the bot runs at start has read the
@@ -188,7 +189,7 @@ func newPayShopUpstream(t *testing.T, orphanEvery time.Duration) *payShop {
 // waitOrphanMark waits until the orphan scan has set its mark.
 func (s *payShop) waitOrphanMark() {
 	s.T.Helper()
-	orders := state.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
+	orders := records.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
 	if !s.Until(func() bool { m, err := orders.OrphanMark(context.Background()); return err == nil && m > 0 }) {
 		s.T.Fatal("the orphan scan never set its mark")
 	}
@@ -263,7 +264,7 @@ func TestChargeWhoseQuoteACrashTookIgnoresOrphansOlderThanIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	orders := state.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
+	orders := records.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
 	if _, err := orders.UnclaimedSince(ctx, int64(up.Number), time.Now().Add(-2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}

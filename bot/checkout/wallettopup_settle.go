@@ -28,7 +28,7 @@ func (p *Checkout) topupRules() state.TopupRules {
 }
 
 // settleTopup credits a top-up charge to the payer's wallet exactly once
-// (state.Wallets.SettleTopup: ledger ref "topup:<charge>"), or refunds it
+// (records.Wallets.SettleTopup: ledger ref "topup:<charge>"), or refunds it
 // when it cannot be credited. The order under a crash: the decision
 // (credit, or refund with its reason) is made atomically in the buyer's
 // wallet slot and made durable first; the refund, and the message to the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/reseller"
 	"shopbot/state"
@@ -46,10 +47,10 @@ func (f *Fulfiller) Hurry(ctx context.Context, id int64) (running bool, err erro
 	if err != nil {
 		return false, err
 	}
-	if res == state.HurryMissing {
+	if res == work.HurryMissing {
 		return false, f.sched.Put(ctx, OrderJob(id), f.now())
 	}
-	return res == state.HurryRunning, nil
+	return res == work.HurryRunning, nil
 }
 
 // Refund moves the order, from the status the admin confirmed, to

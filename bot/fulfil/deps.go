@@ -3,6 +3,8 @@ package fulfil
 import (
 	"context"
 	"log/slog"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"time"
 
@@ -40,22 +42,22 @@ type Chats interface {
 }
 
 // Durable makes a money write durable before the next step when the Redis
-// allows it (state.Durability); nil means no waiting.
+// allows it (redisstore.Durability); nil means no waiting.
 type Durable interface {
 	Sync(ctx context.Context, key string) error
 	// SyncWritten is Sync that also checks the written key is on the node
 	// waited on (a write to a master being replaced is not confirmed).
 	SyncWritten(ctx context.Context, key string) error
 	// Exact reports whether a synced write on key's node survives any
-	// crash (see state.Durability.Exact).
+	// crash (see redisstore.Durability.Exact).
 	Exact(ctx context.Context, key string) bool
 }
 
 // Deps are the stores and services the worker uses.
 type Deps struct {
-	Orders    *state.Orders
-	Schedule  *state.Schedule
-	Wallets   *state.Wallets
+	Orders    *records.Orders
+	Schedule  *work.Schedule
+	Wallets   *records.Wallets
 	Upstream  *reseller.Client
 	Messenger Messenger
 	Alerts    Alerter
@@ -106,7 +108,7 @@ func (f *Fulfiller) SetChats(c Chats) { f.chats = c }
 func (f *Fulfiller) Journal() *state.Journal { return f.journal }
 
 // Orders returns the order store.
-func (f *Fulfiller) Orders() *state.Orders { return f.orders }
+func (f *Fulfiller) Orders() *records.Orders { return f.orders }
 
 // Upstream returns the upstream client (nil when there is none).
 func (f *Fulfiller) Upstream() *reseller.Client { return f.up }

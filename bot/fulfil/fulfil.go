@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +43,7 @@ type Config struct {
 	// that was behind). A claim younger than that may vanish, and the
 	// upstream order with it would look unclaimed, its codes already in a
 	// buyer's hands. Not applied when every synced write survives a crash
-	// (state.Durability.Exact). Default 3s: above the second AOF everysec
+	// (redisstore.Durability.Exact). Default 3s: above the second AOF everysec
 	// may lose, with room for the fsync itself running late.
 	CodeSettle time.Duration
 	// OrphanEvery is how often the upstream's order list is matched
@@ -112,9 +115,9 @@ var errAttemptMoved = errors.New("order attempt moved on")
 // fulfiller drives paid orders to delivered or refunded.
 type Fulfiller struct {
 	up      *reseller.Client
-	orders  *state.Orders
-	sched   *state.Schedule
-	wallets *state.Wallets
+	orders  *records.Orders
+	sched   *work.Schedule
+	wallets *records.Wallets
 	msg     Messenger
 	alerts  Alerter
 	chats   Chats
@@ -131,7 +134,7 @@ type Fulfiller struct {
 	}
 	noneNoted sync.Map // attempt id -> struct{}: its "nothing created" is journaled
 
-	canary     *state.Canary
+	canary     *redisstore.Canary
 	onLoss     func()
 	onRefunded func(ctx context.Context, o *state.Order) error
 	log        *slog.Logger
@@ -158,7 +161,7 @@ func New(d Deps, cfg Config) *Fulfiller {
 		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
 		onLoss: d.OnLoss, onRefunded: d.OnRefunded, onDelivered: d.OnDelivered, journal: d.Journal,
-		canary: state.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
+		canary: redisstore.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
 	}
 }
 
@@ -251,7 +254,7 @@ func (f *Fulfiller) resume(ctx context.Context) error {
 // runJob advances the order of an "order:<id>" job and says when to look
 // at it again; other jobs, and a job stopped at a failpoint, are left to
 // their lease.
-func (f *Fulfiller) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
+func (f *Fulfiller) runJob(ctx context.Context, j work.Job) (time.Time, bool) {
 	if j.Name == orphanJob {
 		return f.scanOrphans(ctx), false
 	}

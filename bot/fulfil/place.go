@@ -24,7 +24,7 @@ import (
 // The upstream has no idempotency key, and its order object does not echo
 // everything that tells two buyers apart. So:
 //
-//  1. A create holds its kind's slot (state.Orders.AcquireSlot) from before
+//  1. A create holds its kind's slot (records.Orders.AcquireSlot) from before
 //     it reads the watermark until its outcome is stored: at most one
 //     create of a kind is in flight or uncertain across all replicas. A
 //     kind is the upstream type plus the request fields the order object

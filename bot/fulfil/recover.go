@@ -16,7 +16,7 @@ import (
 // before its number is stored, so the number survives the loss even when
 // the replica that made the create dies with it. The order is put back:
 // right before any new create of it (place), and by every replica for a
-// while after its canary (state.Canary) says Redis lost writes, or after it
+// while after its canary (redisstore.Canary) says Redis lost writes, or after it
 // starts (it cannot know what happened while it was down). Other orders of
 // the kind meanwhile treat a freshly unclaimed upstream order as settling,
 // not as a reason for review.

@@ -2,7 +2,7 @@
 // (package bot): a catalog image downloaded with the upstream client's
 // guards within a timeout, checked to be a photo Telegram takes
 // , uploaded once and shown by its file_id from then on (the
-// cache in state.Images, shared by every replica), remembered as broken for
+// cache in work.Images, shared by every replica), remembered as broken for
 // a while when it cannot be had, and Telegram's refusals of a photo told
 // apart (IsPhotoRefused, IsWrongFileID). It does not speak go-telegram: the
 // adapter sends the Photo it resolves.

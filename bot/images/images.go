@@ -10,13 +10,13 @@ import (
 	_ "image/png"  // DecodeConfig of PNG photos
 	"log/slog"
 	"net/http"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Product images: a catalog screen with an image (flows.Screen.Image) is
@@ -25,7 +25,7 @@ import (
 // the upstream's host and RESELLER_MEDIA_HOSTS only, public addresses,
 // checked redirects, a size limit) within a short timeout, checked to be a
 // photo Telegram takes, uploaded once, and sent by its file_id from then
-// on (state.Images, shared by every replica). An image that cannot be had
+// on (work.Images, shared by every replica). An image that cannot be had
 // is remembered as broken for a while and the screen is text: an image
 // never blocks browsing. The rendering is in package bot (screen.go).
 
@@ -61,7 +61,7 @@ const (
 // Images resolves a screen's image to something Telegram can show.
 type Images struct {
 	fetch     func(ctx context.Context, url string, limit int) (*reseller.ChatImage, error)
-	store     *state.Images
+	store     *work.Images
 	timeout   time.Duration
 	brokenFor time.Duration
 	log       *slog.Logger
@@ -70,7 +70,7 @@ type Images struct {
 // New returns the product images of o, fetched with o.Fetch or else
 // upstream's DownloadImage (upstream may be nil), their file_ids kept in
 // store; nil when they are off (o nil) or there is nothing to fetch with.
-func New(o *Options, upstream *reseller.Client, store *state.Images, log *slog.Logger) *Images {
+func New(o *Options, upstream *reseller.Client, store *work.Images, log *slog.Logger) *Images {
 	if o == nil {
 		return nil
 	}
@@ -100,7 +100,7 @@ type Photo struct {
 }
 
 // Key is what the session records of the photo the menu shows.
-func (p *Photo) Key() string { return state.ImageKey(p.URL) }
+func (p *Photo) Key() string { return work.ImageKey(p.URL) }
 
 // Resolve returns the photo of url, or nil when it cannot be shown now
 // (marked broken, or the download failed: then it is marked).
@@ -139,7 +139,7 @@ func (p *Images) download(ctx context.Context, url string) *Photo {
 
 // Broken remembers that url cannot be shown, for brokenFor.
 func (p *Images) Broken(ctx context.Context, url string, why error) {
-	p.log.Warn("product image cannot be shown: the screen is text", "image", state.ImageKey(url), "retry_in_s", p.brokenFor.Seconds(), "err", why)
+	p.log.Warn("product image cannot be shown: the screen is text", "image", work.ImageKey(url), "retry_in_s", p.brokenFor.Seconds(), "err", why)
 	if err := p.store.MarkBroken(ctx, url, p.brokenFor); err != nil {
 		p.log.Warn("product image: mark broken", "err", err)
 	}

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"runtime"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"sync"
 	"time"
@@ -33,9 +35,9 @@ type Metrics struct {
 
 // storeSource is one bot's store, read when /metrics is scraped.
 type storeSource struct {
-	queue   *state.Queue
-	orders  *state.Orders
-	reviews *state.ChargeReviews
+	queue   *work.Queue
+	orders  *records.Orders
+	reviews *records.ChargeReviews
 }
 
 // New registers the shop's metrics, plus the Go and process collectors
@@ -92,7 +94,7 @@ func (m *Metrics) ObserveUpstream(endpoint string, status int, d time.Duration) 
 }
 
 // ObserveOrder counts an order's creation (from "") or change of status;
-// it fits state.Orders.Observe.
+// it fits records.Orders.Observe.
 func (m *Metrics) ObserveOrder(o *state.Order, from string) {
 	m.Orders.WithLabelValues(o.Line, o.Status).Inc()
 	switch o.Status {
@@ -111,7 +113,7 @@ func (m *Metrics) ObserveOrder(o *state.Order, from string) {
 
 // AddStore makes /metrics read a bot's store on each scrape: the intake
 // queue, the orders and the charge reviews.
-func (m *Metrics) AddStore(queue *state.Queue, orders *state.Orders, reviews *state.ChargeReviews) {
+func (m *Metrics) AddStore(queue *work.Queue, orders *records.Orders, reviews *records.ChargeReviews) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sources = append(m.sources, storeSource{queue: queue, orders: orders, reviews: reviews})

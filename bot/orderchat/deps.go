@@ -3,6 +3,7 @@ package orderchat
 import (
 	"context"
 	"log/slog"
+	"shopbot/state/redisstore/records"
 	"strconv"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 
 	"shopbot/flows"
 	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // Telegram is what the relay needs of the Bot API; the bot's Telegram
@@ -40,7 +40,7 @@ type Upstream interface {
 type Deps struct {
 	Telegram Telegram
 	Upstream Upstream // nil: no upstream, so no order has a chat
-	Orders   *state.Orders
+	Orders   *records.Orders
 	// Engine is where the relay's flow lives (its flow timeout, the main
 	// menu) and gives the admins' language.
 	Engine *flows.Engine

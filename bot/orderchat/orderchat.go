@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,7 +63,7 @@ func (c *Config) defaults() {
 }
 
 // ChatJob is the chat schedule's job name of order id ("chat:<id>"). Chat
-// jobs live in their own schedule (state.NewNamedSchedule "chat"), so the
+// jobs live in their own schedule (work.NewNamedSchedule "chat"), so the
 // fulfilment worker never claims them and the relay never claims order jobs.
 func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
 
@@ -86,9 +88,9 @@ const (
 type Relay struct {
 	tg     Telegram
 	up     Upstream // nil: no upstream, no chats
-	orders *state.Orders
-	chats  *state.OrderChats
-	sched  *state.Schedule
+	orders *records.Orders
+	chats  *work.OrderChats
+	sched  *work.Schedule
 	engine *flows.Engine
 	log    *slog.Logger
 	clock  func() time.Time
@@ -105,8 +107,8 @@ func New(cfg Config, d Deps) *Relay {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Relay{
-		tg: d.Telegram, up: d.Upstream, orders: d.Orders, chats: state.NewOrderChats(d.Redis, d.Prefix),
-		sched: state.NewNamedSchedule(d.Redis, d.Prefix, "chat"), engine: d.Engine, log: d.Log, clock: d.Now, cfg: cfg,
+		tg: d.Telegram, up: d.Upstream, orders: d.Orders, chats: work.NewOrderChats(d.Redis, d.Prefix),
+		sched: work.NewNamedSchedule(d.Redis, d.Prefix, "chat"), engine: d.Engine, log: d.Log, clock: d.Now, cfg: cfg,
 	}
 }
 
@@ -453,7 +455,7 @@ func (c *Relay) Run(ctx context.Context) {
 }
 
 // runJob polls the chat of a "chat:<id>" job and says when to poll again.
-func (c *Relay) runJob(ctx context.Context, j state.Job) (time.Time, bool) {
+func (c *Relay) runJob(ctx context.Context, j work.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "chat:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
@@ -544,7 +546,7 @@ func (c *Relay) poll(ctx context.Context, id int64) (time.Time, error) {
 // relay sends the buyer every operator message not relayed yet, oldest
 // first, and returns how many it sent. It stops at the first that does not
 // get through, so the buyer reads them in order.
-func (c *Relay) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) (int, error) {
+func (c *Relay) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, info *work.ChatInfo) (int, error) {
 	msgs := chronological(ch.Messages)
 	token := newRelayToken()
 	sent := 0
@@ -555,7 +557,7 @@ func (c *Relay) relay(ctx context.Context, o *state.Order, ch *reseller.Chat, in
 			continue
 		}
 		v := info.Messages[key]
-		if v == state.ChatRelayed || !fromOperator(m, v == state.ChatOwn) {
+		if v == work.ChatRelayed || !fromOperator(m, v == work.ChatOwn) {
 			continue
 		}
 		ok, err := c.chats.ClaimRelay(ctx, o.ID, key, token, c.now(), c.cfg.RelayStale)
@@ -696,7 +698,7 @@ func (c *Relay) transcript(ctx context.Context, env *flows.Env, id int64) (*flow
 
 // transcriptText renders the chat, newest messages kept when it is too
 // long for one message.
-func (c *Relay) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *state.ChatInfo) string {
+func (c *Relay) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat, info *work.ChatInfo) string {
 	head := env.T("oc.admin_head", "id", itoa(o.ID), "number", itoa(o.UpstreamNumber), "user", itoa(o.UserID))
 	if why := chatBlockedKey(ch); why != "" {
 		head += "\n" + env.T(why+"_admin")
@@ -709,7 +711,7 @@ func (c *Relay) transcriptText(env *flows.Env, o *state.Order, ch *reseller.Chat
 	for i := range msgs {
 		m := &msgs[i]
 		who := env.T("oc.who_buyer")
-		if fromOperator(m, info.Messages[messageKey(m)] == state.ChatOwn) {
+		if fromOperator(m, info.Messages[messageKey(m)] == work.ChatOwn) {
 			who = env.T("oc.who_operator")
 		}
 		line := "<b>" + who + "</b>"

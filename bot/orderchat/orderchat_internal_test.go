@@ -3,6 +3,7 @@ package orderchat
 import (
 	"encoding/json"
 	"fmt"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestTranscriptKeepsTheNewestThatFit(t *testing.T) {
 	ch := chatOf(t, `{"object":"chat","chat_opened":true,"chat_frozen":true,"messages":[`+strings.Join(msgs, ",")+`]}`)
 	env := &flows.Env{Lang: locales.En}
 	o := &state.Order{ID: 12, UpstreamNumber: 1234, UserID: 5001}
-	text := (&Relay{}).transcriptText(env, o, ch, &state.ChatInfo{Messages: map[string]string{}})
+	text := (&Relay{}).transcriptText(env, o, ch, &work.ChatInfo{Messages: map[string]string{}})
 	if n := locales.UTF16Len(text); n > maxMessageChars {
 		t.Fatalf("transcript is %d characters", n)
 	}

@@ -11,8 +11,8 @@
 //   - reward.go: OnDelivered, the reward of a delivered order (fulfilment's
 //     Deps.OnDelivered).
 //
-// The store is state.Referrals (the buyer registry's Redis slot); the
-// wallet is state.Wallets. It reaches Telegram through Telegram, never
+// The store is records.Referrals (the buyer registry's Redis slot); the
+// wallet is records.Wallets. It reaches Telegram through Telegram, never
 // through the bot.
 package referral
 
@@ -21,6 +21,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"shopbot/state/redisstore/records"
 	"slices"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ type Telegram interface {
 	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
 }
 
-// Sessions reads a chat's stored conversation (state.Queue), for a
+// Sessions reads a chat's stored conversation (work.Queue), for a
 // referrer's language.
 type Sessions interface {
 	Conversation(ctx context.Context, chat int64) (int64, []byte, error)
@@ -56,9 +57,9 @@ type Sessions interface {
 // Deps are the stores and services the program uses.
 type Deps struct {
 	Telegram Telegram
-	Store    *state.Referrals
-	Wallets  *state.Wallets
-	Orders   *state.Orders // a referrer's language from their latest order
+	Store    *records.Referrals
+	Wallets  *records.Wallets
+	Orders   *records.Orders // a referrer's language from their latest order
 	Sessions Sessions
 	Engine   *flows.Engine
 	// BotName is the bot's username (from getMe at start), for the links.
@@ -91,7 +92,7 @@ func New(opts Options, d Deps) *Program {
 func (p *Program) Enabled() bool { return p != nil && p.opts.Percent.IsPositive() }
 
 // Store is the program's store.
-func (p *Program) Store() *state.Referrals { return p.d.Store }
+func (p *Program) Store() *records.Referrals { return p.d.Store }
 
 // Register adds /referrals.
 func (p *Program) Register(e *flows.Engine) {
@@ -108,7 +109,7 @@ func Link(bot, code string) string {
 
 // Started runs for every /start, before the buyer is recorded as started:
 // a payload r<code> attributes the buyer to the code's owner when they
-// are new (state.Referrals.Attribute: never to themselves, never again).
+// are new (records.Referrals.Attribute: never to themselves, never again).
 // A payload of another kind is not an invite and is left alone.
 func (p *Program) Started(ctx context.Context, user int64, payload string, at time.Time) error {
 	code, ok := strings.CutPrefix(payload, StartPrefix)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"regexp"
+	"shopbot/state/redisstore/records"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ type shop struct {
 	b      *bot.Bot
 	sim    *resellersim.Sim
 	client *reseller.Client
-	refs   *state.Referrals
+	refs   *records.Referrals
 	stop   func() time.Duration
 }
 
@@ -69,7 +70,7 @@ func newShop(t *testing.T, percent string) *shop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &shop{Harness: h, sim: sim, client: client, refs: state.NewReferrals(h.Rdb.Client, h.Rdb.Prefix)}
+	s := &shop{Harness: h, sim: sim, client: client, refs: records.NewReferrals(h.Rdb.Client, h.Rdb.Prefix)}
 	s.start(percent, nil)
 	return s
 }

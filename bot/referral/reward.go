@@ -30,11 +30,11 @@ func RewardOf(margin, percent decimal.Decimal) decimal.Decimal {
 // fulfilment worker's Deps.OnDelivered, run each time the order's finished
 // job looks at it until it succeeds). Every step is idempotent by the
 // order, so a repeated run or a crash anywhere in between pays once:
-//   - the reward is decided once (state.Referrals.Decide) from the order's
+//   - the reward is decided once (records.Referrals.Decide) from the order's
 //     margin as /stats counts it (state.Order.Margin); the first decision
 //     stands, also when REFERRAL_PERCENT changes later; no margin, no reward;
 //   - the referrer's wallet is credited with ledger ref ref:order:<id>
-//     (state.Wallets.Credit: a second credit with that ref changes nothing);
+//     (records.Wallets.Credit: a second credit with that ref changes nothing);
 //   - the referrer is told once, in their language.
 //
 // Delivered orders are final in this shop (no status leads out of

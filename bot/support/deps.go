@@ -3,12 +3,12 @@ package support
 import (
 	"context"
 	"log/slog"
+	"shopbot/state/redisstore/records"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/flows"
-	"shopbot/state"
 )
 
 // Options are the shop's own support settings.
@@ -34,7 +34,7 @@ type Telegram interface {
 // Deps are the stores and services support uses.
 type Deps struct {
 	Telegram Telegram
-	Orders   *state.Orders // a buyer's recent orders, shown to admins
+	Orders   *records.Orders // a buyer's recent orders, shown to admins
 	// Engine is where support's flows live (the main menu) and gives the
 	// languages.
 	Engine *flows.Engine

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"shopbot/state/redisstore/records"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,6 @@ import (
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 // Support is a buyer's conversation with the shop's admins (/paysupport,
@@ -46,7 +46,7 @@ const (
 type Support struct {
 	opts   Options
 	tg     Telegram
-	orders *state.Orders
+	orders *records.Orders
 	engine *flows.Engine
 	admins []int64
 	log    *slog.Logger

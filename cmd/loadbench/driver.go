@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +17,6 @@ import (
 
 	"shopbot/bot/botapitest"
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 // broadcastBuyer is the first of the buyers who only receive a broadcast.
@@ -223,7 +224,7 @@ func (b *buyer) next(rng *rand.Rand) string {
 // startBroadcast registers n buyers who only get the broadcast, and has
 // the admin compose and send one.
 func startBroadcast(ctx context.Context, d *driver, rdb *redis.Client, n int) error {
-	users := state.NewUsers(rdb, state.DefaultPrefix)
+	users := records.NewUsers(rdb, redisstore.DefaultPrefix)
 	for i := range n {
 		if err := users.Started(ctx, int64(broadcastBuyer+i), time.Now()); err != nil {
 			return err

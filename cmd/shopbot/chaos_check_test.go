@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"shopbot/state/redisstore/records"
 	"slices"
 	"sort"
 	"strconv"
@@ -78,7 +79,7 @@ type world struct {
 	sent      map[int64][]sentText // by chat, in order
 }
 
-func gather(ctx context.Context, fake *botapitest.Server, sim *resellersim.Sim, orders *state.Orders, sh *shoppers) (*world, error) {
+func gather(ctx context.Context, fake *botapitest.Server, sim *resellersim.Sim, orders *records.Orders, sh *shoppers) (*world, error) {
 	w := &world{purchases: map[string]*purchase{}, buyers: map[int64]bool{}, sent: map[int64][]sentText{}}
 	for _, p := range sh.all() {
 		w.purchases[p.chargeID] = p

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
 	"sort"
 	"strings"
 	"sync"
@@ -210,7 +212,7 @@ func (f *faults) rollbackOnce(ctx context.Context) error {
 
 // orderIDs returns every order's status by id (for the rollback's note).
 func orderIDs(ctx context.Context, cr *chaosRedis) map[int64]string {
-	all, err := state.NewOrders(cr.rdb, state.DefaultPrefix).List(ctx, 0, 1<<30, state.OrderFilter{})
+	all, err := records.NewOrders(cr.rdb, redisstore.DefaultPrefix).List(ctx, 0, 1<<30, state.OrderFilter{})
 	if err != nil {
 		return nil
 	}

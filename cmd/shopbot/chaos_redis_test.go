@@ -9,19 +9,18 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"shopbot/state"
 )
 
 // The chaos test's Redis: the real server of TEST_REDIS_URL, in a database
 // of its own (CHAOS_REDIS_DB, default 13), because the binary's key prefix
-// (state.DefaultPrefix) cannot be configured. Only keys under that prefix
+// (redisstore.DefaultPrefix) cannot be configured. Only keys under that prefix
 // are ever deleted or restored there.
 
 // chaosLockKey keeps two chaos runs out of one database; the run renews
@@ -70,7 +69,7 @@ func openChaosRedis(t *testing.T, raw string, db int) *chaosRedis {
 	if n, err := cr.clean(ctx); err != nil {
 		t.Fatalf("chaos: clean database %d: %v", db, err)
 	} else if n > 0 {
-		t.Logf("chaos: removed %d keys left under %s in database %d", n, state.DefaultPrefix, db)
+		t.Logf("chaos: removed %d keys left under %s in database %d", n, redisstore.DefaultPrefix, db)
 	}
 	renewCtx, stopRenew := context.WithCancel(context.Background())
 	renewed := make(chan struct{})
@@ -99,7 +98,7 @@ func openChaosRedis(t *testing.T, raw string, db int) *chaosRedis {
 // keys lists every key under the shop's prefix.
 func (cr *chaosRedis) keys(ctx context.Context) ([]string, error) {
 	var out []string
-	iter := cr.rdb.Scan(ctx, 0, state.DefaultPrefix+"*", 2000).Iterator()
+	iter := cr.rdb.Scan(ctx, 0, redisstore.DefaultPrefix+"*", 2000).Iterator()
 	for iter.Next(ctx) {
 		out = append(out, iter.Val())
 	}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"shopbot/state/redisstore"
 	"strings"
 	"time"
 
 	"shopbot/bot"
 	"shopbot/reseller"
-	"shopbot/state"
 )
 
 // checkResult is one line of `shopbot check`.
@@ -108,7 +108,7 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 
 // checkRedis connects and reports the mode, the master(s) it reached and
 // what each keeps through a crash or failover (version, AOF and fsync
-// policy, RDB, replicas, and so how state.Durability will confirm money
+// policy, RDB, replicas, and so how redisstore.Durability will confirm money
 // writes): one master for REDIS_URL and REDIS_SENTINEL_URL (the one the
 // sentinels name now), every master for REDIS_CLUSTER_URL. It fails when a
 // master may evict keys (an evicted order is lost money), keeps nothing
@@ -121,25 +121,25 @@ func checkRedis(ctx context.Context, cfg *Config, allowVolatile bool) checkResul
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
+	conn, err := redisstore.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		r.status, r.detail = "FAIL", err.Error()
 		return r
 	}
 	defer conn.Close()
-	nodes, err := state.ProbeMasters(ctx, conn.Client)
+	nodes, err := redisstore.ProbeMasters(ctx, conn.Client)
 	if err != nil {
 		r.status, r.detail = "FAIL", "answers, but its settings could not be read: "+err.Error()
 		return r
 	}
 	switch cfg.Redis.Mode {
-	case state.ModeSentinel:
-		if addr, err := state.SentinelMaster(ctx, cfg.Redis.URL); err == nil {
+	case redisstore.ModeSentinel:
+		if addr, err := redisstore.SentinelMaster(ctx, cfg.Redis.URL); err == nil {
 			nodes[0].Node = addr
 		}
 		r.status, r.detail = redisVerdict(nodes[0], allowVolatile)
 		r.detail = "sentinel: master " + nodes[0].Node + " " + r.detail
-	case state.ModeCluster:
+	case redisstore.ModeCluster:
 		r.status = "ok"
 		parts := make([]string, len(nodes))
 		for i, p := range nodes {
@@ -171,7 +171,7 @@ func rank(status string) int {
 // restart loses everything (no AOF, no RDB, no replica) or when nobody can
 // tell, unless allowVolatile, which makes those warnings; ok otherwise. The
 // detail says what a crash or failover can lose.
-func redisVerdict(p state.Persistence, allowVolatile bool) (status, detail string) {
+func redisVerdict(p redisstore.Persistence, allowVolatile bool) (status, detail string) {
 	detail = "answers: " + p.Summary() + "; sync " + string(p.Mode) + ": " + p.Guarantee()
 	switch {
 	case p.Evicts():
@@ -180,7 +180,7 @@ func redisVerdict(p state.Persistence, allowVolatile bool) (status, detail strin
 		return volatileStatus(allowVolatile), detail + " (persistence cannot be confirmed)" + volatileHint(allowVolatile)
 	case !p.AOF && (!p.SaveKnown || p.Save == "") && p.Replicas == 0:
 		return volatileStatus(allowVolatile), detail + " (use appendonly yes, appendfsync everysec)" + volatileHint(allowVolatile)
-	case !p.AOF && p.Mode == state.SyncNone:
+	case !p.AOF && p.Mode == redisstore.SyncNone:
 		return "warn", detail + " (use appendonly yes, appendfsync everysec)"
 	default:
 		return "ok", detail

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,7 +20,6 @@ import (
 
 	"shopbot/bot/botapitest"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
 	"shopbot/state/statetest"
 )
 
@@ -100,23 +100,23 @@ func TestCheckBadConfigurations(t *testing.T) {
 }
 
 func TestRedisVerdict(t *testing.T) {
-	base := state.Persistence{Version: "7.0.15", SaveKnown: true, MaxmemoryPolicy: "noeviction", Mode: state.SyncNone}
-	with := func(f func(*state.Persistence)) state.Persistence { p := base; f(&p); return p }
+	base := redisstore.Persistence{Version: "7.0.15", SaveKnown: true, MaxmemoryPolicy: "noeviction", Mode: redisstore.SyncNone}
+	with := func(f func(*redisstore.Persistence)) redisstore.Persistence { p := base; f(&p); return p }
 	cases := []struct {
 		name   string
-		p      state.Persistence
+		p      redisstore.Persistence
 		status string
 		want   string
 	}{
 		{"no persistence", base, "FAIL", "a restart loses everything (use appendonly yes"},
-		{"RDB only", with(func(p *state.Persistence) { p.Save = "3600 1" }), "warn", "use appendonly yes"},
-		{"AOF everysec on 7.0", with(func(p *state.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "ok", "sync none: money writes are not confirmed"},
-		{"AOF on 7.2", with(func(p *state.Persistence) {
-			p.Version, p.AOF, p.AppendFsync, p.Mode = "7.2.4", true, "everysec", state.SyncWaitAOF
+		{"RDB only", with(func(p *redisstore.Persistence) { p.Save = "3600 1" }), "warn", "use appendonly yes"},
+		{"AOF everysec on 7.0", with(func(p *redisstore.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "ok", "sync none: money writes are not confirmed"},
+		{"AOF on 7.2", with(func(p *redisstore.Persistence) {
+			p.Version, p.AOF, p.AppendFsync, p.Mode = "7.2.4", true, "everysec", redisstore.SyncWaitAOF
 		}), "ok", "sync waitaof: money writes are fsynced"},
-		{"a replica", with(func(p *state.Persistence) { p.Replicas, p.Mode, p.WaitReplicas = 1, state.SyncWait, 1 }), "ok", "sync wait"},
-		{"evicting", with(func(p *state.Persistence) { p.AOF, p.MaxmemoryPolicy = true, "volatile-lru" }), "FAIL", "use noeviction: Redis must refuse writes"},
-		{"unknown server", state.Persistence{Mode: state.SyncNone}, "FAIL", "redis version unknown"},
+		{"a replica", with(func(p *redisstore.Persistence) { p.Replicas, p.Mode, p.WaitReplicas = 1, redisstore.SyncWait, 1 }), "ok", "sync wait"},
+		{"evicting", with(func(p *redisstore.Persistence) { p.AOF, p.MaxmemoryPolicy = true, "volatile-lru" }), "FAIL", "use noeviction: Redis must refuse writes"},
+		{"unknown server", redisstore.Persistence{Mode: redisstore.SyncNone}, "FAIL", "redis version unknown"},
 	}
 	for _, tc := range cases {
 		status, detail := redisVerdict(tc.p, false)
@@ -260,7 +260,7 @@ func TestCheckRedisSentinel(t *testing.T) {
 	}
 	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "", "REDIS_SENTINEL_URL": url})
 	code, out := runCheck(t, getenv)
-	master, err := state.SentinelMaster(t.Context(), url)
+	master, err := redisstore.SentinelMaster(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"shopbot/state/redisstore"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/locales"
-	"shopbot/state"
 )
 
 // Config is everything the shop reads from its environment (DESIGN.md,
@@ -25,7 +25,7 @@ type Config struct {
 	TelegramAPIURL string
 	ResellerURL    string
 	ResellerKey    string
-	Redis          state.Endpoint // the zero Endpoint: the embedded store
+	Redis          redisstore.Endpoint // the zero Endpoint: the embedded store
 	AdminIDs       []int64
 	PayStars       bool
 	PayWallet      bool
@@ -366,47 +366,47 @@ func checkAddr(addr, example string) error {
 // be set.
 var redisVars = []struct {
 	name string
-	mode state.Mode
+	mode redisstore.Mode
 }{
-	{"REDIS_URL", state.ModeSingle},
-	{"REDIS_SENTINEL_URL", state.ModeSentinel},
-	{"REDIS_CLUSTER_URL", state.ModeCluster},
+	{"REDIS_URL", redisstore.ModeSingle},
+	{"REDIS_SENTINEL_URL", redisstore.ModeSentinel},
+	{"REDIS_CLUSTER_URL", redisstore.ModeCluster},
 }
 
 // redisEndpoint reads REDIS_URL, REDIS_SENTINEL_URL and REDIS_CLUSTER_URL:
 // none set is the embedded store, one set is that deployment, two or more
 // are an error naming them.
-func redisEndpoint(get func(string) string) (state.Endpoint, error) {
-	var e state.Endpoint
+func redisEndpoint(get func(string) string) (redisstore.Endpoint, error) {
+	var e redisstore.Endpoint
 	var set []string
 	for _, v := range redisVars {
 		if u := get(v.name); u != "" {
 			set = append(set, v.name)
-			e = state.Endpoint{Mode: v.mode, URL: u}
+			e = redisstore.Endpoint{Mode: v.mode, URL: u}
 		}
 	}
 	switch len(set) {
 	case 0:
-		return state.Endpoint{}, nil
+		return redisstore.Endpoint{}, nil
 	case 1:
 	default:
 		both := "are both set"
 		if len(set) > 2 {
 			both = "are all set"
 		}
-		return state.Endpoint{}, &ConfigError{strings.Join(set, " and "), both + "; set exactly one of REDIS_URL (one server), REDIS_SENTINEL_URL (Sentinel) or REDIS_CLUSTER_URL (Cluster)"}
+		return redisstore.Endpoint{}, &ConfigError{strings.Join(set, " and "), both + "; set exactly one of REDIS_URL (one server), REDIS_SENTINEL_URL (Sentinel) or REDIS_CLUSTER_URL (Cluster)"}
 	}
 	var err error
 	switch e.Mode {
-	case state.ModeSingle:
-		_, err = state.ParseURL(e.URL)
-	case state.ModeSentinel:
-		_, err = state.ParseSentinelURL(e.URL)
-	case state.ModeCluster:
-		_, err = state.ParseClusterURL(e.URL)
+	case redisstore.ModeSingle:
+		_, err = redisstore.ParseURL(e.URL)
+	case redisstore.ModeSentinel:
+		_, err = redisstore.ParseSentinelURL(e.URL)
+	case redisstore.ModeCluster:
+		_, err = redisstore.ParseClusterURL(e.URL)
 	}
 	if err != nil {
-		return state.Endpoint{}, &ConfigError{set[0], err.Error()}
+		return redisstore.Endpoint{}, &ConfigError{set[0], err.Error()}
 	}
 	return e, nil
 }

@@ -5,10 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"shopbot/state/redisstore"
 	"strings"
 	"testing"
-
-	"shopbot/state"
 )
 
 const (
@@ -156,13 +155,13 @@ func TestConfigRedisModes(t *testing.T) {
 	cases := []struct {
 		name string
 		over map[string]string
-		mode state.Mode
+		mode redisstore.Mode
 		want string // the error, when there is one
 	}{
 		{"none is embedded", nil, "", ""},
-		{"single", map[string]string{"REDIS_URL": "redis://:pw@127.0.0.1:6379/2"}, state.ModeSingle, ""},
-		{"sentinel", map[string]string{"REDIS_SENTINEL_URL": "redis://:pw@10.0.0.1:26379/0?master_name=shop&addr=10.0.0.2:26379"}, state.ModeSentinel, ""},
-		{"cluster", map[string]string{"REDIS_CLUSTER_URL": "redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001"}, state.ModeCluster, ""},
+		{"single", map[string]string{"REDIS_URL": "redis://:pw@127.0.0.1:6379/2"}, redisstore.ModeSingle, ""},
+		{"sentinel", map[string]string{"REDIS_SENTINEL_URL": "redis://:pw@10.0.0.1:26379/0?master_name=shop&addr=10.0.0.2:26379"}, redisstore.ModeSentinel, ""},
+		{"cluster", map[string]string{"REDIS_CLUSTER_URL": "redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001"}, redisstore.ModeCluster, ""},
 		{"single and sentinel", map[string]string{"REDIS_URL": "redis://h:1", "REDIS_SENTINEL_URL": "redis://h:2?master_name=m"}, "",
 			"config: REDIS_URL and REDIS_SENTINEL_URL are both set"},
 		{"sentinel and cluster", map[string]string{"REDIS_SENTINEL_URL": "redis://h:2?master_name=m", "REDIS_CLUSTER_URL": "redis://h:3"}, "",
@@ -205,7 +204,7 @@ func TestConfigRedisModes(t *testing.T) {
 // The URLs parse into the clients the modes need: sentinels and the
 // master's password, cluster seeds.
 func TestConfigRedisURLsParse(t *testing.T) {
-	so, err := state.ParseSentinelURL("redis://:pw@10.0.0.1:26379/2?master_name=shop&addr=10.0.0.2:26379")
+	so, err := redisstore.ParseSentinelURL("redis://:pw@10.0.0.1:26379/2?master_name=shop&addr=10.0.0.2:26379")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +212,7 @@ func TestConfigRedisURLsParse(t *testing.T) {
 		strings.Join(so.SentinelAddrs, ",") != "10.0.0.1:26379,10.0.0.2:26379" {
 		t.Fatalf("sentinel options: %+v", so)
 	}
-	co, err := state.ParseClusterURL("redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001&addr=10.0.0.3:7001")
+	co, err := redisstore.ParseClusterURL("redis://u:pw@10.0.0.1:7001?addr=10.0.0.2:7001&addr=10.0.0.3:7001")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"time"
@@ -179,7 +182,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	cfg.JournalDir = ""
 	_ = level.UnmarshalText([]byte(cfg.LogLevel))
 
-	conn, err := state.Open(ctx, "")
+	conn, err := redisstore.Open(ctx, "")
 	if err != nil {
 		fmt.Fprintf(stderr, "shopbot demo: embedded redis: %v\n", err)
 		return 1
@@ -193,13 +196,13 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	wallet := decimal.Zero
 	if cfg.PayWallet {
 		wallet = decimal.RequireFromString(demoWalletUSD)
-		if _, _, err := state.NewWallets(conn.Client, state.DefaultPrefix).Credit(ctx, demoUserID, wallet, "demo:welcome", "demo credit", "demo"); err != nil {
+		if _, _, err := records.NewWallets(conn.Client, redisstore.DefaultPrefix).Credit(ctx, demoUserID, wallet, "demo:welcome", "demo credit", "demo"); err != nil {
 			fmt.Fprintf(stderr, "shopbot demo: credit the demo wallet: %v\n", err)
 			return 1
 		}
 	}
 
-	if err := state.NewPromos(conn.Client, state.DefaultPrefix).Add(ctx, &state.Promo{
+	if err := records.NewPromos(conn.Client, redisstore.DefaultPrefix).Add(ctx, &state.Promo{
 		Code: demoPromo, Percent: decimal.NewFromInt(10), PerBuyer: true, Created: time.Now().UTC(),
 	}); err != nil {
 		fmt.Fprintf(stderr, "shopbot demo: create the demo promo code: %v\n", err)
@@ -240,7 +243,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	tc.setQueryChat(fake.CallbackChat)
 	d := &demoSession{fake: fake, queue: shop.Queue, tc: tc, paced: !inTTY}
 	if cfg.ReferralPercent.IsPositive() && cfg.PayWallet {
-		d.referrals = state.NewReferrals(conn.Client, state.DefaultPrefix)
+		d.referrals = records.NewReferrals(conn.Client, redisstore.DefaultPrefix)
 	}
 	tc.print(demoBanner(fake.URL(), upstreamURL, sim.Balance(), wallet, opts, cfg.PayStars, cfg.PayWallet))
 	if hook, ok := ctx.Value(demoHookKey{}).(func(demoParts)); ok {
@@ -329,11 +332,11 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 // demoSession turns the user's lines into what a Telegram user does.
 type demoSession struct {
 	fake  *botapitest.Server
-	queue *state.Queue // the bot's update intake, to see it has handled everything
+	queue *work.Queue // the bot's update intake, to see it has handled everything
 	tc    *termChat
 	paced bool // piped input: wait for the bot to settle after each line
 	// referrals is the referral store when referrals are on (/friend).
-	referrals  *state.Referrals
+	referrals  *records.Referrals
 	friendDone bool
 }
 

@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +22,6 @@ import (
 
 	"shopbot/bot/botapitest"
 	"shopbot/reseller/resellersim"
-	"shopbot/state"
 	"shopbot/state/statetest"
 )
 
@@ -58,7 +60,7 @@ func TestFailoverPurchases(t *testing.T) {
 	clean := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		statetest.DeletePrefix(ctx, rdb, state.DefaultPrefix)
+		statetest.DeletePrefix(ctx, rdb, redisstore.DefaultPrefix)
 	}
 	clean()
 	defer clean()
@@ -152,8 +154,8 @@ func TestFailoverPurchases(t *testing.T) {
 		t.Errorf("the buyers paid only %d of %d times within 5 minutes", sh.paid.Load(), purchases)
 	}
 
-	orders := state.NewOrders(rdb, state.DefaultPrefix)
-	queue := state.NewQueue(rdb, state.DefaultPrefix)
+	orders := records.NewOrders(rdb, redisstore.DefaultPrefix)
+	queue := work.NewQueue(rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
 	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders)
 	if !settled {
@@ -226,7 +228,7 @@ func failOver(ctx context.Context, target statetest.Target, rdb redis.UniversalC
 		return nil
 	}
 	if target.Mode == statetest.ModeSentinel {
-		o, err := state.ParseSentinelURL(target.URL)
+		o, err := redisstore.ParseSentinelURL(target.URL)
 		if err != nil {
 			return "", err
 		}
@@ -252,7 +254,7 @@ func failOver(ctx context.Context, target statetest.Target, rdb redis.UniversalC
 		return "sentinel master " + before + " -> " + after, err
 	}
 	cc := rdb.(*redis.ClusterClient)
-	key := state.NewOrders(rdb, state.DefaultPrefix).KeyOf(1)
+	key := records.NewOrders(rdb, redisstore.DefaultPrefix).KeyOf(1)
 	m, err := cc.MasterForKey(ctx, key)
 	if err != nil {
 		return "", err
@@ -291,5 +293,5 @@ func failOver(ctx context.Context, target statetest.Target, rdb redis.UniversalC
 		return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", replica, err)
 	}
 	err = until("the replica to take over", func() bool { r, _ := role(replica); return r == "master" })
-	return fmt.Sprintf("cluster: the order store's master %s -> %s (%s)", master, replica, strings.TrimPrefix(key, state.DefaultPrefix)), err
+	return fmt.Sprintf("cluster: the order store's master %s -> %s (%s)", master, replica, strings.TrimPrefix(key, redisstore.DefaultPrefix)), err
 }

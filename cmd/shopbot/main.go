@@ -12,6 +12,9 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 	"strings"
 	"syscall"
 	"time"
@@ -111,7 +114,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	// The Redis client's own notes (a new master after a failover, failed
 	// dials) go to the shop's log instead of a plain line on stderr.
 	redis.SetLogger(redisLog{log})
-	conn, err := state.OpenEndpoint(ctx, cfg.Redis)
+	conn, err := redisstore.OpenEndpoint(ctx, cfg.Redis)
 	if err != nil {
 		fmt.Fprintln(stderr, "redis:", err)
 		return 1
@@ -123,12 +126,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	if !conn.Embedded {
 		// Keys of the layout before Redis Cluster support move to their
 		// shards before anything reads them.
-		rep, err := state.MigrateLayout(ctx, conn.Client, state.DefaultPrefix)
+		rep, err := work.MigrateLayout(ctx, conn.Client, redisstore.DefaultPrefix)
 		if err != nil {
 			fmt.Fprintln(stderr, "redis:", err)
 			return 1
 		}
-		if rep != (state.MigrateReport{}) {
+		if rep != (work.MigrateReport{}) {
 			log.Info("moved the stored state to the sharded key layout", "keys", rep.Keys, "chats", rep.Chats, "jobs", rep.Jobs)
 		}
 	}
@@ -148,7 +151,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 // newShop wires the bot from the configuration: the upstream client (with
 // its calls counted in the bot's metrics), the cached catalog, quotes, the
 // per-buyer rate limit and the product-line flows.
-func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) {
+func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*bot.Bot, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
 	var upstream *reseller.Client // places and tracks paid orders
@@ -187,7 +190,7 @@ func newShop(cfg *Config, conn *state.Conn, log *slog.Logger) (*bot.Bot, error) 
 		return nil, err
 	}
 	if upstream != nil {
-		lines.Register(engine, newLines(cfg, upstream, conn.Client, state.DefaultPrefix))
+		lines.Register(engine, newLines(cfg, upstream, conn.Client, redisstore.DefaultPrefix))
 	}
 	if upstream != nil {
 		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
@@ -208,14 +211,14 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 	for line, m := range cfg.Markup.Lines {
 		p.Lines[line] = shop.Markup{Percent: m.Percent, Fixed: m.Fixed}
 	}
-	cat := catalog.New(client, state.NewCache(rdb, prefix), cfg.CatalogTTL)
+	cat := catalog.New(client, work.NewCache(rdb, prefix), cfg.CatalogTTL)
 	return &shop.Shop{
 		Catalog:  cat,
 		Funds:    cat,
 		Pricing:  p,
-		Quotes:   catalog.Quotes{Store: state.NewQuotes(rdb, prefix)},
-		Promos:   catalog.Promos{Store: state.NewPromos(rdb, prefix)},
-		Limiter:  state.NewLimiter(rdb, prefix, 10, time.Minute),
+		Quotes:   catalog.Quotes{Store: records.NewQuotes(rdb, prefix)},
+		Promos:   catalog.Promos{Store: records.NewPromos(rdb, prefix)},
+		Limiter:  redisstore.NewLimiter(rdb, prefix, 10, time.Minute),
 		QuoteTTL: cfg.QuoteTTL,
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Modes of the real deployment (the same words as state.Mode).
+// Modes of the real deployment (the same words as redisstore.Mode).
 const (
 	ModeSingle   = "single"
 	ModeSentinel = "sentinel"
@@ -25,7 +25,7 @@ const (
 )
 
 // Target is a real Redis deployment named by the environment: its mode and
-// URL. (statetest cannot import state: state's own tests import it.)
+// URL. (statetest cannot import redisstore: its own tests import it.)
 type Target struct {
 	Mode string
 	URL  string
@@ -110,7 +110,7 @@ func Connect(t testing.TB, e Target) redis.UniversalClient {
 		if err != nil {
 			t.Fatalf("TEST_REDIS_SENTINEL_URL: %v", err)
 		}
-		// As state.ParseSentinelURL: the URL's password is the master's.
+		// As redisstore.ParseSentinelURL: the URL's password is the master's.
 		if o.Username == "" && o.Password == "" {
 			o.Username, o.Password = o.SentinelUsername, o.SentinelPassword
 		}
