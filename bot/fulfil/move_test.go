@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/state"
+	"shopbot/state/redisstore/records"
 	"shopbot/state/statetest"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestWorkerHoldingAnOrderRedisLostCannotMoveTheOrderThatTookItsNumber(t *testing.T) {
 	r := statetest.New(t)
 	ctx := context.Background()
-	orders := state.NewOrders(r.Client, r.Prefix)
+	orders := records.NewOrders(r.Client, r.Prefix)
 	f := New(Deps{Orders: orders}, Config{})
 	paid := func(charge string) *state.Order {
 		t.Helper()
