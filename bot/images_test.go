@@ -402,3 +402,37 @@ func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
 		t.Fatalf("browsing on from the new photo: %+v", m2)
 	}
 }
+
+// A Redis that lost the session's last seconds (a rollback, a failover)
+// leaves it taking the menu for the text it was, while the chat shows the
+// photo it became. The buyer's next press must still get a menu: the edit
+// of the lost menu fails ("there is no text in the message to edit"), so
+// the menu is sent anew and the photo taken away. Before, the press
+// showed nothing, and nothing the buyer pressed ever did (chaos buyers
+// waited out their 2 minutes at photo menus after each rollback).
+func TestPressAfterTheSessionLostItsPhotoMenuGetsAMenu(t *testing.T) {
+	s := newImageShop(t, &bot.ImageOptions{})
+	s.open()
+	text := s.Menu()
+	rollback := s.Rdb.Snapshot(t)
+	s.Tap(s.b, "Apple")
+	photo := s.Menu()
+	if !isPhoto(photo, "Apple") {
+		t.Fatalf("the Apple screen is not a photo: %+v", photo)
+	}
+	rollback()
+	n := len(s.BotMessages(bottest.Chat))
+	s.Tap(s.b, "⬅")
+	m := s.Menu()
+	if len(m.Photo) > 0 || m.Text == "" || len(m.ReplyMarkup.Buttons()) == 0 {
+		t.Fatalf("after the press, the newest message is not a text menu: %+v", m)
+	}
+	if m.MessageID == photo.MessageID && m.MessageID == text.MessageID && len(s.BotMessages(bottest.Chat)) == n {
+		t.Fatal("the press showed nothing")
+	}
+	if _, ok := s.Fake.Message(bottest.Chat, photo.MessageID); ok && photo.MessageID != m.MessageID {
+		if p, _ := s.Fake.Message(bottest.Chat, photo.MessageID); len(p.ReplyMarkup.Buttons()) > 0 {
+			t.Fatal("the lost photo menu was left with its buttons")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -66,10 +67,15 @@ func (b *Bot) showText(ctx context.Context, chat int64, s *flows.Session, sc *fl
 		if err == nil || IsNotModified(err) {
 			return nil
 		}
-		if errors.Is(err, ErrBlocked) || stale {
+		if errors.Is(err, ErrBlocked) || stale && !menuLost(err) {
 			return err
 		}
-		// The message is gone or too old to edit: send the menu anew.
+		// The message is gone, too old to edit, or a photo: send the menu
+		// anew (also for an outdated press: the menu the session knows is
+		// not in the chat, so the press would otherwise show nothing).
+		if menuLost(err) {
+			b.dropMenu(ctx, chat, s.MenuMsg)
+		}
 	} else if stale && !sc.Fresh && s.MenuMsg != 0 {
 		return nil // an outdated press never moves the menu
 	}
@@ -99,11 +105,14 @@ func (b *Bot) showPhoto(ctx context.Context, chat int64, s *flows.Session, sc *f
 			s.MenuImage = ph.Key()
 			return nil
 		}
-		if errors.Is(err, ErrBlocked) || stale || images.IsPhotoRefused(err) {
+		if errors.Is(err, ErrBlocked) || stale && !menuLost(err) || images.IsPhotoRefused(err) {
 			return err
 		}
 		// The message is gone, too old to edit, or cannot become a photo
 		// (a Bot API server before 10.1): send the menu anew.
+		if menuLost(err) && s.MenuImage != "" {
+			b.dropMenu(ctx, chat, s.MenuMsg) // a text message the session took for this photo
+		}
 	}
 	var id int
 	err := b.retryUpload(ctx, ph, func(ph *images.Photo) (string, error) {
@@ -214,4 +223,21 @@ func (b *Bot) dropMenu(ctx context.Context, chat int64, msgID int) {
 	_ = b.API.Do(ctx, "editMessageReplyMarkup", chat, func(ctx context.Context) error {
 		return b.API.callJSON(ctx, "editMessageReplyMarkup", &tgbot.EditMessageReplyMarkupParams{ChatID: chat, MessageID: msgID}, nil)
 	})
+}
+
+// menuLost reports an edit refused because the menu message the session
+// knows is not what is in the chat: deleted, or of the other kind (text
+// where the session says photo, or the reverse). A Redis that lost the
+// session's last seconds (a rollback, a failover) or a replica killed
+// between showing a menu and saving the session leaves it so; every edit
+// of it would fail, and a buyer pressing the menu they see would get no
+// answer, so the menu is sent anew.
+func menuLost(err error) bool {
+	if err == nil {
+		return false
+	}
+	m := err.Error()
+	return strings.Contains(m, "message to edit not found") ||
+		strings.Contains(m, "there is no text in the message to edit") ||
+		strings.Contains(m, "there is no caption in the message to edit")
 }

@@ -214,11 +214,12 @@ func (b *shopper) order(ctx context.Context, it item, p *purchase) error {
 		case !ok:
 			last = "no screen"
 			sh.fake.SendCommand(b.chat, it.line, "")
-		case m.Invoice != nil && p.playerID != "" && !strings.Contains(m.Invoice.Description, p.playerID):
-			// An invoice of an earlier attempt, for another player (sent
-			// again when a Redis rollback took its record and a repeated
-			// Pay press came): a buyer who reads it does not pay it.
-			last = "another player's invoice"
+		case m.Invoice != nil && !invoiceFor(m.Invoice, p):
+			// An invoice of an earlier attempt, for another item, quantity
+			// or player (sent again when a Redis rollback took its record
+			// and a repeated Pay press came): a buyer who reads it does
+			// not pay it.
+			last = "another attempt's invoice"
 			sh.fake.SendCommand(b.chat, it.line, "")
 		case m.Invoice != nil:
 			last = "invoice"
@@ -366,4 +367,17 @@ func body(m botapitest.Message) string {
 		return m.Text
 	}
 	return m.Caption
+}
+
+// invoiceFor reports whether an invoice is for the purchase p: its text
+// names p's item, quantity and (in-game top-ups) player id.
+func invoiceFor(inv *botapitest.Invoice, p *purchase) bool {
+	text := inv.Title + " " + inv.Description
+	if p.item != "" && !strings.Contains(text, p.item) {
+		return false
+	}
+	if p.qty > 0 && !strings.Contains(inv.Description, fmt.Sprintf("quantity: %d,", p.qty)) && !strings.Contains(inv.Description, fmt.Sprintf("quantity: %d.", p.qty)) {
+		return false
+	}
+	return p.playerID == "" || strings.Contains(inv.Description, p.playerID)
 }
