@@ -239,14 +239,7 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
 		return false, nil
 	}
-	if code := e.Order.PromoCode; code != "" && p.promos != nil {
-		// Redis may have lost the use's consumption with the order: take
-		// it again (once per quote). A use gone to another buyer since is
-		// not taken twice; the order keeps the price its buyer paid.
-		if err := p.promos.Commit(ctx, code, e.Order.QuoteID, e.Order.UserID); err != nil {
-			p.log.Warn("consume the promo use of a rebuilt order", "charge", c.ID, "err", err)
-		}
-	}
+	p.recommitPromo(ctx, e.Order)
 	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return false, nil // the quote is back with another charge's order: settle as usual
@@ -258,4 +251,17 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 		p.log.Info("paid order Redis lost rebuilt from the journal", "order", o.ID, "charge", c.ID)
 	}
 	return true, p.ensureScheduled(ctx, o)
+}
+
+// recommitPromo takes again the promo use of a paid order rebuilt from the
+// journal: Redis may have lost its consumption with the order. Commit is
+// once per quote, so a use gone to another buyer since is not taken twice;
+// the order keeps the price its buyer paid.
+func (p *Checkout) recommitPromo(ctx context.Context, o *state.Order) {
+	if o.PromoCode == "" || p.promos == nil {
+		return
+	}
+	if err := p.promos.Commit(ctx, o.PromoCode, o.QuoteID, o.UserID); err != nil {
+		p.log.Warn("consume the promo use of a rebuilt order", "charge", o.ChargeID, "err", err)
+	}
 }

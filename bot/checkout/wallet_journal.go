@@ -79,11 +79,7 @@ func (p *Checkout) rebuildWalletOrder(ctx context.Context, o *state.Order) (bool
 	if err != nil {
 		return false, fmt.Errorf("debit the wallet of lost order %d again: %w", o.ID, err)
 	}
-	if code := o.PromoCode; code != "" && p.promos != nil {
-		if err := p.promos.Commit(ctx, code, o.QuoteID, o.UserID); err != nil {
-			p.log.Warn("consume the promo use of a rebuilt wallet order", "ref", o.ChargeID, "err", err)
-		}
-	}
+	p.recommitPromo(ctx, o)
 	created, dup, err := p.Orders.CreatePaid(ctx, o)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		// Paid otherwise meanwhile (the buyer paid again after the loss):
