@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"shopbot/state/redisstore"
 	"strings"
@@ -591,5 +592,35 @@ func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 	}
 	if got := s.waitDelivered(o.ID); got.UpstreamNumber == 0 {
 		t.Fatal("not delivered after the 429")
+	}
+}
+
+// Orders waiting in line for their kind's slot do not poll: they are woken
+// when the slot is handed to them, even when the hand-over comes while
+// the order's own job is deciding to wait (the wake is kept for right
+// after that run). With the backstop and the polls an hour away, every
+// order of a busy kind is still placed, one after the other.
+func TestWaitersOfABusyKindAreWokenNotPolled(t *testing.T) {
+	s := newShop(t)
+	s.cfg.PollMin, s.cfg.SlotWait = time.Hour, time.Hour
+	s.run(s.worker(nil))
+	s.waitWatermark()
+	var list []*state.Order
+	for i := range 6 { // fewer than the worker's places: the buyer's one chat paces their notices
+		list = append(list, s.paid(topUp(fmt.Sprintf("51000001%02d", i)), state.PayStars))
+	}
+	ctx := context.Background()
+	for _, o := range list {
+		var got *state.Order
+		if !s.untilWithin(20*time.Second, func() bool {
+			var err error
+			got, err = s.orders.Get(ctx, o.ID)
+			return err == nil && got.UpstreamNumber != 0
+		}) {
+			t.Fatalf("order %d was never placed (%s): a waiter was not woken", o.ID, got.Status)
+		}
+	}
+	if n := s.sim.CreateCount(); n != len(list) {
+		t.Fatalf("%d creates for %d orders", n, len(list))
 	}
 }

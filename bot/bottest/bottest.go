@@ -103,7 +103,7 @@ func (h *Harness) NewBot(mod func(*bot.Options)) *bot.Bot {
 		Notify: h.Notify,
 	}
 	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
-		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-4 * len(os.Getenv("TEST_LOG")) / 5)}))
 	}
 	if mod != nil {
 		mod(&opts)

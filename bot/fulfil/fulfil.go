@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -57,9 +58,15 @@ type Config struct {
 	// call, so the kind's slot goes to the next order instead of being
 	// held through the wait; default 2s.
 	SlotRetryWait time.Duration
-	RetryMin      time.Duration // first retry of a failed refund or an unsent create; default 5s
-	RetryMax      time.Duration // slowest such retry; default 10m
-	Parallel      int           // jobs handled at once; default 8
+	// SlotWait is the backstop of an order waiting in line for its kind's
+	// placement slot: the holder wakes it when it hands the slot over, so
+	// this only bounds a wake lost to a crash; default 10s. Waiters do not
+	// poll more often: hundreds of them polling every PollMin kept the
+	// workers too busy to run the slot's holder.
+	SlotWait time.Duration
+	RetryMin time.Duration // first retry of a failed refund or an unsent create; default 5s
+	RetryMax time.Duration // slowest such retry; default 10m
+	Parallel int           // jobs handled at once; default 8
 	// Failpoint, when set, is called between lifecycle steps (see the
 	// Failpoint* constants); a non-nil error abandons the job right there,
 	// as a crash would: its lease runs out and a worker takes it again.
@@ -96,6 +103,7 @@ func (c *Config) defaults() {
 	def(&c.StuckAfter, 30*time.Minute)
 	def(&c.RetryMin, 5*time.Second)
 	def(&c.SlotRetryWait, 2*time.Second)
+	def(&c.SlotWait, 10*time.Second)
 	def(&c.RetryMax, 10*time.Minute)
 	if c.Parallel <= 0 {
 		c.Parallel = 8
@@ -133,6 +141,8 @@ type Fulfiller struct {
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
 	noneNoted sync.Map // attempt id -> struct{}: its "nothing created" is journaled
+	// kick makes this process's worker claim due jobs now (set by Run).
+	kick atomic.Pointer[func()]
 
 	canary     *redisstore.Canary
 	onLoss     func()
@@ -201,6 +211,9 @@ func (f *Fulfiller) Run(ctx context.Context) {
 		Tick: f.cfg.Tick, Lease: f.cfg.Lease, Timeout: max(f.cfg.Lease, jobTimeout), Parallel: f.cfg.Parallel,
 		Step: f.runJob,
 	}
+	kick := w.Kick
+	f.kick.Store(&kick)
+	defer f.kick.Store(nil)
 	w.Run(ctx)
 }
 

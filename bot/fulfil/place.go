@@ -244,9 +244,14 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 	for range 3 {
 		// The line is by payment: an order placing again after an
 		// uncertain create goes before the orders paid after it.
-		holder, err := f.orders.AcquireSlot(ctx, kind, o.ID, o.CreatedAt)
+		holder, handed, err := f.orders.AcquireSlot(ctx, kind, o.ID, o.CreatedAt)
 		if err != nil {
 			return false, false, err
+		}
+		if handed {
+			// The slot was free with orders in line (a hand-over lost to a
+			// crash or a Redis rollback): the first of them has it now.
+			f.wake(ctx, holder)
 		}
 		if holder == o.ID {
 			return o.Slot == kind && o.AttemptID != "", true, nil
@@ -305,11 +310,22 @@ func (f *Fulfiller) releaseKind(ctx context.Context, kind string, id int64) {
 		f.log.Warn("release placement slot", "order", id, "err", err)
 		return
 	}
-	if next == 0 {
+	if next != 0 {
+		f.wake(ctx, next)
+	}
+}
+
+// wake runs order id's job now: it was handed its kind's slot. A job that
+// is running right now runs again as soon as it is done (work.Schedule
+// keeps the wake), so an order that decided to wait in line a moment
+// before is not left waiting for its backstop (Config.SlotWait).
+func (f *Fulfiller) wake(ctx context.Context, id int64) {
+	if _, err := f.sched.Hurry(ctx, OrderJob(id), f.now()); err != nil {
+		f.log.Warn("wake the next order of the slot", "order", id, "err", err)
 		return
 	}
-	if _, err := f.sched.Hurry(ctx, OrderJob(next), f.now()); err != nil {
-		f.log.Warn("wake the next order of the slot", "order", next, "err", err)
+	if k := f.kick.Load(); k != nil {
+		(*k)()
 	}
 }
 
@@ -345,7 +361,9 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		return false, f.now().Add(f.cfg.RetryMin), nil
 	}
 	if !ok {
-		return false, f.now().Add(f.cfg.PollMin), nil // another create of this kind first
+		// Another create of this kind first: the order waits in line and
+		// is woken when the slot is handed to it.
+		return false, f.now().Add(f.cfg.SlotWait), nil
 	}
 	if f.journalMode(ctx, o, req) {
 		a := f.readAttempts()
@@ -696,8 +714,8 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 	if !ok {
 		if f.journalComplete(ctx) {
 			// The journal tells the two attempts' creates apart (look):
-			// wait for the slot.
-			return false, f.now().Add(f.cfg.PollMin), nil
+			// wait in line for the slot (woken when it is handed over).
+			return false, f.now().Add(f.cfg.SlotWait), nil
 		}
 		// Another order's create of this kind is uncertain too (this
 		// order's slot was lost): their orders cannot be told apart.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"shopbot/state/redisstore/work"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,24 @@ type Worker struct {
 	// back when its lease runs out, as a dead worker's would (a crash at a
 	// failpoint, or a job that is not this worker's).
 	Step func(ctx context.Context, j work.Job) (next time.Time, leave bool)
+
+	wakeOnce sync.Once
+	wake     chan struct{} // Kick and a finished job after a full claim
+}
+
+// Kick makes the worker claim due jobs now instead of at its next tick
+// (a job this process just made due, such as the order handed its kind's
+// placement slot). It never blocks.
+func (w *Worker) Kick() {
+	select {
+	case w.wakeChan() <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Worker) wakeChan() chan struct{} {
+	w.wakeOnce.Do(func() { w.wake = make(chan struct{}, 1) })
+	return w.wake
 }
 
 // Run claims and runs due jobs until ctx ends, then waits for the jobs in
@@ -38,18 +57,32 @@ func (w *Worker) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sem := make(chan struct{}, w.Parallel)
+	wake := w.wakeChan()
+	var backlog atomic.Bool
 	t := time.NewTicker(w.Tick)
 	defer t.Stop()
 	for {
-		jobs, err := w.Sched.Claim(ctx, w.Now(), w.Lease, w.Parallel-len(sem))
+		free := w.Parallel - len(sem)
+		jobs, err := w.Sched.Claim(ctx, w.Now(), w.Lease, free)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim jobs", "jobs", w.What, "err", err)
 		}
+		// A claim that filled every free place (or had none) may have left
+		// due jobs behind: claim again as soon as a job finishes instead
+		// of at the next tick, so a backlog of short jobs is not served at
+		// Parallel jobs a tick.
+		backlog.Store(err == nil && len(jobs) == free)
 		for _, j := range jobs {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
+				defer func() {
+					<-sem
+					wg.Done()
+					if backlog.Load() {
+						w.Kick()
+					}
+				}()
 				// A job in flight finishes even when ctx ends (a POST must not
 				// be cut by our own shutdown, nor a relayed message go
 				// unrecorded); its lease is kept alive meanwhile.
@@ -64,6 +97,7 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-wake:
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
@@ -110,7 +111,7 @@ func TestChaos(t *testing.T) {
 		"PAYMENT_METHODS=stars",
 		"WEBHOOK_URL=https://shop.chaos.invalid" + webhookPath,
 		"WEBHOOK_SECRET=" + secret,
-		"LOG_LEVEL=info",
+		"LOG_LEVEL=" + cfg.logLevel,
 		"TZ=UTC",
 	}
 	cl := newCluster(t, bin, logDir, cfg.replicas, env)
@@ -224,6 +225,7 @@ type chaosConfig struct {
 	redisDB   int           // CHAOS_REDIS_DB: the database used on TEST_REDIS_URL's server (default 13)
 	logDir    string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
 	debug     bool          // CHAOS_DEBUG: log every purchase and abandoned attempt
+	logLevel  string        // CHAOS_LOG_LEVEL: the replicas' LOG_LEVEL (default info; debug names the slot holder an order waits for)
 }
 
 func (c chaosConfig) String() string {
@@ -273,6 +275,7 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 		redisDB:   intVar("CHAOS_REDIS_DB", 13),
 		logDir:    os.Getenv("CHAOS_LOG_DIR"),
 		debug:     os.Getenv("CHAOS_DEBUG") != "",
+		logLevel:  cmp.Or(os.Getenv("CHAOS_LOG_LEVEL"), "info"),
 		dupRate:   0.05,
 	}
 	if c.purchases < 1 || c.replicas < 1 {

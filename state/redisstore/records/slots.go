@@ -37,10 +37,13 @@ import (
 //	slotwait:<kind>   ZSET order ids by their place in line (unix ms)
 
 // slotAcquireScript: KEYS[1] slot, KEYS[2] waiters. ARGV[1] order id,
-// ARGV[2] its place in line (unix ms). Returns the holder's id: ARGV[1] when the slot is
-// now (or already was) the caller's; the caller waits in line otherwise.
+// ARGV[2] its place in line (unix ms). Returns {holder's id, handed}: the
+// holder is ARGV[1] when the slot is now (or already was) the caller's;
+// the caller waits in line otherwise. handed is 1 when this call gave a
+// free slot to the first waiter (who must be woken).
 var slotAcquireScript = redis.NewScript(`
 local h = redis.call('GET', KEYS[1])
+local handed = 0
 if not h then
   h = ARGV[1]
   local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
@@ -48,6 +51,7 @@ if not h then
     -- a free slot with waiters: a hand-over failed. The first waiter
     -- keeps its turn.
     h = first
+    handed = 1
     redis.call('ZREM', KEYS[2], first)
   end
   redis.call('SET', KEYS[1], h)
@@ -57,7 +61,7 @@ if h == ARGV[1] then
 else
   redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
 end
-return h`)
+return {h, handed}`)
 
 // slotSwapScript: KEYS[1] slot, KEYS[2] waiters. ARGV[1] expected holder,
 // ARGV[2] new holder. Returns 1 when swapped.
@@ -93,17 +97,24 @@ func (s *Orders) slotKeys(kind string) []string {
 // order's id when that order holds it; id then waits in line for it (and
 // Orders.ReleaseSlot of the holder hands it over in turn). Waiters are
 // served by place, the earliest first (the fulfiller uses when the order
-// was paid); a waiter keeps the place it first had.
-func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64, place time.Time) (int64, error) {
-	v, err := slotAcquireScript.Run(ctx, s.rdb, s.slotKeys(kind), id, place.UnixMilli()).Text()
+// was paid); a waiter keeps the place it first had. handed reports that
+// this call found the slot free with orders waiting (a hand-over was lost)
+// and gave it to the first of them, another order the caller must wake.
+func (s *Orders) AcquireSlot(ctx context.Context, kind string, id int64, place time.Time) (holder int64, handed bool, err error) {
+	v, err := slotAcquireScript.Run(ctx, s.rdb, s.slotKeys(kind), id, place.UnixMilli()).Slice()
 	if err != nil {
-		return 0, fmt.Errorf("acquire slot %s for order %d: %w", kind, id, err)
+		return 0, false, fmt.Errorf("acquire slot %s for order %d: %w", kind, id, err)
 	}
-	holder, err := strconv.ParseInt(v, 10, 64)
+	if len(v) != 2 {
+		return 0, false, fmt.Errorf("acquire slot %s: unexpected reply %v", kind, v)
+	}
+	h, _ := v[0].(string)
+	holder, err = strconv.ParseInt(h, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("slot %s holds %q", kind, v)
+		return 0, false, fmt.Errorf("slot %s holds %q", kind, h)
 	}
-	return holder, nil
+	n, _ := v[1].(int64)
+	return holder, n == 1, nil
 }
 
 // TakeSlot moves the slot of kind from holder (an order that no longer

@@ -20,9 +20,12 @@ func TestSlotIsHandedOverFirstComeFirstServed(t *testing.T) {
 	now := time.Now()
 	acquire := func(id int64, at time.Duration) int64 {
 		t.Helper()
-		h, err := o.AcquireSlot(ctx, kind, id, now.Add(at))
+		h, handed, err := o.AcquireSlot(ctx, kind, id, now.Add(at))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if handed {
+			t.Fatalf("order %d: a busy or free slot without waiters was handed over", id)
 		}
 		return h
 	}
@@ -79,21 +82,21 @@ func TestFreeSlotWithWaitersGoesToTheFirstWaiter(t *testing.T) {
 	o := records.NewOrders(r.Client, r.Prefix)
 	const kind = "game_topup:y"
 	now := time.Now()
-	if _, err := o.AcquireSlot(ctx, kind, 1, now); err != nil {
+	if _, _, err := o.AcquireSlot(ctx, kind, 1, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.AcquireSlot(ctx, kind, 2, now); err != nil {
+	if _, _, err := o.AcquireSlot(ctx, kind, 2, now); err != nil {
 		t.Fatal(err)
 	}
 	// The slot record is gone without a hand-over (Redis lost it).
 	if err := r.Client.Del(ctx, r.Prefix+"{orders}:slot:"+kind).Err(); err != nil {
 		t.Fatal(err)
 	}
-	h, err := o.AcquireSlot(ctx, kind, 3, now.Add(time.Second))
+	h, handed, err := o.AcquireSlot(ctx, kind, 3, now.Add(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h != 2 {
-		t.Fatalf("holder %d, want the first waiter 2", h)
+	if h != 2 || !handed {
+		t.Fatalf("holder %d (handed %v), want the first waiter 2, handed over to be woken", h, handed)
 	}
 }

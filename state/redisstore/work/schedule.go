@@ -65,9 +65,13 @@ func (s *Schedule) jobKeys(job string) []string { return s.keys(shardOf(job, Sch
 
 func schedMS(t time.Time) int64 { return t.UnixMilli() }
 
+// hurryField suffixes a job's name in the token HASH: the time a Hurry
+// came while the job was running.
+const hurryField = "\x00hurry"
+
 var schedPutScript = redis.NewScript(`
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1], ARGV[1] .. '\0hurry')
 return 1`)
 
 // Put schedules job at at, replacing any earlier entry for it: the last
@@ -89,6 +93,7 @@ local r = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'L
 for i = 1, #r, 2 do
   redis.call('ZADD', KEYS[1], ARGV[2], r[i])
   redis.call('HSET', KEYS[2], r[i], ARGV[4])
+  redis.call('HDEL', KEYS[2], r[i] .. '\0hurry')
 end
 return r`)
 
@@ -165,14 +170,23 @@ func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration
 
 // schedTokenScript runs a change only while the token still holds the lease.
 // ARGV: job, token, op ('done', 'at' or 'extend'), ms.
+//
+// A Hurry that came while the job ran (field job + "\0hurry" in the token
+// HASH) is kept: 'at' makes the job due no later than the hurried time, so
+// the wake is not lost to the run's own, later, reschedule; 'done' drops it
+// (the job is finished).
 var schedTokenScript = redis.NewScript(`
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+local hf = ARGV[1] .. '\0hurry'
 if ARGV[3] == 'done' then
   redis.call('ZREM', KEYS[1], ARGV[1])
-  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1], hf)
 elseif ARGV[3] == 'at' then
-  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
-  redis.call('HDEL', KEYS[2], ARGV[1])
+  local at = tonumber(ARGV[4])
+  local h = tonumber(redis.call('HGET', KEYS[2], hf) or '')
+  if h and h < at then at = h end
+  redis.call('ZADD', KEYS[1], at, ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1], hf)
 else
   redis.call('ZADD', KEYS[1], 'XX', ARGV[4], ARGV[1])
 end
@@ -213,7 +227,7 @@ func (s *Schedule) Remove(ctx context.Context, job string) error {
 	k := s.jobKeys(job)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, k[0], job)
-		p.HDel(ctx, k[1], job)
+		p.HDel(ctx, k[1], job, job+hurryField)
 		return nil
 	})
 	if err != nil {
@@ -262,7 +276,9 @@ const (
 	// HurryQueued means the job was waiting and is now due.
 	HurryQueued HurryResult = iota
 	// HurryRunning means a worker holds the job's lease right now; it was
-	// left alone, and its holder decides when it runs next.
+	// left alone, and runs again right after: its worker's Reschedule
+	// makes it due no later than the hurried time (a Done still finishes
+	// it).
 	HurryRunning
 	// HurryMissing means the job is not scheduled at all.
 	HurryMissing
@@ -275,13 +291,18 @@ local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not due then return 2 end
 due = tonumber(due)
 local now = tonumber(ARGV[2])
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 and due > now then return 1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 and due > now then
+  redis.call('HSET', KEYS[2], ARGV[1] .. '\0hurry', ARGV[2])
+  return 1
+end
 if due > now then redis.call('ZADD', KEYS[1], now, ARGV[1]) end
 return 0`)
 
 // Hurry makes a waiting job due at now, so the next Claim takes it. Unlike
 // Put it never cuts a lease: a job a worker is running now is left to that
-// worker (HurryRunning), and a job that is not scheduled stays so
+// worker (HurryRunning) and runs again as soon as that run reschedules it,
+// whatever later time the run chose (a wake that comes while the job
+// decides to wait is not lost); a job that is not scheduled stays so
 // (HurryMissing; Put schedules it).
 func (s *Schedule) Hurry(ctx context.Context, job string, now time.Time) (HurryResult, error) {
 	n, err := schedHurryScript.Run(ctx, s.rdb, s.jobKeys(job), job, schedMS(now)).Int()

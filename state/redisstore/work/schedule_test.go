@@ -210,3 +210,66 @@ func TestScheduleHurryMakesAWaitingJobDueButLeavesARunningOneAlone(t *testing.T)
 		t.Fatalf("expired lease: %v", got)
 	}
 }
+
+// A wake that comes while the job runs and decides to wait (a placement
+// queued for its kind's slot, handed the slot a moment later) must not be
+// lost to the run's own later reschedule: the job comes back at once.
+func TestScheduleHurryWhileRunningIsKeptByTheReschedule(t *testing.T) {
+	_, s := newSchedule(t)
+	ctx := t.Context()
+	if err := s.Put(ctx, "order:1", schedT0); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := s.Claim(ctx, schedT0, time.Minute, 1)
+	if len(jobs) != 1 {
+		t.Fatalf("claimed %v", jobNames(jobs))
+	}
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != work.HurryRunning {
+		t.Fatalf("leased job: %v", got)
+	}
+	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0.Add(time.Second)) {
+		t.Fatalf("due %v after a Hurry during the run, want the hurried %v", at, schedT0.Add(time.Second))
+	}
+	// The wake is used once: the next run's reschedule stands.
+	jobs, _ = s.Claim(ctx, schedT0.Add(time.Second), time.Minute, 1)
+	if len(jobs) != 1 {
+		t.Fatalf("claimed %v", jobNames(jobs))
+	}
+	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0.Add(time.Hour)) {
+		t.Fatalf("due %v, want %v", at, schedT0.Add(time.Hour))
+	}
+	// An earlier reschedule than the hurried time stands too; Done drops
+	// the wake with the job.
+	jobs, _ = s.Claim(ctx, schedT0.Add(time.Hour), time.Minute, 1)
+	_, _ = s.Hurry(ctx, "order:1", schedT0.Add(2*time.Hour))
+	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour+time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0.Add(time.Hour + time.Second)) {
+		t.Fatalf("due %v, want the earlier reschedule", at)
+	}
+	jobs, _ = s.Claim(ctx, schedT0.Add(2*time.Hour), time.Minute, 1)
+	_, _ = s.Hurry(ctx, "order:1", schedT0.Add(2*time.Hour))
+	if err := s.Done(ctx, jobs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Due(ctx, "order:1"); ok {
+		t.Fatal("a finished job came back")
+	}
+	if err := s.Put(ctx, "order:1", schedT0.Add(3*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ = s.Claim(ctx, schedT0.Add(3*time.Hour), time.Minute, 1)
+	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(4*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0.Add(4 * time.Hour)) {
+		t.Fatalf("due %v: a wake outlived its job", at)
+	}
+}
