@@ -94,7 +94,8 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	var onLoss func()
 	if opts.Checkout != nil {
 		b.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
-			Telegram: b, Alerts: b.Alerts, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
+			Telegram: b, Alerts: b.Alerts, Engine: engine,
+			Payments: work.NewPayments(rdb, opts.Prefix), Quotes: records.NewQuotes(rdb, opts.Prefix),
 			Orders: b.orders, Wallets: b.wallets, Schedule: schedule, Reviews: reviews, Journal: journal,
 			Promos: b.Promos, Log: opts.Logger, Now: opts.Now,
 		})

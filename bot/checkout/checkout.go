@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/work"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"shopbot/flows"
 	"shopbot/locales"
@@ -71,9 +68,7 @@ type Checkout struct {
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
-	rdb      redis.UniversalClient
-	prefix   string // the shop's key prefix
-	p        string // key prefix of payment bookkeeping
+	pay      *work.Payments // payment bookkeeping
 	Quotes   *records.Quotes
 	Orders   *records.Orders
 	Wallets  *records.Wallets
@@ -83,8 +78,13 @@ type Checkout struct {
 	Reviews *records.ChargeReviews
 	journal *state.Journal
 	promos  *records.Promos
-	limiter *redisstore.Limiter
+	limiter limiter
 	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
+}
+
+// limiter bounds the invoices a buyer asks for (redisstore.Limiter).
+type limiter interface {
+	Allow(ctx context.Context, key string) (bool, time.Duration, error)
 }
 
 // Button actions of the payment-method choice.
@@ -138,10 +138,10 @@ func New(opts Options, d Deps) *Checkout {
 	}
 	return &Checkout{
 		opts: opts, tg: d.Telegram, alerts: d.Alerts, engine: d.Engine, log: d.Log, now: d.Now,
-		rdb: d.Redis, prefix: d.Prefix, p: d.Prefix + "pay:",
-		Quotes: records.NewQuotes(d.Redis, d.Prefix), Orders: d.Orders, Wallets: d.Wallets,
+		pay:    d.Payments,
+		Quotes: d.Quotes, Orders: d.Orders, Wallets: d.Wallets,
 		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal, promos: d.Promos,
-		limiter: redisstore.NewLimiter(d.Redis, d.Prefix+"pay:", opts.InvoiceLimit, opts.InvoiceWindow),
+		limiter: d.Payments.InvoiceLimiter(opts.InvoiceLimit, opts.InvoiceWindow),
 		kick:    make(chan struct{}, 1),
 	}
 }

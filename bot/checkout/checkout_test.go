@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
@@ -616,7 +615,9 @@ func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
 	}
 	q := s.quote(1)
 	// What a process that died right after the debit leaves behind.
-	s.Rdb.Client.ZAdd(ctx, s.Rdb.Prefix+"pay:wallet-pending", redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).UnixMilli()), Member: itoa(chat) + ":" + q.ID})
+	if err := work.NewPayments(s.Rdb.Client, s.Rdb.Prefix).AddWalletPending(ctx, chat, q.ID, time.Now().Add(-2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.pay.Wallets.Debit(ctx, chat, q.ShopUSD, checkout.WalletRef(q.ID), "order"); err != nil {
 		t.Fatal(err)
 	}

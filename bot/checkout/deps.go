@@ -7,8 +7,6 @@ import (
 	"shopbot/state/redisstore/work"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"shopbot/flows"
 	"shopbot/state"
 )
@@ -57,9 +55,11 @@ type Deps struct {
 	Telegram Telegram
 	Alerts   Alerter
 	// Engine gives the buyers' languages and the admins' one.
-	Engine   *flows.Engine
-	Redis    redis.UniversalClient // payment bookkeeping (invoices, refund marks, the sweep lock)
-	Prefix   string                // the shop's Redis key prefix
+	Engine *flows.Engine
+	// Payments keeps the payment bookkeeping: invoice marks, refund
+	// marks, the sweep lock, wallet payments under way.
+	Payments *work.Payments
+	Quotes   *records.Quotes
 	Orders   *records.Orders
 	Wallets  *records.Wallets
 	Schedule *work.Schedule

@@ -23,7 +23,9 @@
 //
 // It reaches Telegram, admins and the fulfilment worker through the small
 // interfaces in deps.go (the bot's Telegram adapter implements Telegram),
-// never through the bot itself. Payment updates reach it as typed events
+// never through the bot itself. Its bookkeeping in Redis (invoice marks,
+// refund marks, the sweep lock, wallet payments under way) is the store's
+// work.Payments, its records the store's records. Payment updates reach it as typed events
 // (PreCheckoutQuery, Payment) from the bot's dispatch, like every other
 // update.
 package checkout

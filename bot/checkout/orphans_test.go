@@ -62,7 +62,7 @@ func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *records.Char
 	reviews := records.NewChargeReviews(rdb.Client, rdb.Prefix)
 	c := checkout.New(checkout.Options{Stars: true}, checkout.Deps{
 		Telegram: tg, Alerts: noAlerts{}, Engine: flows.NewEngine(nil, locales.En),
-		Redis: rdb.Client, Prefix: rdb.Prefix,
+		Payments: work.NewPayments(rdb.Client, rdb.Prefix), Quotes: records.NewQuotes(rdb.Client, rdb.Prefix),
 		Orders: records.NewOrders(rdb.Client, rdb.Prefix), Wallets: records.NewWallets(rdb.Client, rdb.Prefix),
 		Schedule: work.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
 	})

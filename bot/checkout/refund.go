@@ -8,6 +8,9 @@ import (
 	"shopbot/locales"
 )
 
+// refundedKeep is how long the mark that a charge was refunded is kept.
+const refundedKeep = 400 * 24 * time.Hour
+
 // refund gives a Stars charge back at once. CHARGE_ALREADY_REFUNDED counts
 // as done. The buyer is told once; a failure alerts admins and is retried
 // by the sweep.
@@ -18,9 +21,9 @@ func (p *Checkout) refund(ctx context.Context, c starCharge, lang locales.Lang, 
 		return fmt.Errorf("refund charge %s: %w", c.ID, err)
 	}
 	p.log.Info("charge refunded", "charge", c.ID, "user", c.UserID, "reason", key)
-	first, err := p.rdb.SetNX(ctx, p.p+"refunded:"+c.ID, p.now().Unix(), 400*24*time.Hour).Result()
+	first, err := p.pay.MarkRefunded(ctx, c.ID, p.now(), refundedKeep)
 	if err != nil {
-		return fmt.Errorf("mark charge %s refunded: %w", c.ID, err)
+		return err
 	}
 	if first {
 		_, _ = p.alerts.Clear(ctx, "refund:"+c.ID)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -60,9 +59,9 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 	} else if !errors.Is(err, state.ErrOrderNotFound) {
 		return false, err
 	}
-	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+c.ID).Result(); err != nil {
-		return false, fmt.Errorf("read refund mark of charge %s: %w", c.ID, err)
-	} else if done > 0 {
+	if done, err := p.pay.Refunded(ctx, c.ID); err != nil {
+		return false, err
+	} else if done {
 		return false, nil
 	}
 	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)

@@ -2,16 +2,10 @@ package checkout
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"shopbot/locales"
 	"shopbot/state"
@@ -49,7 +43,7 @@ func (p *Checkout) SweepSoon() {
 // storeEpoch returns when the store was created, recording now when this
 // is the first time (see redisstore.StoreEpoch).
 func (p *Checkout) storeEpoch(ctx context.Context) (time.Time, error) {
-	return redisstore.StoreEpoch(ctx, p.rdb, p.prefix, p.now())
+	return p.pay.StoreEpoch(ctx, p.now())
 }
 
 // ErrSweepBusy means another process (or the periodic run) is sweeping.
@@ -61,24 +55,6 @@ const sweepPage = 100
 // sweepLockTTL bounds how long a crashed sweeper keeps others out; a live
 // one renews it after every page of transactions.
 const sweepLockTTL = 30 * time.Second
-
-// sweepUnlockScript deletes the lock only for its holder: KEYS[1] the lock,
-// ARGV[1] the holder's token.
-var sweepUnlockScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`)
-
-// sweepExtendScript renews the lock only for its holder: KEYS[1] the lock,
-// ARGV[1] the token, ARGV[2] the TTL in ms. Returns 0 when it is not held.
-var sweepExtendScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`)
-
-func newLockToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // Sweep repairs payments whose update was lost or whose handling was cut
 // short, in two parts that both run even when the other fails (each
@@ -97,19 +73,18 @@ func newLockToken() string {
 // process sweeps at a time: the others get ErrSweepBusy. The lock is
 // renewed and released only by its holder.
 func (p *Checkout) Sweep(ctx context.Context) (int, error) {
-	lock, token := p.p+"sweep-lock", newLockToken()
-	ok, err := p.rdb.SetNX(ctx, lock, token, sweepLockTTL).Result()
+	lock, err := p.pay.LockSweep(ctx, sweepLockTTL)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.Warn("payment sweep: take the lock", "err", err)
 		}
-		return 0, fmt.Errorf("take the payment sweep lock: %w", err)
+		return 0, err
 	}
-	if !ok {
+	if lock == nil {
 		return 0, ErrSweepBusy
 	}
 	defer func() {
-		if err := sweepUnlockScript.Run(context.WithoutCancel(ctx), p.rdb, []string{lock}, token).Err(); err != nil {
+		if _, err := lock.Release(context.WithoutCancel(ctx)); err != nil {
 			p.log.Warn("payment sweep: release the lock", "err", err)
 		}
 	}()
@@ -126,7 +101,7 @@ func (p *Checkout) Sweep(ctx context.Context) (int, error) {
 		return n, werr
 	}
 	m, serr := p.sweepStars(ctx, func() {
-		if err := sweepExtendScript.Run(ctx, p.rdb, []string{lock}, token, sweepLockTTL.Milliseconds()).Err(); err != nil && ctx.Err() == nil {
+		if _, err := lock.Extend(ctx, sweepLockTTL); err != nil && ctx.Err() == nil {
 			p.log.Warn("payment sweep: renew the lock", "err", err)
 		}
 	})
@@ -206,9 +181,9 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 	} else if !errors.Is(err, state.ErrOrderNotFound) {
 		return false, err
 	}
-	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+tx.ID).Result(); err != nil {
-		return false, fmt.Errorf("read refund mark of charge %s: %w", tx.ID, err)
-	} else if done > 0 {
+	if done, err := p.pay.Refunded(ctx, tx.ID); err != nil {
+		return false, err
+	} else if done {
 		return false, nil
 	}
 	if rv, err := p.Reviews.Get(ctx, tx.ID); err == nil {
@@ -283,21 +258,19 @@ func (p *Checkout) alertReview(ctx context.Context, rv *state.ChargeReview) erro
 // order for more than a minute: the order is created, or the money
 // credited back when the quote is gone or was paid otherwise.
 func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
-	max := strconv.FormatInt(p.now().Add(-time.Minute).UnixMilli(), 10)
-	members, err := p.rdb.ZRangeByScore(ctx, p.walletPending(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: 100}).Result()
+	pending, err := p.pay.WalletPendingUntil(ctx, p.now().Add(-time.Minute), 100)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, m := range members {
-		us, qid, _ := strings.Cut(m, ":")
-		user, _ := strconv.ParseInt(us, 10, 64)
+	for _, m := range pending {
+		user, qid := m.UserID, m.QuoteID
 		_, moved, err := p.Wallets.Moved(ctx, user, WalletRef(qid))
 		if err != nil {
 			return n, err
 		}
 		if !moved {
-			p.rdb.ZRem(ctx, p.walletPending(), m)
+			_ = p.pay.DropWalletPending(ctx, m)
 			continue
 		}
 		lang := p.langOf(ctx, qid, "")
@@ -305,14 +278,14 @@ func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
 		if errors.Is(err, state.ErrNoQuote) {
 			if o, err := p.Orders.ByCharge(ctx, WalletRef(qid)); err == nil {
 				_ = p.ensureScheduled(ctx, o)
-				p.rdb.ZRem(ctx, p.walletPending(), m)
+				_ = p.pay.DropWalletPending(ctx, m)
 				continue
 			}
 			amt, _, _ := p.Wallets.Moved(ctx, user, WalletRef(qid))
 			if _, _, err := p.Wallets.Credit(ctx, user, amt.Neg(), "refund:"+WalletRef(qid), "refund", "refund"); err != nil {
 				return n, err
 			}
-			p.rdb.ZRem(ctx, p.walletPending(), m)
+			_ = p.pay.DropWalletPending(ctx, m)
 			n++
 			continue
 		}

@@ -3,42 +3,36 @@ package checkout
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
+	"shopbot/state/redisstore/work"
 )
-
-// walletPending lists wallet payments between the debit and the order
-// (member "<user>:<quote>", score ms), so the sweep finishes any that a
-// crash interrupted.
-func (p *Checkout) walletPending() string { return p.p + "wallet-pending" }
 
 // payWallet debits the buyer's wallet for q (idempotent by the quote's
 // ref) and creates the paid order.
 func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error) {
-	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	member := work.WalletPending{UserID: q.UserID, QuoteID: q.ID}
 	// The promo use is held before any money moves.
 	if err := p.reservePromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
 		return &flows.Reply{Answer: env.T("pay.promo_gone", "code", q.PromoCode), Alert: true, NoScreen: true}, nil
 	} else if err != nil {
 		return nil, err
 	}
-	if err := p.rdb.ZAdd(ctx, p.walletPending(), redis.Z{Score: float64(p.now().UnixMilli()), Member: member}).Err(); err != nil {
-		return nil, fmt.Errorf("mark wallet payment: %w", err)
+	// Listed as under way, so the sweep finishes it should this stop
+	// between the debit and the order.
+	if err := p.pay.AddWalletPending(ctx, q.UserID, q.ID, p.now()); err != nil {
+		return nil, err
 	}
-	p.rdb.HSet(ctx, p.quoteKey(q.ID), "lang", string(env.Lang))
-	p.rdb.Expire(ctx, p.quoteKey(q.ID), time.Until(q.Expires)+state.QuoteKeep)
+	_ = p.pay.SetQuoteLang(ctx, q.ID, string(env.Lang), time.Until(q.Expires)+state.QuoteKeep)
 	bal, err := p.Wallets.Debit(ctx, q.UserID, q.ShopUSD, WalletRef(q.ID), "order")
 	if errors.Is(err, state.ErrInsufficientFunds) {
-		p.rdb.ZRem(ctx, p.walletPending(), member)
+		_ = p.pay.DropWalletPending(ctx, member)
 		p.releasePromo(ctx, q)
 		return &flows.Reply{Answer: env.T("pay.wallet_short", "balance", locales.Money(env.Lang, bal), "total", locales.Money(env.Lang, q.ShopUSD)), Alert: true, NoScreen: true}, nil
 	}
@@ -65,14 +59,14 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 // credited back and ErrQuoteAlreadyPaid returned with that order.
 func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang) (*state.Order, error) {
 	ref := WalletRef(q.ID)
-	member := strconv.FormatInt(q.UserID, 10) + ":" + q.ID
+	member := work.WalletPending{UserID: q.UserID, QuoteID: q.ID}
 	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
 		// The hold lapsed and the last use went to someone else: the
 		// debit goes back, nothing is bought.
 		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
 			return nil, cerr
 		}
-		p.rdb.ZRem(ctx, p.walletPending(), member)
+		_ = p.pay.DropWalletPending(ctx, member)
 		return nil, err
 	} else if err != nil {
 		return nil, err
@@ -82,7 +76,7 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
 			return nil, cerr
 		}
-		p.rdb.ZRem(ctx, p.walletPending(), member)
+		_ = p.pay.DropWalletPending(ctx, member)
 		return o, err
 	}
 	if err != nil {
@@ -98,7 +92,7 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 	if err != nil {
 		return nil, err
 	}
-	p.rdb.ZRem(ctx, p.walletPending(), member)
+	_ = p.pay.DropWalletPending(ctx, member)
 	return o, nil
 }
 

@@ -62,7 +62,7 @@ func (p *Checkout) rebuildWalletOrder(ctx context.Context, o *state.Order) (bool
 		// The debit went with the order and the money is spent since:
 		// nothing can be bought for it. Told once: a refusal mark by the
 		// debit's ref.
-		first, err := p.rdb.SetNX(ctx, p.p+"wallet-lost:"+o.ChargeID, p.now().Unix(), walletLostKeep).Result()
+		first, err := p.pay.MarkWalletLost(ctx, o.ChargeID, p.now(), walletLostKeep)
 		if err != nil || !first {
 			return false, err
 		}

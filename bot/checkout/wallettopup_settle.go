@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -20,8 +19,6 @@ const topupGrace = 2 * time.Minute
 // kept (as long as refund marks).
 const topupToldKeep = 400 * 24 * time.Hour
 
-func (p *Checkout) topupToldKey(chargeID string) string { return p.p + "topup-told:" + chargeID }
-
 // topupRules are what a top-up payment must meet now.
 func (p *Checkout) topupRules() state.TopupRules {
 	return state.TopupRules{WalletOn: p.topupsOn(), MaxBalance: p.opts.Topup.MaxBalanceUSD, Grace: topupGrace}
@@ -36,9 +33,9 @@ func (p *Checkout) topupRules() state.TopupRules {
 // charge is never refunded and a refunded one never credited. It reports
 // whether it repaired anything (credited or refunded now).
 func (p *Checkout) settleTopup(ctx context.Context, c starCharge, langCode string) (bool, error) {
-	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+c.ID).Result(); err != nil {
-		return false, fmt.Errorf("read refund mark of charge %s: %w", c.ID, err)
-	} else if done > 0 {
+	if done, err := p.pay.Refunded(ctx, c.ID); err != nil {
+		return false, err
+	} else if done {
 		return false, nil
 	}
 	at := c.At
@@ -53,7 +50,7 @@ func (p *Checkout) settleTopup(ctx context.Context, c starCharge, langCode strin
 	}
 	amount := locales.Stars(lang, c.Amount)
 	if out.Credited {
-		first, err := p.rdb.SetNX(ctx, p.topupToldKey(c.ID), p.now().Unix(), topupToldKeep).Result()
+		first, err := p.pay.MarkTopupTold(ctx, c.ID, p.now(), topupToldKeep)
 		if err != nil || !first {
 			return false, err
 		}
@@ -102,14 +99,14 @@ func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch tim
 	if _, moved, err := p.Wallets.Moved(ctx, u.UserID, state.TopupRef(tx.ID)); err != nil {
 		return false, err
 	} else if moved {
-		told, err := p.rdb.Exists(ctx, p.topupToldKey(tx.ID)).Result()
-		if err != nil || told > 0 {
+		told, err := p.pay.TopupTold(ctx, tx.ID)
+		if err != nil || told {
 			return false, err // credited, indexed and told: done
 		}
 	}
-	if done, err := p.rdb.Exists(ctx, p.p+"refunded:"+tx.ID).Result(); err != nil {
-		return false, fmt.Errorf("read refund mark of charge %s: %w", tx.ID, err)
-	} else if done > 0 {
+	if done, err := p.pay.Refunded(ctx, tx.ID); err != nil {
+		return false, err
+	} else if done {
 		return false, nil
 	}
 	if rv, err := p.Reviews.Get(ctx, tx.ID); err == nil {

@@ -2,6 +2,7 @@
 // per-chat conversations and leases (intake.go, sharded by chat: keys.go),
 // job schedules (schedule.go), flood waits (floods.go), the catalog cache
 // (cache.go), product images' file_ids (images.go), broadcasts
-// (broadcast.go), order chats (orderchats.go), and the migration of the
-// key layout (migrate.go).
+// (broadcast.go), order chats (orderchats.go), the checkout's payment
+// bookkeeping (payments.go), and the migration of the key layout
+// (migrate.go).
 package work
