@@ -140,7 +140,7 @@ type Fulfiller struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
-	noneNoted sync.Map // attempt id -> struct{}: its "nothing created" is journaled
+	noneNoted noted // attempt ids whose "nothing created" is journaled
 	// kick makes this process's worker claim due jobs now (set by Run).
 	kick atomic.Pointer[func()]
 
@@ -701,4 +701,29 @@ func (f *Fulfiller) move(ctx context.Context, o *state.Order, from []string, to 
 		}
 		return nil
 	}, note)
+}
+
+// noted is a set of ids an action was taken for once in this process. It
+// is cleared when it grows past notedMax, so a long-running replica's set
+// stays bounded; an action taken again after that is harmless (a repeated
+// log line or journal record).
+type noted struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+const notedMax = 100_000
+
+// first records id and reports whether it is new.
+func (n *noted) first(id string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.m[id]; ok {
+		return false
+	}
+	if n.m == nil || len(n.m) >= notedMax {
+		n.m = map[string]struct{}{}
+	}
+	n.m[id] = struct{}{}
+	return true
 }

@@ -2,6 +2,7 @@ package fulfil
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,5 +54,20 @@ func TestRefundReasonAndUpstreamRef(t *testing.T) {
 	o.UpstreamNumber = 1008
 	if got := upstreamRef(locales.En, o); got != "Upstream #1008" {
 		t.Fatalf("placed: %q", got)
+	}
+}
+
+// The set of attempts whose "nothing created" was journaled stays bounded
+// in a long-running replica, and still answers once per id.
+func TestNotedIsBounded(t *testing.T) {
+	var n noted
+	if !n.first("a") || n.first("a") {
+		t.Fatal("first of a new id, then not")
+	}
+	for i := range notedMax + 10 {
+		n.first(strconv.Itoa(i))
+	}
+	if len(n.m) > notedMax {
+		t.Fatalf("%d ids kept, want at most %d", len(n.m), notedMax)
 	}
 }

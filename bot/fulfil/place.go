@@ -767,7 +767,7 @@ func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, tim
 	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
 		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
 	}
-	if _, noted := f.noneNoted.LoadOrStore(o.AttemptID, struct{}{}); !noted {
+	if f.noneNoted.first(o.AttemptID) {
 		// Once per attempt: the order may wait for its kind's slot now.
 		f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
 		f.journalOutcome(o, o.AttemptID, nil)
