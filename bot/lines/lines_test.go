@@ -1,4 +1,4 @@
-package fulfil
+package lines
 
 import (
 	"encoding/json"
@@ -41,7 +41,7 @@ func TestRequestsKeepTheirStoredShape(t *testing.T) {
 			"game_topup:e3b0c44298fc1c14", "7bc2ea5805e5fdb0c1d56b2a7b353550", `{"type":"game_topup","params":{"category_id":"pubg","offer_id":"uc-60"},"fields":{"player_id":"5551234"}}`, false},
 	} {
 		t.Run(tc.q.Line, func(t *testing.T) {
-			r, err := buildRequest(&tc.q)
+			r, err := Build(&tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,26 +52,26 @@ func TestRequestsKeepTheirStoredShape(t *testing.T) {
 			if string(raw) != tc.json {
 				t.Errorf("stored as %s, want %s", raw, tc.json)
 			}
-			if got := r.kind(); got != tc.kind {
+			if got := r.Kind(); got != tc.kind {
 				t.Errorf("kind %s, want %s", got, tc.kind)
 			}
-			if got := r.signature(); got != tc.signature {
+			if got := r.Signature(); got != tc.signature {
 				t.Errorf("signature %s, want %s", got, tc.signature)
 			}
-			if got := r.fungible(); got != tc.fungible {
+			if got := r.Fungible(); got != tc.fungible {
 				t.Errorf("fungible %v, want %v", got, tc.fungible)
 			}
 			// A request read back from the store is the same request.
-			var back upstreamRequest
+			var back Request
 			if err := json.Unmarshal(raw, &back); err != nil {
 				t.Fatal(err)
 			}
-			if back.kind() != tc.kind || back.signature() != tc.signature {
-				t.Errorf("read back: kind %s signature %s", back.kind(), back.signature())
+			if back.Kind() != tc.kind || back.Signature() != tc.signature {
+				t.Errorf("read back: kind %s signature %s", back.Kind(), back.Signature())
 			}
 		})
 	}
-	if _, err := buildRequest(&state.Quote{Line: "nope"}); err == nil {
+	if _, err := Build(&state.Quote{Line: "nope"}); err == nil {
 		t.Error("a quote of an unknown line built a request")
 	}
 }
@@ -88,24 +88,24 @@ func TestRequestMatchesWhatTheUpstreamEchoes(t *testing.T) {
 		}
 		return &u
 	}
-	stars := &upstreamRequest{Type: reseller.OrderTypeMessengerStars, Params: map[string]string{"messenger_username": "@Durov", "quantity": "500"}}
-	topup := &upstreamRequest{Type: reseller.OrderTypeStoreTopup, Params: map[string]string{"store_login": "gamer", "currency": "eur", "amount": "12.50"}}
-	keys := &upstreamRequest{Type: reseller.OrderTypeGameKey, Params: map[string]string{"game_id": "g", "key_id": "k", "quantity": "2"}}
+	stars := &Request{Type: reseller.OrderTypeMessengerStars, Params: map[string]string{"messenger_username": "@Durov", "quantity": "500"}}
+	topup := &Request{Type: reseller.OrderTypeStoreTopup, Params: map[string]string{"store_login": "gamer", "currency": "eur", "amount": "12.50"}}
+	keys := &Request{Type: reseller.OrderTypeGameKey, Params: map[string]string{"game_id": "g", "key_id": "k", "quantity": "2"}}
 	for _, tc := range []struct {
 		name string
-		r    *upstreamRequest
+		r    *Request
 		u    string
-		want matchResult
+		want Match
 	}{
-		{"stars: the username without @ and in other case, stars for quantity", stars, `{"number":1,"type":"messenger_stars","messenger_username":"durov","stars":500}`, match},
-		{"stars: another quantity", stars, `{"number":1,"type":"messenger_stars","messenger_username":"durov","stars":50}`, noMatch},
-		{"stars: the username missing", stars, `{"number":1,"type":"messenger_stars","messenger_username":null,"stars":500}`, possible},
-		{"stars: another type", stars, `{"number":1,"type":"messenger_premium","messenger_username":"durov","months":3}`, noMatch},
-		{"topup: the amount as a number, the currency upper case", topup, `{"number":2,"type":"STORE_TOPUP","store_login":"gamer","currency":"EUR","amount":12.5}`, match},
-		{"topup: another login", topup, `{"number":2,"type":"store_topup","store_login":"other","currency":"EUR","amount":"12.50"}`, noMatch},
-		{"keys: nothing echoed, anything of the type matches", keys, `{"number":3,"type":"game_key"}`, match},
+		{"stars: the username without @ and in other case, stars for quantity", stars, `{"number":1,"type":"messenger_stars","messenger_username":"durov","stars":500}`, FullMatch},
+		{"stars: another quantity", stars, `{"number":1,"type":"messenger_stars","messenger_username":"durov","stars":50}`, NoMatch},
+		{"stars: the username missing", stars, `{"number":1,"type":"messenger_stars","messenger_username":null,"stars":500}`, PossibleMatch},
+		{"stars: another type", stars, `{"number":1,"type":"messenger_premium","messenger_username":"durov","months":3}`, NoMatch},
+		{"topup: the amount as a number, the currency upper case", topup, `{"number":2,"type":"STORE_TOPUP","store_login":"gamer","currency":"EUR","amount":12.5}`, FullMatch},
+		{"topup: another login", topup, `{"number":2,"type":"store_topup","store_login":"other","currency":"EUR","amount":"12.50"}`, NoMatch},
+		{"keys: nothing echoed, anything of the type matches", keys, `{"number":3,"type":"game_key"}`, FullMatch},
 	} {
-		if got := tc.r.match(order(tc.u)); got != tc.want {
+		if got := tc.r.Match(order(tc.u)); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
