@@ -60,10 +60,13 @@ var allowed = map[string][]string{
 	"shopbot/flows/shop":  {"shopbot/flows", "shopbot/locales"},
 	"shopbot/flows/lines": {"shopbot/flows", "shopbot/flows/shop", "shopbot/locales"},
 	"shopbot/bot/catalog": {"shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	// Each product line's upstream side: its create request, what the
+	// upstream echoes of it, its create call and its re-price.
+	"shopbot/bot/lines": {"shopbot/reseller", "shopbot/state"},
 	// The features: never the bot, never one another but for fulfil's
 	// contract (OrderJob, ItemName, the chat button), which the others read.
-	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records"},
 	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},

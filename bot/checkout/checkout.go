@@ -8,6 +8,7 @@ import (
 	"shopbot/state/redisstore/work"
 	"time"
 
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -41,18 +42,11 @@ type Options struct {
 }
 
 // Upstream is what payments read from the reseller (reseller.Client
-// implements it): the current price and stock of a quote's item, and the
-// account balance.
+// implements it): the current price and stock of a quote's item
+// (lines.Reprice), and the account balance.
 type Upstream interface {
+	lines.Prices
 	Me(ctx context.Context) (*reseller.Account, error)
-	GiftCardOffers(ctx context.Context, categoryID string) (*reseller.GiftCardOffers, error)
-	GameKeyOffers(ctx context.Context, gameID string) (*reseller.GameKeyOffers, error)
-	StarsPricing(ctx context.Context) (*reseller.StarsPricing, error)
-	PremiumPricing(ctx context.Context) (*reseller.PremiumPricing, error)
-	TopUpOffers(ctx context.Context, categoryID string) (*reseller.TopUpOffers, error)
-	ManualServiceOffers(ctx context.Context, serviceID string) (*reseller.ManualOffers, error)
-	StoreGiftOffers(ctx context.Context, appID int64) (*reseller.StoreGiftOffers, error)
-	StoreRates(ctx context.Context) (*reseller.StoreRates, error)
 }
 
 // Checkout takes the buyer's money exactly once: Stars invoices with

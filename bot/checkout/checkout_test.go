@@ -517,49 +517,6 @@ func TestSweepRefundsLostPaymentWhoseQuoteIsGone(t *testing.T) {
 	}
 }
 
-func TestRepriceEveryLine(t *testing.T) {
-	s := newPayShop(t, true, false)
-	ctx := context.Background()
-	app := itoa(resellersim.DemoStoreApp)
-	for _, tc := range []struct {
-		q    state.Quote
-		item string // the simulator's id for SetPrice
-	}{
-		{state.Quote{Line: "giftcards", Item: resellersim.DemoGiftCard, Category: resellersim.DemoGiftCategory, Quantity: 3}, resellersim.DemoGiftCard},
-		{state.Quote{Line: "keys", Item: resellersim.DemoGameKey, Category: resellersim.DemoGame, Quantity: 2}, resellersim.DemoGameKey},
-		{state.Quote{Line: "stars", Item: "stars", Quantity: 500}, "stars"},
-		{state.Quote{Line: "premium", Item: "3", Quantity: 1}, "premium-3"},
-		{state.Quote{Line: "games", Item: resellersim.DemoTopUpOffer, Category: resellersim.DemoTopUpCategory, Quantity: 1}, resellersim.DemoTopUpOffer},
-		{state.Quote{Line: "services", Item: resellersim.DemoManualOffer, Category: resellersim.DemoManualService, Quantity: 1}, resellersim.DemoManualOffer},
-		{state.Quote{Line: "gifts", Item: itoa(resellersim.DemoStoreSub), Category: app, Fields: map[string]string{"region": "TR"}, Quantity: 1}, itoa(resellersim.DemoStoreSub) + ":TR"},
-		{state.Quote{Line: "topup", Item: "USD", Fields: map[string]string{"currency": "USD", "amount": "12.50"}, Quantity: 1}, ""},
-	} {
-		t.Run(tc.q.Line, func(t *testing.T) {
-			first, err := checkout.Reprice(ctx, s.client, &tc.q)
-			if err != nil || !first.UpstreamUSD.IsPositive() {
-				t.Fatalf("reprice: %+v %v", first, err)
-			}
-			if tc.item == "" {
-				if !first.UpstreamUSD.Equal(decimal.RequireFromString("12.5")) {
-					t.Fatalf("USD top-up priced %s", first.UpstreamUSD)
-				}
-				return
-			}
-			if !s.sim.SetPrice(tc.item, decimal.RequireFromString("0.77")) {
-				t.Fatalf("no item %s in the simulator", tc.item)
-			}
-			again, err := checkout.Reprice(ctx, s.client, &tc.q)
-			want := decimal.RequireFromString("0.77").Mul(decimal.NewFromInt(int64(tc.q.Quantity)))
-			if err != nil || !again.UpstreamUSD.Equal(want) {
-				t.Fatalf("after a price change: %+v %v, want %s", again, err, want)
-			}
-		})
-	}
-	if _, err := checkout.Reprice(ctx, s.client, &state.Quote{Line: "giftcards", Item: "nope", Category: resellersim.DemoGiftCategory, Quantity: 1}); !reseller.IsNotFound(err) {
-		t.Fatalf("a gone card: %v", err)
-	}
-}
-
 func TestBothMethodsChoiceLeadsToAnInvoiceOrTheWallet(t *testing.T) {
 	s := newPayShop(t, true, true)
 	if cmds := s.Fake.MyCommands(botapitest.CommandScope{Type: "default"}); !hasCommand(cmds, "wallet") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"shopbot/bot/lines"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -62,7 +63,7 @@ func (p *Checkout) checkQuote(ctx context.Context, pq PreCheckoutQuery, from int
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
 	defer cancel()
-	cur, err := Reprice(cctx, p.opts.Upstream, q)
+	cur, err := lines.Reprice(cctx, p.opts.Upstream, q)
 	switch {
 	case reseller.IsNotFound(err):
 		return "pay.refuse_stock"

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -114,4 +115,4 @@ func (f *Fulfiller) Orders() *records.Orders { return f.orders }
 func (f *Fulfiller) Upstream() *reseller.Client { return f.up }
 
 // UpstreamType is the upstream order type of a product line ("" for none).
-func UpstreamType(line string) reseller.OrderType { return lineTypes[line] }
+func UpstreamType(line string) reseller.OrderType { return lines.TypeOf(line) }

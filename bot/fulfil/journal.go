@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"shopbot/bot/lines"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -141,8 +142,8 @@ func (f *Fulfiller) noteJournal(ctx context.Context) {
 }
 
 // journalIntent records the attempt before its POST.
-func (f *Fulfiller) journalIntent(o *state.Order, req *upstreamRequest) error {
-	return f.journal.Append(state.JournalEntry{Kind: state.JournalIntent, Charge: o.ChargeID, Attempt: o.AttemptID, Slot: req.kind(), Watermark: o.AttemptWatermark})
+func (f *Fulfiller) journalIntent(o *state.Order, req *lines.Request) error {
+	return f.journal.Append(state.JournalEntry{Kind: state.JournalIntent, Charge: o.ChargeID, Attempt: o.AttemptID, Slot: req.Kind(), Watermark: o.AttemptWatermark})
 }
 
 // journalUncertain records that the attempt's outcome is unknown. When the
@@ -188,8 +189,8 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 	if err != nil {
 		return false, nil
 	}
-	req, err := buildRequest(q)
-	if err != nil || req.kind() != e.Slot {
+	req, err := lines.Build(q)
+	if err != nil || req.Kind() != e.Slot {
 		return false, nil
 	}
 	raw, err := json.Marshal(req)
@@ -197,14 +198,14 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 		return false, err
 	}
 	kind := ""
-	if !req.fungible() {
+	if !req.Fungible() {
 		kind = e.Slot
 	}
 	_, err = f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != "" {
 			return errAttemptMoved
 		}
-		n.AttemptID, n.AttemptWatermark, n.Request, n.Signature = e.Attempt, e.Watermark, raw, req.signature()
+		n.AttemptID, n.AttemptWatermark, n.Request, n.Signature = e.Attempt, e.Watermark, raw, req.Signature()
 		n.Slot, n.UncertainAt, n.UncertainAnswered = kind, f.now().UTC(), false
 		if n.PlacingAt.IsZero() {
 			n.PlacingAt = e.At

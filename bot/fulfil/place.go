@@ -2,17 +2,15 @@ package fulfil
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -44,108 +42,6 @@ import (
 //
 // No wall clock of the upstream is ever compared with ours.
 
-// echoed lists, per upstream type, the request parameters the upstream's
-// order object echoes (reseller-api.md "Order"): store top-ups, Stars,
-// Premium, store gifts and gift cards echo everything we send; manual
-// services echo the service and product but not the buyer's answers; the
-// spec shows no request field on game key orders, and what in-game top-up
-// orders carry is "not shown", so nothing is relied on for either.
-var echoed = map[reseller.OrderType][]string{
-	reseller.OrderTypeStoreTopup:       {"store_login", "currency", "amount"},
-	reseller.OrderTypeMessengerStars:   {"messenger_username", "quantity"},
-	reseller.OrderTypeMessengerPremium: {"messenger_username", "months"},
-	reseller.OrderTypeManualService:    {"service_id", "product_id"},
-	reseller.OrderTypeStoreGift:        {"app_id", "sub_id", "region", "invite_url"},
-	reseller.OrderTypeGiftCard:         {"category_id", "card_id", "quantity"},
-	reseller.OrderTypeGameKey:          nil,
-	reseller.OrderTypeGameTopup:        nil,
-}
-
-// kind is the request's placement slot name: its type and a hash of the
-// parameters the upstream echoes (no buyer value is readable from it).
-func (r *upstreamRequest) kind() string {
-	var b strings.Builder
-	for _, k := range echoed[r.Type] {
-		fmt.Fprintf(&b, "%s=%s\x00", k, norm(k, r.Params[k]))
-	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return strings.ToLower(string(r.Type)) + ":" + hex.EncodeToString(sum[:8])
-}
-
-// fungible reports whether the upstream echoes everything the request
-// sends: two unclaimed orders of its kind are then the same purchase, and
-// either may serve either buyer.
-//
-// Gift cards are: their codes leave only once the order's claim is older
-// than what a Redis crash can lose (Config.CodeSettle), so an unclaimed
-// gift-card order's codes never reached anyone, and identical cards serve
-// any buyer of that card. Game keys echo nothing, so two are never
-// provably the same purchase.
-func (r *upstreamRequest) fungible() bool {
-	if len(r.Fields) > 0 {
-		return false
-	}
-	for k := range r.Params {
-		if !slices.Contains(echoed[r.Type], k) {
-			return false
-		}
-	}
-	return true
-}
-
-// matchResult says how an upstream order compares with a request.
-type matchResult int
-
-const (
-	noMatch  matchResult = iota
-	possible             // nothing differs, but an echoed field is missing
-	match                // every echoed field present and equal
-)
-
-// match compares an upstream order with the request on the type and every
-// echoed parameter.
-func (r *upstreamRequest) match(u *reseller.Order) matchResult {
-	if !u.Type.Is(r.Type) {
-		return noMatch
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(u.Raw, &m); err != nil {
-		return noMatch
-	}
-	res := match
-	for _, k := range echoed[r.Type] {
-		want, sent := r.Params[k]
-		if !sent {
-			continue
-		}
-		raw, ok := m[responseKey(r.Type, k)]
-		if !ok || string(raw) == "null" {
-			res = possible
-			continue
-		}
-		if norm(k, scalar(raw)) != norm(k, want) {
-			return noMatch
-		}
-	}
-	return res
-}
-
-func scalar(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return strings.TrimSpace(string(raw))
-}
-
-// responseKey names a request parameter in the upstream order object.
-func responseKey(t reseller.OrderType, k string) string {
-	if t == reseller.OrderTypeMessengerStars && k == "quantity" {
-		return "stars"
-	}
-	return k
-}
-
 // found is what a listing above a watermark turned up.
 type found struct {
 	// waitOthers says another order's attempt that may have made one of
@@ -159,12 +55,12 @@ type found struct {
 // look lists the upstream orders of the request's type newest first down
 // to above (exclusive) and sorts out the unclaimed ones of its kind. The
 // newest number seen is recorded for orders paid later.
-func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest, above int64) (*found, error) {
+func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, above int64) (*found, error) {
 	res := &found{}
 	// A complete journal tells whose an unclaimed order may be (see
 	// journal.go); gift cards and other fungible kinds need not know.
 	var att *attempts
-	if !r.fungible() && f.journalComplete(ctx) {
+	if !r.Fungible() && f.journalComplete(ctx) {
 		a := f.readAttempts()
 		att = &a
 	}
@@ -179,8 +75,8 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest
 		if u.Number <= above {
 			break
 		}
-		m := r.match(&u)
-		if m == noMatch {
+		m := r.Match(&u)
+		if m == lines.NoMatch {
 			continue
 		}
 		owner, err := f.orders.ByUpstream(ctx, u.Number)
@@ -200,21 +96,21 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamRequest
 				continue
 			}
 			if att != nil {
-				others, mine := att.others(r.kind(), o.ChargeID, u.Number), att.mine(o.ChargeID, u.Number)
+				others, mine := att.others(r.Kind(), o.ChargeID, u.Number), att.mine(o.ChargeID, u.Number)
 				switch {
 				case len(others) > 0 && !mine:
 					continue // another order's open attempt made it
 				case len(others) == 0 && !mine && covered:
 					continue // this order never sent a create that could have made it
 				case len(others) > 0 && mine:
-					m = possible // either may have made it: nobody can tell yet
+					m = lines.PossibleMatch // either may have made it: nobody can tell yet
 					if f.unsettled(others) {
 						res.waitOthers = true
 					}
 				}
 			}
 		}
-		if m == match {
+		if m == lines.FullMatch {
 			res.matches = append(res.matches, u)
 		} else {
 			res.possible = append(res.possible, u)
@@ -286,11 +182,11 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 // matches it is the same purchase, and claims are unique, so identical
 // purchases resolve one to one however their creates interleave. kind is
 // "" then, and already reports whether an attempt is on record.
-func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *upstreamRequest) (kind string, already, ok bool, err error) {
-	if req.fungible() {
+func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *lines.Request) (kind string, already, ok bool, err error) {
+	if req.Fungible() {
 		return "", o.AttemptID != "", true, nil
 	}
-	kind = req.kind()
+	kind = req.Kind()
 	already, ok, err = f.holdSlot(ctx, o, kind)
 	return kind, already, ok, err
 }
@@ -345,7 +241,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	if err != nil {
 		return f.toRefunding(ctx, o, "bad quote: "+err.Error(), reasonInvalid)
 	}
-	req, err := buildRequest(q)
+	req, err := lines.Build(q)
 	if err != nil {
 		return f.toRefunding(ctx, o, err.Error(), reasonInvalid)
 	}
@@ -367,7 +263,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	}
 	if f.journalMode(ctx, o, req) {
 		a := f.readAttempts()
-		if len(a.blockers(req.kind(), o.ChargeID)) > 0 {
+		if len(a.blockers(req.Kind(), o.ChargeID)) > 0 {
 			// A create of the kind whose slot Redis lost is still open.
 			f.log.Debug("placement waits: a journaled create of the kind is open", "order", o.ID, "kind", kind)
 			f.releaseSlotIfIdle(ctx, o, kind)
@@ -403,7 +299,7 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 		return false, f.now().Add(f.listRetry(o, err)), nil
 	}
 	switch {
-	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.fungible() || provable && len(seen.matches) == 1):
+	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.Fungible() || provable && len(seen.matches) == 1):
 		return f.adoptFound(ctx, o, req, kind, seen, "found before placing")
 	case len(seen.matches)+len(seen.possible) > 0:
 		all := append(seen.matches, seen.possible...)
@@ -424,19 +320,19 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 // journalMode reports whether the order's non-fungible create is placed
 // on the journal's proof alone (journal.go): the journal is complete and
 // covers the order's whole life. Fungible kinds need no proof.
-func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *upstreamRequest) bool {
-	return !req.fungible() && f.journalComplete(ctx) && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
+func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *lines.Request) bool {
+	return !req.Fungible() && f.journalComplete(ctx) && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
 }
 
 // send writes the intent of a new attempt (placing, the request, the
 // attempt's watermark, in the journal too) and POSTs the create.
-func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamRequest, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
+func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
 	attempt, prev := newAttemptID(), o.AttemptID
 	o, err := f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != prev {
 			return errAttemptMoved // another worker started an attempt meanwhile
 		}
-		n.AttemptID, n.Request, n.Signature, n.PlacingAt = attempt, raw, req.signature(), f.now().UTC()
+		n.AttemptID, n.Request, n.Signature, n.PlacingAt = attempt, raw, req.Signature(), f.now().UTC()
 		n.Slot, n.UncertainAt = kind, time.Time{}
 		if !provable || n.AttemptWatermark == 0 {
 			n.AttemptWatermark = max(seen.newest, above)
@@ -472,7 +368,7 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamReque
 		f.checkCanary(ctx)
 		return false, f.now().Add(f.cfg.PollMin), nil
 	}
-	up, err := f.create(ctx, req)
+	up, err := lines.Create(ctx, f.up, req)
 	var rl *reseller.RateLimitError
 	var ve *reseller.ValidationError
 	var apiErr *reseller.Error
@@ -602,7 +498,7 @@ func (f *Fulfiller) unsent(ctx context.Context, o *state.Order, attempt string) 
 
 // adoptFound adopts the oldest unclaimed order of the kind and reports any
 // others (duplicates of this order's attempts) to admins.
-func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstreamRequest, kind string, seen *found, how string) (bool, time.Time, error) {
+func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *lines.Request, kind string, seen *found, how string) (bool, time.Time, error) {
 	if o.Slot != kind || o.Status == state.OrderPaid || len(o.Request) == 0 {
 		// Record the slot and the request on the order (placing), so
 		// adopting frees the one and can read the other.
@@ -617,7 +513,7 @@ func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstrea
 			}
 			n.Slot = kind
 			if len(n.Request) == 0 {
-				n.Request, n.Signature = raw, req.signature()
+				n.Request, n.Signature = raw, req.Signature()
 			}
 			return nil
 		}, "")
@@ -700,7 +596,7 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
 		return again, f.now().Add(f.cfg.RetryMin), nil
 	}
-	var req upstreamRequest
+	var req lines.Request
 	if err := json.Unmarshal(o.Request, &req); err != nil {
 		return f.review(ctx, o, "stored request unreadable")
 	}
@@ -735,7 +631,7 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 		return false, f.now().Add(f.cfg.PollMin), nil
 	}
 	switch {
-	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.fungible() || provable && len(seen.matches) == 1):
+	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.Fungible() || provable && len(seen.matches) == 1):
 		// Several for a purchase the upstream does not echo in full would
 		// mean the slot did not hold (a Redis that lost writes): which is
 		// this order's cannot be told.
@@ -781,7 +677,7 @@ func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, tim
 // attempt's; one that another attempt may have made too waits until both
 // are past their grace, and then goes to review; with nothing found after
 // the grace, the order is placed again.
-func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *upstreamRequest) (bool, time.Time, error) {
+func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *lines.Request) (bool, time.Time, error) {
 	seen, err := f.look(ctx, o, req, o.AttemptWatermark)
 	if err != nil {
 		f.log.Warn("reconcile order", "order", o.ID, "err", err)
@@ -864,36 +760,21 @@ func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerR
 	return true, time.Time{}, nil
 }
 
-// signature is the request's identity: a hash of the type, the buyer
-// fields, the item and the quantity (no buyer value is readable from it).
-func (r *upstreamRequest) signature() string {
-	var b strings.Builder
-	b.WriteString(string(r.Type))
-	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
-		fmt.Fprintf(&b, "\x00%s=%s", k, norm(k, r.Params[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(r.Fields)) {
-		fmt.Fprintf(&b, "\x00f.%s=%s", k, strings.TrimSpace(r.Fields[k]))
-	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return hex.EncodeToString(sum[:16])
-}
-
 // Matches reports whether the order's stored request is known (known) and
 // whether the upstream order shows nothing that differs from it (same): for
 // an admin deciding whether to adopt it.
 func Matches(o *state.Order, up *reseller.Order) (known, same bool) {
-	var req upstreamRequest
-	if len(o.Request) == 0 || json.Unmarshal(o.Request, &req) != nil {
+	req, ok := lines.Stored(o)
+	if !ok {
 		return false, false
 	}
-	return true, req.match(up) != noMatch
+	return true, req.Match(up) != lines.NoMatch
 }
 
 // requestFungible reports whether the order's stored request is fungible.
 func requestFungible(o *state.Order) bool {
-	var req upstreamRequest
-	return json.Unmarshal(o.Request, &req) == nil && req.fungible()
+	req, ok := lines.Stored(o)
+	return ok && req.Fungible()
 }
 
 // dispute hands the upstream orders an order in review names to the admin.

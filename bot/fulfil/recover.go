@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"shopbot/bot/lines"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -164,13 +165,13 @@ func (f *Fulfiller) putBack(ctx context.Context, o *state.Order, e state.Journal
 	if err != nil {
 		return false, nil
 	}
-	req, err := buildRequest(q)
-	if err != nil || req.match(&up) == noMatch {
+	req, err := lines.Build(q)
+	if err != nil || req.Match(&up) == lines.NoMatch {
 		return false, nil
 	}
 	kind := o.Slot
-	if kind == "" && !req.fungible() {
-		kind = req.kind()
+	if kind == "" && !req.Fungible() {
+		kind = req.Kind()
 	}
 	if _, _, err := f.adoptFound(ctx, o, req, kind, &found{matches: []reseller.Order{up}}, "put back from the journal"); err != nil {
 		f.log.Warn("put back a lost upstream number", "order", o.ID, "upstream", up.Number, "err", err)
