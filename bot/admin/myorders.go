@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"shopbot/bot/fulfil"
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -75,7 +76,7 @@ func (ad *Admin) ordersPage(ctx context.Context, env *flows.Env, userID int64, p
 	text := env.T("orders.title") + "\n"
 	var rows [][]flows.Button
 	for _, o := range list {
-		name := fulfil.ItemName(env.Lang, o)
+		name := lines.ItemName(env.Lang, o)
 		text += "\n" + env.T("orders.line", "id", o.ID, "item", locales.Escape(name),
 			"status", statusText(env.Lang, o), "date", locales.Date(env.Lang, o.CreatedAt))
 		label := locales.Clip("#"+strconv.FormatInt(o.ID, 10)+" · "+name, 40)
@@ -109,15 +110,15 @@ func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID, id int64
 	if o.PayMethod == state.PayStars && o.Stars > 0 {
 		price = locales.Stars(env.Lang, o.Stars)
 	}
-	text := env.T("order.view", "id", o.ID, "item", locales.Escape(fulfil.ItemName(env.Lang, o)), "price", price,
+	text := env.T("order.view", "id", o.ID, "item", locales.Escape(lines.ItemName(env.Lang, o)), "price", price,
 		"date", locales.DateTime(env.Lang, o.CreatedAt), "status", statusText(env.Lang, o))
-	if q, err := fulfil.QuoteOf(o); err == nil && q.Quantity > 1 && q.Line != "stars" {
+	if q, err := lines.QuoteOf(o); err == nil && q.Quantity > 1 && q.Line != "stars" {
 		text += "\n" + env.T("order.view_qty", "n", locales.Number(env.Lang, int64(q.Quantity)))
 	}
 	if why := fulfil.RefundReason(env.Lang, o); why != "" {
 		text += "\n" + env.T("order.view_reason", "reason", why)
 	}
-	if to := fulfil.Recipient(o); to != "" {
+	if to := lines.Recipient(o); to != "" {
 		text += "\n" + env.T("order.delivered_to", "to", locales.Escape(to))
 	}
 	switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shopbot/bot/fulfil"
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -321,9 +322,9 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	for _, o := range list {
 		text += "\n\n" + env.T("ao.list.item", "id", itoa(o.ID), "status", env.T("ao.status."+o.Status),
 			"date", locales.DateTime(env.Lang, o.CreatedAt), "line", env.T("line."+o.Line),
-			"item", locales.Escape(fulfil.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
+			"item", locales.Escape(lines.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
 			"upstream", a.upstreamNumber(env, o), "charged", a.charged(env, o), "margin", a.margin(env, o))
-		label := locales.Clip("#"+itoa(o.ID)+" · "+fulfil.ItemName(env.Lang, o), 40)
+		label := locales.Clip("#"+itoa(o.ID)+" · "+lines.ItemName(env.Lang, o), 40)
 		rows = append(rows, []flows.Button{{Text: label, Action: aoActOpen, Arg: itoa(o.ID)}})
 	}
 	if page > 0 || more {
@@ -437,6 +438,7 @@ const (
 
 func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) *flows.Screen {
 	T := env.T
+	item := lines.ItemName(env.Lang, o)
 	lines := []string{T("ao.order.title", "id", itoa(o.ID))}
 	switch s.Get("via") {
 	case aoViaOurs:
@@ -448,7 +450,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.also_upstream", "number", s.Get("n"), "other", other))
 	}
 	lines = append(lines, "",
-		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(fulfil.ItemName(env.Lang, o))),
+		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(item)),
 		T("ao.order.buyer", "buyer", buyerLink(o.UserID)))
 	if o.PayMethod == state.PayStars {
 		lines = append(lines, T("ao.order.paid_stars", "stars", locales.Stars(env.Lang, o.Stars), "charge", locales.Escape(o.ChargeID)))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot/fulfil"
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -181,7 +181,7 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 		}
 		_ = w.Write([]string{
 			strconv.FormatInt(o.ID, 10), csvTime(o.CreatedAt), strconv.FormatInt(o.UserID, 10), o.Line,
-			fulfil.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
+			lines.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
 			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), csvMoney(f.cost), csvMoney(f.margin), counted,
 			up, o.UpstreamStatus, csvTime(o.DeliveredAt),
 		})

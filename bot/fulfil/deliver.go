@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -80,10 +81,10 @@ func FitCodes(head string, lines []string, tail string) (string, bool) {
 // line's "delivered" notice.
 func (f *Fulfiller) sendResult(ctx context.Context, o *state.Order) error {
 	lang := f.Lang(o)
-	item := locales.Escape(ItemName(lang, o))
+	item := locales.Escape(lines.ItemName(lang, o))
 	if len(o.Codes) == 0 {
 		text := locales.T(lang, "order.delivered", "id", o.ID, "item", item)
-		if to := Recipient(o); to != "" {
+		if to := lines.Recipient(o); to != "" {
 			text += "\n" + locales.T(lang, "order.delivered_to", "to", locales.Escape(to))
 		}
 		text += "\n\n" + locales.T(lang, "order.note."+o.Line)
@@ -129,20 +130,4 @@ func (f *Fulfiller) sendCodesFile(ctx context.Context, o *state.Order) error {
 	name := "order-" + strconv.FormatInt(o.ID, 10) + "-codes.txt"
 	caption := locales.T(f.Lang(o), "order.codes_file_caption", "id", o.ID)
 	return f.msg.SendDocument(ctx, o.ChatID, name, data, caption)
-}
-
-// recipientLines are the lines whose quote names a recipient (a username,
-// a store login, an invite link); the field answers of services and in-game
-// top-ups (which may hold a password) are never repeated.
-var recipientLines = map[string]bool{"stars": true, "premium": true, "topup": true, "gifts": true}
-
-// Recipient is who received the order, as the buyer typed it, or "".
-func Recipient(o *state.Order) string {
-	if !recipientLines[o.Line] {
-		return ""
-	}
-	if q, err := QuoteOf(o); err == nil {
-		return q.For
-	}
-	return ""
 }

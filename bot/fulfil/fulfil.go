@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,9 +12,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/shopspring/decimal"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/jobs"
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -554,7 +554,7 @@ func (f *Fulfiller) alertRefunded(ctx context.Context, o *state.Order) {
 		why = "—"
 	}
 	_, _ = f.alerts.Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refunded",
-		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(ItemName(lang, o)), "paid", paid,
+		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o)), "paid", paid,
 			"upstream", upstreamRef(lang, o), "why", why))
 }
 
@@ -634,41 +634,11 @@ func (f *Fulfiller) Lang(o *state.Order) locales.Lang {
 	return f.lang0
 }
 
-// ItemName is what the buyer bought, as they saw it.
-//
-// Names the shop wrote itself (Stars, Premium, store top-ups) are written
-// again in lang, so a buyer who switched language reads them in it; upstream
-// names are shown as the upstream gave them.
-func ItemName(lang locales.Lang, o *state.Order) string {
-	q, err := QuoteOf(o)
-	if err != nil {
-		return o.Line
-	}
-	switch q.Line {
-	case "stars":
-		if q.Quantity > 0 {
-			return locales.N(lang, "count.stars", int64(q.Quantity))
-		}
-	case "premium":
-		if months, err := strconv.ParseInt(q.Item, 10, 64); err == nil && months > 0 {
-			return locales.T(lang, "premium.item", "months", locales.N(lang, "count.months", months))
-		}
-	case "topup":
-		if amount, err := decimal.NewFromString(q.Fields["amount"]); err == nil && q.Fields["currency"] != "" {
-			return locales.T(lang, "topup.item", "amount", locales.Decimal(lang, amount, 2)+"\u00a0"+q.Fields["currency"])
-		}
-	}
-	if q.ItemName != "" {
-		return q.ItemName
-	}
-	return o.Line
-}
-
 // processingText is the "being processed" notice; manual services show
 // their deadline.
 func (f *Fulfiller) processingText(o *state.Order, up *reseller.Order) string {
 	lang := f.Lang(o)
-	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(ItemName(lang, o)))
+	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o)))
 	if up != nil && up.DeadlineAt != nil {
 		text += "\n" + locales.T(lang, "order.deadline", "deadline", locales.DateTime(lang, *up.DeadlineAt))
 	}

@@ -185,7 +185,7 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 	if o.AttemptID != "" || o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
 		return false, nil
 	}
-	q, err := QuoteOf(o)
+	q, err := lines.QuoteOf(o)
 	if err != nil {
 		return false, nil
 	}

@@ -237,7 +237,7 @@ func (f *Fulfiller) releaseSlotOf(ctx context.Context, id int64) {
 // the intent (placing, a new attempt, the request, the attempt's
 // watermark) and then POSTs.
 func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time, error) {
-	q, err := QuoteOf(o)
+	q, err := lines.QuoteOf(o)
 	if err != nil {
 		return f.toRefunding(ctx, o, "bad quote: "+err.Error(), reasonInvalid)
 	}
@@ -728,7 +728,7 @@ func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 	f.journalOutcome(o, attempt, nil) // in an admin's hands: no longer open
 	f.log.Error("order needs review", "order", o.ID, "why", why)
 	lang := f.Lang(o)
-	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(ItemName(lang, o))))
+	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o))))
 	if f.alerts != nil {
 		_, _ = f.alerts.Raise(ctx, ReviewAlert(o.ID),
 			locales.T(f.lang0, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
@@ -756,7 +756,7 @@ func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerR
 	f.log.Info("order failed; refunding", "order", o.ID, "why", why)
 	lang := f.Lang(n)
 	_ = f.notifyStatus(ctx, n, state.OrderRefunding, locales.T(lang, "order.failed", "id", n.ID,
-		"item", locales.Escape(ItemName(lang, n)), "reason", locales.T(lang, buyerReason)))
+		"item", locales.Escape(lines.ItemName(lang, n)), "reason", locales.T(lang, buyerReason)))
 	return true, time.Time{}, nil
 }
 

@@ -161,7 +161,7 @@ func (f *Fulfiller) putBack(ctx context.Context, o *state.Order, e state.Journal
 	if err := json.Unmarshal(e.Upstream, &up); err != nil || up.Number != e.Number {
 		return false, nil
 	}
-	q, err := QuoteOf(o)
+	q, err := lines.QuoteOf(o)
 	if err != nil {
 		return false, nil
 	}

@@ -12,10 +12,11 @@ import (
 // to the buyer's friend-invite link. The upstream echoes all of it.
 var gifts = &line{
 	id: "gifts", typ: reseller.OrderTypeStoreGift,
-	echoed:  []string{"app_id", "sub_id", "region", "invite_url"},
-	build:   giftsRequest,
-	create:  giftsCreate,
-	reprice: giftsPrice,
+	echoed:    []string{"app_id", "sub_id", "region", "invite_url"},
+	build:     giftsRequest,
+	create:    giftsCreate,
+	reprice:   giftsPrice,
+	recipient: true,
 }
 
 // giftsRequest: the quote's Category (the app id), Item (the sub id) and

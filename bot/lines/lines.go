@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -33,6 +34,14 @@ type line struct {
 	create func(ctx context.Context, c *reseller.Client, r *Request) (*reseller.Order, error)
 	// reprice reads the current upstream price of the quote's item.
 	reprice func(ctx context.Context, up Prices, q *state.Quote) (*Price, error)
+	// name, when set, writes the item's name in the buyer's language (the
+	// shop named it, not the upstream); "" falls back to the quote's name.
+	name func(lang locales.Lang, q *state.Quote) string
+	// recipient says the quote names who receives the order (a username,
+	// a store login, an invite link), which the buyer's order shows again.
+	// The field answers of services and in-game top-ups (which may hold a
+	// password) are never repeated.
+	recipient bool
 }
 
 // all are the eight lines.

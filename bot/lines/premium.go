@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -12,10 +13,19 @@ import (
 // upstream echoes the username and the months.
 var premium = &line{
 	id: "premium", typ: reseller.OrderTypeMessengerPremium,
-	echoed:  []string{"messenger_username", "months"},
-	build:   premiumRequest,
-	create:  premiumCreate,
-	reprice: premiumPrice,
+	echoed:    []string{"messenger_username", "months"},
+	build:     premiumRequest,
+	create:    premiumCreate,
+	reprice:   premiumPrice,
+	name:      premiumName,
+	recipient: true,
+}
+
+func premiumName(lang locales.Lang, q *state.Quote) string {
+	if months, err := strconv.ParseInt(q.Item, 10, 64); err == nil && months > 0 {
+		return locales.T(lang, "premium.item", "months", locales.N(lang, "count.months", months))
+	}
+	return ""
 }
 
 // premiumRequest: the quote's Fields username and its Item (the months;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -17,6 +18,15 @@ var stars = &line{
 	build:        starsRequest,
 	create:       starsCreate,
 	reprice:      starsPrice,
+	name:         starsName,
+	recipient:    true,
+}
+
+func starsName(lang locales.Lang, q *state.Quote) string {
+	if q.Quantity > 0 {
+		return locales.N(lang, "count.stars", int64(q.Quantity))
+	}
+	return ""
 }
 
 // starsRequest: the quote's Fields username and its Quantity.

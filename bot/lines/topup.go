@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -13,10 +14,19 @@ import (
 // an amount in it. The upstream echoes all three.
 var topup = &line{
 	id: "topup", typ: reseller.OrderTypeStoreTopup,
-	echoed:  []string{"store_login", "currency", "amount"},
-	build:   topupRequest,
-	create:  topupCreate,
-	reprice: topupPrice,
+	echoed:    []string{"store_login", "currency", "amount"},
+	build:     topupRequest,
+	create:    topupCreate,
+	reprice:   topupPrice,
+	name:      topupName,
+	recipient: true,
+}
+
+func topupName(lang locales.Lang, q *state.Quote) string {
+	if amount, err := decimal.NewFromString(q.Fields["amount"]); err == nil && q.Fields["currency"] != "" {
+		return locales.T(lang, "topup.item", "amount", locales.Decimal(lang, amount, 2)+"\u00a0"+q.Fields["currency"])
+	}
+	return ""
 }
 
 // topupRequest: the quote's Fields store_login (or login), currency (USD

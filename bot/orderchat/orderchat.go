@@ -11,15 +11,17 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
+
 	"shopbot/bot/fulfil"
 	"shopbot/bot/jobs"
+	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -216,7 +218,7 @@ func (c *Relay) resolve(ctx context.Context, o *state.Order, up *reseller.Order)
 	case !up.Type.Is(reseller.OrderTypeManualService):
 		enabled = false
 	default:
-		q, err := fulfil.QuoteOf(o)
+		q, err := lines.QuoteOf(o)
 		if err != nil {
 			return false, err
 		}
@@ -298,7 +300,7 @@ func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev f
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
 func (c *Relay) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
-	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(fulfil.ItemName(env.Lang, o)))
+	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(lines.ItemName(env.Lang, o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
 			text += "\n\n" + env.T(why)

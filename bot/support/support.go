@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"shopbot/state/redisstore/records"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/bot/lines"
+	"shopbot/state/redisstore/records"
+
 	"github.com/redis/go-redis/v9"
 
-	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
 )
@@ -306,12 +307,12 @@ func (sp *Support) recentOrders(ctx context.Context, lang locales.Lang, user int
 	if len(list) == 0 {
 		return locales.T(lang, "support.no_orders")
 	}
-	var lines []string
+	var rows []string
 	for _, o := range list {
-		lines = append(lines, locales.T(lang, "orders.line", "id", o.ID, "item", locales.Escape(locales.Clip(fulfil.ItemName(lang, o), 60)),
+		rows = append(rows, locales.T(lang, "orders.line", "id", o.ID, "item", locales.Escape(locales.Clip(lines.ItemName(lang, o), 60)),
 			"status", locales.T(lang, "order.status."+o.Status), "date", locales.Date(lang, o.CreatedAt)))
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(rows, "\n")
 }
 
 // sendPhoto sends a photo by its Telegram file id with an HTML caption.
