@@ -82,7 +82,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.metrics.AddStore(b.Queue, b.orders, reviews)
 
 	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
-		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,
+		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Store: work.NewAlerts(rdb, opts.Prefix),
 		Log: opts.Logger, Now: opts.Now,
 	})
 	b.Alerts.OnBalance = func(usd decimal.Decimal) { b.metrics.Balance.Set(usd.InexactFloat64()) }
@@ -132,7 +132,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.admin = admin.New(opts.Admin, admin.Deps{
 		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
 		Orders: b.orders, Users: b.Users, Promos: b.Promos,
-		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+		Engine: engine, Broadcasts: work.NewBroadcasts(rdb, opts.Prefix), Log: opts.Logger, Now: opts.Now,
 	})
 	b.admin.Register(engine)
 	booksOpts := opts.Books
