@@ -110,8 +110,8 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		chatUp, adminUp, booksUp = opts.Reseller, opts.Reseller, opts.Reseller
 	}
 	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
-		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
-		Log: opts.Logger, Now: opts.Now,
+		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Chats: work.NewOrderChats(rdb, opts.Prefix),
+		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "chat"), Log: opts.Logger, Now: opts.Now,
 	})
 	b.wireReferral(opts, rdb, engine)
 	var onDelivered func(context.Context, *state.Order) error
