@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records"},
+	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/books":     {"shopbot/bot/fulfil", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},

@@ -145,7 +145,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.books.Register(engine)
 	b.chat.Register(engine)
 	b.support = support.New(opts.Support, support.Deps{
-		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
+		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Tickets: work.NewTickets(rdb, opts.Prefix),
 		Log: opts.Logger, Now: opts.Now,
 	})
 	b.support.Register(engine)

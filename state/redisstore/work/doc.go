@@ -3,6 +3,6 @@
 // job schedules (schedule.go), flood waits (floods.go), the catalog cache
 // (cache.go), product images' file_ids (images.go), broadcasts
 // (broadcast.go), order chats (orderchats.go), the checkout's payment
-// bookkeeping (payments.go), admin alerts (alerts.go), and the migration of
-// the key layout (migrate.go).
+// bookkeeping (payments.go), admin alerts (alerts.go), support tickets
+// (tickets.go), and the migration of the key layout (migrate.go).
 package work
