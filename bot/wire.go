@@ -140,7 +140,9 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.books = books.New(booksOpts, books.Deps{
 		Telegram: b, Upstream: booksUp, Stars: booksStars{b}, Alerts: b.Alerts,
 		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Referrals: b.referralStore(),
-		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+		Audit: records.NewCreditAudit(rdb, opts.Prefix), Reviews: reviews,
+		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "books"), Runs: work.NewReconcileRuns(rdb, opts.Prefix),
+		Engine: engine, Log: opts.Logger, Now: opts.Now,
 	})
 	b.books.Register(engine)
 	b.chat.Register(engine)

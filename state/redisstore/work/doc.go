@@ -4,5 +4,6 @@
 // (cache.go), product images' file_ids (images.go), broadcasts
 // (broadcast.go), order chats (orderchats.go), the checkout's payment
 // bookkeeping (payments.go), admin alerts (alerts.go), support tickets
-// (tickets.go), and the migration of the key layout (migrate.go).
+// (tickets.go), the books' reconciliation runs (reconcileruns.go), and the
+// migration of the key layout (migrate.go).
 package work
