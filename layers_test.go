@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	// The Redis store beside the records: the connection, durability and
 	// limits; the shop's records (orders, quotes, wallets, promos,
 	// referrals, buyers); the bot's work (intake, conversations, schedules,
-	// caches, broadcasts, order chats).
+	// caches, broadcasts, order chats, alerts, support tickets).
 	"shopbot/state/redisstore":         nil,
 	"shopbot/state/redisstore/records": {"shopbot/state", "shopbot/state/redisstore"},
 	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore"},
