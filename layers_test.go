@@ -188,11 +188,7 @@ func speaksRedis(imp string) bool {
 // today: being moved to the store. Take a package off as soon as it no
 // longer imports the client.
 var redisNotYetMoved = map[string]bool{
-	"shopbot/bot":           true,
-	"shopbot/bot/admin":     true,
-	"shopbot/bot/books":     true,
-	"shopbot/bot/support":   true,
-	"shopbot/bot/orderchat": true,
+	"shopbot/bot": true,
 }
 
 func TestPureOnlyTheStoreImportsRedis(t *testing.T) {
