@@ -82,7 +82,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.metrics.AddStore(b.Queue, b.orders, reviews)
 
 	b.Alerts = admin.NewAlerts(admin.AlertsDeps{
-		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Redis: rdb, Prefix: opts.Prefix,
+		Telegram: b, Admins: opts.Admins, Lang: engine.DefaultLang, Store: work.NewAlerts(rdb, opts.Prefix),
 		Log: opts.Logger, Now: opts.Now,
 	})
 	b.Alerts.OnBalance = func(usd decimal.Decimal) { b.metrics.Balance.Set(usd.InexactFloat64()) }
@@ -110,8 +110,8 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 		chatUp, adminUp, booksUp = opts.Reseller, opts.Reseller, opts.Reseller
 	}
 	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
-		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Redis: rdb, Prefix: opts.Prefix,
-		Log: opts.Logger, Now: opts.Now,
+		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Chats: work.NewOrderChats(rdb, opts.Prefix),
+		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "chat"), Log: opts.Logger, Now: opts.Now,
 	})
 	b.wireReferral(opts, rdb, engine)
 	var onDelivered func(context.Context, *state.Order) error
@@ -132,7 +132,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.admin = admin.New(opts.Admin, admin.Deps{
 		Telegram: b, Upstream: adminUp, Fulfil: b.ful, Chats: b.chat,
 		Orders: b.orders, Users: b.Users, Promos: b.Promos,
-		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+		Engine: engine, Broadcasts: work.NewBroadcasts(rdb, opts.Prefix), Log: opts.Logger, Now: opts.Now,
 	})
 	b.admin.Register(engine)
 	booksOpts := opts.Books
@@ -140,12 +140,14 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 	b.books = books.New(booksOpts, books.Deps{
 		Telegram: b, Upstream: booksUp, Stars: booksStars{b}, Alerts: b.Alerts,
 		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Referrals: b.referralStore(),
-		Engine: engine, Redis: rdb, Prefix: opts.Prefix, Log: opts.Logger, Now: opts.Now,
+		Audit: records.NewCreditAudit(rdb, opts.Prefix), Reviews: reviews,
+		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "books"), Runs: work.NewReconcileRuns(rdb, opts.Prefix),
+		Engine: engine, Log: opts.Logger, Now: opts.Now,
 	})
 	b.books.Register(engine)
 	b.chat.Register(engine)
 	b.support = support.New(opts.Support, support.Deps{
-		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Redis: rdb, Prefix: opts.Prefix,
+		Telegram: b, Orders: b.orders, Engine: engine, Admins: opts.Admins, Tickets: work.NewTickets(rdb, opts.Prefix),
 		Log: opts.Logger, Now: opts.Now,
 	})
 	b.support.Register(engine)

@@ -3,15 +3,15 @@ package admin
 import (
 	"context"
 	"log/slog"
-	"shopbot/state/redisstore/records"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // Options are the admin side's settings.
@@ -73,11 +73,10 @@ type Deps struct {
 	Users    *records.Users  // broadcasts
 	Promos   *records.Promos // nil: no /promo
 	// Engine is where the admin commands and flows live.
-	Engine *flows.Engine
-	Redis  redis.UniversalClient // broadcasts
-	Prefix string                // the shop's Redis key prefix
-	Log    *slog.Logger
-	Now    func() time.Time
+	Engine     *flows.Engine
+	Broadcasts *work.Broadcasts // the broadcast jobs
+	Log        *slog.Logger
+	Now        func() time.Time
 }
 
 // Admin is the shop's admin side and the buyers' order list: /orders (a
@@ -94,7 +93,6 @@ type Admin struct {
 	engine *flows.Engine
 	log    *slog.Logger
 	now    func() time.Time
-	prefix string
 	bc     *broadcaster
 }
 
@@ -111,7 +109,7 @@ func New(opts Options, d Deps) *Admin {
 	}
 	return &Admin{
 		opts: opts, tg: d.Telegram, up: d.Upstream, ful: d.Fulfil, chats: d.Chats,
-		orders: d.Orders, promos: d.Promos, engine: d.Engine, log: d.Log, now: d.Now, prefix: d.Prefix,
+		orders: d.Orders, promos: d.Promos, engine: d.Engine, log: d.Log, now: d.Now,
 		bc: newBroadcaster(d),
 	}
 }

@@ -2,27 +2,24 @@ package admin
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
+	"shopbot/state/redisstore/work"
 )
 
 // Alerts tell admins about trouble once per occurrence: an alert's key is
-// remembered in Redis (shared by every process) until the condition clears,
-// so polling the same condition again sends nothing. They also watch the
+// remembered in the store (work.Alerts, shared by every process) until the
+// condition clears, so polling the same condition again sends nothing. They also watch the
 // upstream account (WatchUpstream).
 type Alerts struct {
 	tg     Sender
-	rdb    redis.UniversalClient
-	p      string
+	store  *work.Alerts
 	admins []int64
 	lang   locales.Lang // the admins' language
 	log    *slog.Logger
@@ -43,9 +40,8 @@ type Sender interface {
 type AlertsDeps struct {
 	Telegram Sender
 	Admins   []int64
-	Lang     locales.Lang          // the admins' language
-	Redis    redis.UniversalClient // which alerts are raised
-	Prefix   string                // the shop's Redis key prefix
+	Lang     locales.Lang // the admins' language
+	Store    *work.Alerts // which alerts are raised
 	Log      *slog.Logger
 	Now      func() time.Time
 }
@@ -58,18 +54,14 @@ func NewAlerts(d AlertsDeps) *Alerts {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Alerts{tg: d.Telegram, rdb: d.Redis, p: d.Prefix + "alert:", admins: d.Admins, lang: d.Lang, log: d.Log, now: d.Now}
+	return &Alerts{tg: d.Telegram, store: d.Store, admins: d.Admins, lang: d.Lang, log: d.Log, now: d.Now}
 }
 
 // Raise sends text to every admin unless the alert key is already raised.
 // It reports whether it sent.
 func (a *Alerts) Raise(ctx context.Context, key, text string) (bool, error) {
-	ok, err := a.rdb.SetArgs(ctx, a.p+key, a.now().Unix(), redis.SetArgs{Mode: "NX", TTL: 30 * 24 * time.Hour}).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
-	if err != nil || ok != "OK" {
-		return false, fmt.Errorf("raise alert %s: %w", key, err)
+	if raised, err := a.store.Raise(ctx, key, a.now()); !raised || err != nil {
+		return false, err
 	}
 	a.log.Warn("admin alert", "alert", key)
 	for _, id := range a.admins {
@@ -84,14 +76,7 @@ func (a *Alerts) Raise(ctx context.Context, key, text string) (bool, error) {
 // it was not raised before: a caller that alerts about many items at once
 // marks each and tells admins about the new ones in one message (Tell).
 func (a *Alerts) Mark(ctx context.Context, key string) (bool, error) {
-	ok, err := a.rdb.SetArgs(ctx, a.p+key, a.now().Unix(), redis.SetArgs{Mode: "NX", TTL: 30 * 24 * time.Hour}).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
-	}
-	if err != nil || ok != "OK" {
-		return false, fmt.Errorf("mark alert %s: %w", key, err)
-	}
-	return true, nil
+	return a.store.Raise(ctx, key, a.now())
 }
 
 // Tell sends text to every admin (an alert whose keys Mark raised).
@@ -106,8 +91,7 @@ func (a *Alerts) Tell(ctx context.Context, text string) {
 // Clear ends an alert's occurrence, so the next Raise alerts again. It
 // reports whether the alert was raised.
 func (a *Alerts) Clear(ctx context.Context, key string) (bool, error) {
-	n, err := a.rdb.Del(ctx, a.p+key).Result()
-	return n > 0, err
+	return a.store.Clear(ctx, key)
 }
 
 // AccountReader reads the upstream account (the reseller client does).

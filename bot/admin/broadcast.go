@@ -27,7 +27,7 @@ type broadcaster struct {
 
 func newBroadcaster(d Deps) *broadcaster {
 	return &broadcaster{
-		tg: d.Telegram, users: d.Users, log: d.Log, jobs: work.NewBroadcasts(d.Redis, d.Prefix),
+		tg: d.Telegram, users: d.Users, log: d.Log, jobs: d.Broadcasts,
 		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
 	}
 }

@@ -4,15 +4,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"shopbot/state/redisstore/records"
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/flows"
 	"shopbot/reseller"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // Options are the books' settings.
@@ -87,10 +87,17 @@ type Deps struct {
 	// Referrals is the referral program's store, for its totals in
 	// /stats; nil: referrals are off.
 	Referrals *records.Referrals
+	// Audit is /credit's audit of its credits.
+	Audit *records.CreditAudit
+	// Reviews is the admins' review list of Star charges, which the
+	// reconciliation counts as explained.
+	Reviews *records.ChargeReviews
+	// Schedule is the daily job's own schedule (work.NewNamedSchedule
+	// "books"); Runs records its runs.
+	Schedule *work.Schedule
+	Runs     *work.ReconcileRuns
 	// Engine is where the commands and flows live.
 	Engine *flows.Engine
-	Redis  redis.UniversalClient // the credit audit, the charge reviews, the daily job
-	Prefix string                // the shop's Redis key prefix
 	Log    *slog.Logger
 	Now    func() time.Time
 }
@@ -112,9 +119,10 @@ type Books struct {
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
-	rdb      redis.UniversalClient
-	prefix   string
 	audit    *records.CreditAudit // /credit's audit of its credits
+	reviews  *records.ChargeReviews
+	sched    *work.Schedule      // the daily job's
+	runs     *work.ReconcileRuns // the daily job's runs
 }
 
 // New returns the books over d's stores and services.
@@ -140,8 +148,8 @@ func New(opts Options, d Deps) *Books {
 	return &Books{
 		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts,
 		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, refs: d.Referrals,
-		engine: d.Engine, log: d.Log, now: d.Now, rdb: d.Redis, prefix: d.Prefix,
-		audit: records.NewCreditAudit(d.Redis, d.Prefix),
+		engine: d.Engine, log: d.Log, now: d.Now,
+		audit: d.Audit, reviews: d.Reviews, sched: d.Schedule, runs: d.Runs,
 	}
 }
 

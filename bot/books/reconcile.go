@@ -5,13 +5,10 @@ import (
 	"errors"
 	"html"
 	"regexp"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/jobs"
@@ -19,6 +16,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
+	"shopbot/state/redisstore/work"
 )
 
 // The reconciliation matches our books with the two outside ones over a
@@ -337,7 +335,6 @@ read:
 			break
 		}
 	}
-	reviews := records.NewChargeReviews(r.rdb, r.prefix)
 	for _, tx := range charges {
 		if !inWindow(tx.Date, rep.from, rep.to) {
 			continue
@@ -359,7 +356,7 @@ read:
 			}
 		}
 		kv := []any{"charge", locales.Escape(tx.ID), "stars", tx.Amount, "user", tx.User, "at", tx.Date}
-		if _, err := reviews.Get(ctx, tx.ID); err == nil {
+		if _, err := r.reviews.Get(ctx, tx.ID); err == nil {
 			rep.add("charge:"+tx.ID, "rep.rec.item.charge_review", kv...)
 			continue
 		} else if !errors.Is(err, state.ErrNoChargeReview) {
@@ -534,10 +531,6 @@ func (r *Books) reconcileCommand(ctx context.Context, env *flows.Env, _ *flows.S
 
 // ---- the daily job
 
-// reconcileKey holds the daily job's last run (HASH at, unexplained,
-// runs), for the admins and the tests.
-func (r *Books) reconcileKey() string { return r.prefix + "books:reconcile" }
-
 // runReconcile runs the daily reconciliation as a durable job: one
 // replica at a time, every ReconcileEvery (the first one ReconcileEvery
 // after the store first sees the job).
@@ -545,19 +538,18 @@ func (r *Books) runReconcile(ctx context.Context) {
 	if r.alerts == nil {
 		return
 	}
-	sched := work.NewNamedSchedule(r.rdb, r.prefix, "books")
-	if _, ok, err := sched.Due(ctx, reconcileJob); err != nil {
+	if _, ok, err := r.sched.Due(ctx, reconcileJob); err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("reconciliation: read its job", "err", err)
 		}
 	} else if !ok {
-		if err := sched.Put(ctx, reconcileJob, r.now().Add(r.opts.ReconcileEvery)); err != nil {
+		if err := r.sched.Put(ctx, reconcileJob, r.now().Add(r.opts.ReconcileEvery)); err != nil {
 			r.log.Warn("reconciliation: schedule its job", "err", err)
 		}
 	}
 	tick := min(r.opts.ReconcileEvery/4, time.Minute)
 	w := &jobs.Worker{
-		What: "reconciliation", Sched: sched, Now: r.now, Log: r.log,
+		What: "reconciliation", Sched: r.sched, Now: r.now, Log: r.log,
 		Tick: tick, Lease: 5 * time.Minute, Timeout: 10 * time.Minute, Parallel: 1,
 		Step: func(ctx context.Context, j work.Job) (time.Time, bool) {
 			if j.Name != reconcileJob {
@@ -604,12 +596,7 @@ func (r *Books) dailyReconcile(ctx context.Context) {
 		r.alerts.Tell(ctx, text)
 	}
 	r.log.Info("daily reconciliation", "unexplained", len(rep.items), "new", fresh, "pending", rep.pending, "incomplete", len(rep.failed))
-	_, err = r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, r.reconcileKey(), "at", now.Unix(), "unexplained", len(rep.items))
-		p.HIncrBy(ctx, r.reconcileKey(), "runs", 1)
-		return nil
-	})
-	if err != nil {
+	if err := r.runs.Record(ctx, now, len(rep.items)); err != nil {
 		r.log.Warn("daily reconciliation: record the run", "err", err)
 	}
 }

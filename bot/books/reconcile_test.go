@@ -192,8 +192,8 @@ func TestDailyReconcileAlertsOnce(t *testing.T) {
 	number := s.orphan()
 	charge := s.Fake.AddStarPayment(chat, "gift:someone-else", 40, time.Now().Add(-time.Minute), "")
 	runs := func() int {
-		n, _ := s.Rdb.Client.HGet(context.Background(), s.Rdb.Prefix+"books:reconcile", "runs").Int()
-		return n
+		run, _ := work.NewReconcileRuns(s.Rdb.Client, s.Rdb.Prefix).Last(context.Background())
+		return int(run.Runs)
 	}
 	alerts := func() []string {
 		var out []string

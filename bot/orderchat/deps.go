@@ -3,14 +3,13 @@ package orderchat
 import (
 	"context"
 	"log/slog"
-	"shopbot/state/redisstore/records"
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"shopbot/flows"
 	"shopbot/reseller"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // Telegram is what the relay needs of the Bot API; the bot's Telegram
@@ -44,10 +43,12 @@ type Deps struct {
 	// Engine is where the relay's flow lives (its flow timeout, the main
 	// menu) and gives the admins' language.
 	Engine *flows.Engine
-	Redis  redis.UniversalClient // the chat records and the chat poll schedule
-	Prefix string                // the shop's Redis key prefix
-	Log    *slog.Logger
-	Now    func() time.Time
+	Chats  *work.OrderChats // the chat records
+	// Schedule is the chat polls' own schedule (work.NewNamedSchedule
+	// "chat"), apart from the orders'.
+	Schedule *work.Schedule
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // maxMessageChars is the longest message Telegram takes.

@@ -109,8 +109,8 @@ func New(cfg Config, d Deps) *Relay {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Relay{
-		tg: d.Telegram, up: d.Upstream, orders: d.Orders, chats: work.NewOrderChats(d.Redis, d.Prefix),
-		sched: work.NewNamedSchedule(d.Redis, d.Prefix, "chat"), engine: d.Engine, log: d.Log, clock: d.Now, cfg: cfg,
+		tg: d.Telegram, up: d.Upstream, orders: d.Orders, chats: d.Chats,
+		sched: d.Schedule, engine: d.Engine, log: d.Log, clock: d.Now, cfg: cfg,
 	}
 }
 

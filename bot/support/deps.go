@@ -3,12 +3,11 @@ package support
 import (
 	"context"
 	"log/slog"
-	"shopbot/state/redisstore/records"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"shopbot/flows"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // Options are the shop's own support settings.
@@ -37,10 +36,9 @@ type Deps struct {
 	Orders   *records.Orders // a buyer's recent orders, shown to admins
 	// Engine is where support's flows live (the main menu) and gives the
 	// languages.
-	Engine *flows.Engine
-	Admins []int64               // who gets the buyers' messages
-	Redis  redis.UniversalClient // the tickets
-	Prefix string                // the shop's Redis key prefix
-	Log    *slog.Logger
-	Now    func() time.Time
+	Engine  *flows.Engine
+	Admins  []int64       // who gets the buyers' messages
+	Tickets *work.Tickets // the tickets
+	Log     *slog.Logger
+	Now     func() time.Time
 }

@@ -3,27 +3,25 @@ package support
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
 	"shopbot/bot/lines"
-	"shopbot/state/redisstore/records"
-
-	"github.com/redis/go-redis/v9"
-
 	"shopbot/flows"
 	"shopbot/locales"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // Support is a buyer's conversation with the shop's admins (/paysupport,
 // /support, the Help button): what the buyer writes goes to every admin with
 // the buyer's link and recent orders and a Reply button; an admin's reply
 // goes back to the buyer. A ticket (one per buyer) stays open until the
-// buyer or an admin closes it. Tickets live in Redis and sessions are
-// Redis-backed, so both survive restarts and are shared by replicas.
+// buyer or an admin closes it. Tickets live in the store (work.Tickets) and
+// sessions are Redis-backed, so both survive restarts and are shared by
+// replicas.
 
 // Global button actions and flows of support.
 const (
@@ -42,8 +40,8 @@ const (
 	supportOrders   = 5 // recent orders shown to admins
 )
 
-// Support keeps tickets in Redis: a hash per buyer (open, lang, name) and
-// a sorted set of open tickets by last activity.
+// Support keeps tickets in the store (work.Tickets): one per buyer, the
+// open ones by last activity.
 type Support struct {
 	opts   Options
 	tg     Telegram
@@ -52,8 +50,7 @@ type Support struct {
 	admins []int64
 	log    *slog.Logger
 	now    func() time.Time
-	rdb    redis.UniversalClient
-	p      string
+	store  *work.Tickets
 }
 
 // New returns support over d's stores and services.
@@ -66,17 +63,13 @@ func New(opts Options, d Deps) *Support {
 	}
 	return &Support{
 		opts: opts, tg: d.Telegram, orders: d.Orders, engine: d.Engine, admins: d.Admins, log: d.Log, now: d.Now,
-		rdb: d.Redis, p: d.Prefix + "support:",
+		store: d.Tickets,
 	}
 }
 
 // relayedTTL is how long an admin can answer a relayed message by replying
 // to it.
 const relayedTTL = 30 * 24 * time.Hour
-
-func (sp *Support) msgKey(admin int64, msg int) string {
-	return sp.p + "m:" + itoa(admin) + ":" + strconv.Itoa(msg)
-}
 
 // Reply is an admin's reply (Telegram's reply to a message) in their
 // private chat with the bot, not a command.
@@ -92,13 +85,13 @@ type Reply struct {
 // it to that buyer, without going through the admin's menu. It reports
 // false for anything else, which is left to the flows.
 func (sp *Support) TakeReply(ctx context.Context, m Reply) bool {
-	buyer, err := sp.rdb.Get(ctx, sp.msgKey(m.Admin, m.ReplyTo)).Int64()
+	buyer, err := sp.store.RelayedFrom(ctx, m.Admin, m.ReplyTo)
 	if err != nil {
 		return false // not a relayed support message (or too old): the flows answer
 	}
 	text, photo := m.Text, m.Photo
 	lang := sp.engine.LangFor(&flows.Session{}, flows.User{LanguageCode: m.LanguageCode})
-	name := sp.rdb.HGet(ctx, sp.key(buyer), "name").Val()
+	name := sp.ticketName(ctx, buyer)
 	if strings.TrimSpace(text) == "" && photo == "" {
 		_, _ = sp.tg.Send(ctx, m.Admin, locales.T(lang, "support.text_or_photo"), nil)
 		return true
@@ -115,8 +108,11 @@ func (sp *Support) TakeReply(ctx context.Context, m Reply) bool {
 	return true
 }
 
-func (sp *Support) key(user int64) string { return sp.p + "t:" + itoa(user) }
-func (sp *Support) openKey() string       { return sp.p + "open" }
+// ticketName is the buyer's name on their ticket ("" when unknown).
+func (sp *Support) ticketName(ctx context.Context, buyer int64) string {
+	t, _, _ := sp.store.Get(ctx, buyer)
+	return t.Name
+}
 
 // Register adds the commands, buttons and the two flows.
 func (sp *Support) Register(e *flows.Engine) {
@@ -139,15 +135,16 @@ func (sp *Support) Register(e *flows.Engine) {
 	}))
 	e.HandleButton(actSupportReply, flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
-		name, err := sp.rdb.HGet(ctx, sp.key(id), "name").Result()
-		if errors.Is(err, redis.Nil) || id <= 0 {
-			return &flows.Reply{Answer: env.T("support.no_ticket"), Alert: true, NoScreen: true}, nil
-		} else if err != nil {
+		t, ok, err := sp.store.Get(ctx, id)
+		if err != nil {
 			return nil, err
+		}
+		if !ok || id <= 0 {
+			return &flows.Reply{Answer: env.T("support.no_ticket"), Alert: true, NoScreen: true}, nil
 		}
 		s.Enter(replyFlow, "write", time.Time{})
 		s.Set("to", itoa(id))
-		s.Set("name", name)
+		s.Set("name", t.Name)
 		sc := sp.replyScreen(env, s)
 		sc.Fresh = true
 		return &flows.Reply{Screen: sc, Save: true}, nil
@@ -255,11 +252,8 @@ func (sp *Support) fromBuyer(ctx context.Context, env *flows.Env, text, photo st
 		name = "@" + u.Username
 	}
 	now := sp.now()
-	pipe := sp.rdb.TxPipeline()
-	pipe.HSet(ctx, sp.key(u.ID), "open", "1", "lang", string(env.Lang), "name", name, "last", now.Unix())
-	pipe.ZAdd(ctx, sp.openKey(), redis.Z{Score: float64(now.Unix()), Member: itoa(u.ID)})
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("open support ticket: %w", err)
+	if err := sp.store.Open(ctx, u.ID, string(env.Lang), name, now); err != nil {
+		return err
 	}
 	lang := sp.engine.DefaultLang
 	head := locales.T(lang, "support.to_admin", "user", userLink(u.ID, name), "id", itoa(u.ID),
@@ -282,7 +276,9 @@ func (sp *Support) fromBuyer(ctx context.Context, env *flows.Env, text, photo st
 			continue
 		}
 		// A swipe reply to this message answers the buyer (see swipeReply).
-		sp.rdb.Set(ctx, sp.msgKey(admin, msg), itoa(u.ID), relayedTTL)
+		if err := sp.store.Relayed(ctx, admin, msg, u.ID, relayedTTL); err != nil {
+			sp.log.Warn("support: remember a relayed message", "admin", admin, "buyer", u.ID, "err", err)
+		}
 		delivered++
 	}
 	if delivered == 0 {
@@ -378,7 +374,9 @@ func (f adminReply) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 // buttons to write back or close the ticket.
 func (sp *Support) toBuyer(ctx context.Context, buyer int64, text, photo string) error {
 	lang := sp.buyerLang(ctx, buyer)
-	sp.rdb.HSet(ctx, sp.key(buyer), "last", sp.now().Unix())
+	if err := sp.store.Touch(ctx, buyer, sp.now()); err != nil {
+		sp.log.Warn("support: record a reply on the ticket", "buyer", buyer, "err", err)
+	}
 	write, _ := flows.EncodeCallback(flows.GlobalNonce, actSupport, "")
 	closeT, _ := flows.EncodeCallback(flows.GlobalNonce, actSupportClose, itoa(buyer))
 	rows := [][]flows.Button{{{Text: locales.T(lang, "btn.support_write"), Data: write}, {Text: locales.T(lang, "btn.close_ticket"), Data: closeT}}}
@@ -391,7 +389,8 @@ func (sp *Support) toBuyer(ctx context.Context, buyer int64, text, photo string)
 }
 
 func (sp *Support) buyerLang(ctx context.Context, buyer int64) locales.Lang {
-	if l, ok := locales.Parse(sp.rdb.HGet(ctx, sp.key(buyer), "lang").Val()); ok {
+	t, _, _ := sp.store.Get(ctx, buyer)
+	if l, ok := locales.Parse(t.Lang); ok {
 		return l
 	}
 	return sp.engine.DefaultLang
@@ -399,16 +398,15 @@ func (sp *Support) buyerLang(ctx context.Context, buyer int64) locales.Lang {
 
 // close ends a buyer's ticket and tells the other side.
 func (sp *Support) close(ctx context.Context, env *flows.Env, s *flows.Session, buyer int64) (*flows.Reply, error) {
-	n, err := sp.rdb.ZRem(ctx, sp.openKey(), itoa(buyer)).Result()
+	was, err := sp.store.Close(ctx, buyer)
 	if err != nil {
-		return nil, fmt.Errorf("close support ticket: %w", err)
+		return nil, err
 	}
-	sp.rdb.HSet(ctx, sp.key(buyer), "open", "0")
 	byBuyer := env.User.ID == buyer
-	if n > 0 {
+	if was {
 		if byBuyer {
 			lang := sp.engine.DefaultLang
-			name := sp.rdb.HGet(ctx, sp.key(buyer), "name").Val()
+			name := sp.ticketName(ctx, buyer)
 			for _, admin := range sp.admins {
 				if _, err := sp.tg.Send(ctx, admin, locales.T(lang, "support.closed_by_buyer", "user", userLink(buyer, name)), nil); err != nil {
 					sp.log.Warn("support: tell admin of a closed ticket", "admin", admin, "err", err)
@@ -431,21 +429,20 @@ func (sp *Support) close(ctx context.Context, env *flows.Env, s *flows.Session, 
 
 // tickets lists the open tickets for an admin, newest activity first.
 func (sp *Support) tickets(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	ids, err := sp.rdb.ZRevRange(ctx, sp.openKey(), 0, maxTicketsShown-1).Result()
+	list, err := sp.store.OpenTickets(ctx, maxTicketsShown)
 	if err != nil {
-		return nil, fmt.Errorf("list support tickets: %w", err)
+		return nil, err
 	}
 	s.Clear()
 	text := env.T("support.tickets_title")
 	var rows [][]flows.Button
-	if len(ids) == 0 {
+	if len(list) == 0 {
 		text += "\n\n" + env.T("support.tickets_none")
 	}
-	for _, id := range ids {
-		h := sp.rdb.HGetAll(ctx, sp.p+"t:"+id).Val()
-		last, _ := strconv.ParseInt(h["last"], 10, 64)
-		name := locales.Clip(h["name"], 40)
-		text += "\n" + env.T("support.ticket_line", "user", userLink(parseID(id), name), "id", id, "date", locales.DateTime(env.Lang, time.Unix(last, 0)))
+	for _, t := range list {
+		id := itoa(t.Buyer)
+		name := locales.Clip(t.Name, 40)
+		text += "\n" + env.T("support.ticket_line", "user", userLink(t.Buyer, name), "id", id, "date", locales.DateTime(env.Lang, t.Last))
 		rows = append(rows, []flows.Button{
 			{Text: env.T("btn.support_reply_to", "name", locales.Clip(name, 24)), Action: actSupportReply, Arg: id, Global: true},
 			{Text: env.T("btn.close_ticket"), Action: actSupportClose, Arg: id, Global: true},

@@ -3,6 +3,7 @@
 // job schedules (schedule.go), flood waits (floods.go), the catalog cache
 // (cache.go), product images' file_ids (images.go), broadcasts
 // (broadcast.go), order chats (orderchats.go), the checkout's payment
-// bookkeeping (payments.go), and the migration of the key layout
-// (migrate.go).
+// bookkeeping (payments.go), admin alerts (alerts.go), support tickets
+// (tickets.go), the books' reconciliation runs (reconcileruns.go), and the
+// migration of the key layout (migrate.go).
 package work
