@@ -7,17 +7,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
+
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
-	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/admin"
 	"shopbot/bot/books"
@@ -91,7 +91,7 @@ type Options struct {
 // may share one Redis.
 type Bot struct {
 	opts     Options
-	rdb      redis.UniversalClient
+	rdb      redisstore.Client
 	Queue    *work.Queue
 	Users    *records.Users
 	API      *API
@@ -112,7 +112,7 @@ type Bot struct {
 }
 
 // New builds a bot over rdb with the flow engine.
-func New(opts Options, rdb redis.UniversalClient, engine *flows.Engine) (*Bot, error) {
+func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error) {
 	if opts.Token == "" {
 		return nil, errors.New("bot token is empty")
 	}

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"shopbot/state/redisstore"
+
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -66,7 +68,7 @@ func (b *Bot) MetricsHandler() http.Handler {
 func (b *Bot) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := b.rdb.Ping(ctx).Err(); err != nil {
+	if err := redisstore.Ping(ctx, b.rdb); err != nil {
 		http.Error(w, "redis: unavailable", http.StatusServiceUnavailable)
 		return
 	}

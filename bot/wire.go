@@ -2,13 +2,13 @@ package bot
 
 import (
 	"context"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
+
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/admin"
@@ -61,7 +61,7 @@ type features struct {
 
 // wire builds the features and registers their commands, buttons and flows
 // with the engine.
-func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine) {
+func (b *Bot) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	b.durable = redisstore.NewDurability(rdb, opts.Prefix, redisstore.WithModeReport(func(p redisstore.Persistence) {
 		opts.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
 	}))
@@ -156,7 +156,7 @@ func (b *Bot) wire(opts Options, rdb redis.UniversalClient, engine *flows.Engine
 // wireReferral builds the referral program when REFERRAL_PERCENT is above
 // 0 and buyers have a wallet to receive rewards in; with the wallet off it
 // says at start that referrals are off.
-func (b *Bot) wireReferral(opts Options, rdb redis.UniversalClient, engine *flows.Engine) {
+func (b *Bot) wireReferral(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	if !opts.Referral.Percent.IsPositive() {
 		return
 	}

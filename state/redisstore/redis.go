@@ -37,6 +37,12 @@ type Endpoint struct {
 	URL  string
 }
 
+// Client is a connection to the shop's Redis in any of its modes
+// (go-redis's UniversalClient). The shop's stores (records, work) are
+// built over it; nothing outside the store packages calls it, so the rest
+// of the shop names it by this alias and never imports the Redis client.
+type Client = redis.UniversalClient
+
 // Conn is an open Redis connection and, when no URL was given, the embedded
 // in-process server behind it.
 type Conn struct {
