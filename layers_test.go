@@ -66,13 +66,15 @@ var allowed = map[string][]string{
 	"shopbot/bot/lines": {"shopbot/locales", "shopbot/reseller", "shopbot/state"},
 	// The features: never the bot, never one another but for fulfil's
 	// contract (OrderJob, the chat button), which the others read.
-	"shopbot/bot/fulfil":    {"shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/checkout":  {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/orderchat": {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/support":   {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/admin":     {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/books":     {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/referral":  {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
+	// The orphan scan, which fulfil runs as one of its jobs.
+	"shopbot/bot/fulfil/orphans": {"shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records"},
+	"shopbot/bot/fulfil":         {"shopbot/bot/fulfil/orphans", "shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/checkout":       {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/orderchat":      {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/support":        {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/admin":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/books":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/referral":       {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
 	// The adapter's parts that speak no go-telegram: product images, metrics.
 	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
 	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"shopbot/state/redisstore/work"
 
 	"shopbot/reseller"

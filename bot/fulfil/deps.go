@@ -3,10 +3,11 @@ package fulfil
 import (
 	"context"
 	"log/slog"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"time"
+
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/lines"
 	"shopbot/flows"

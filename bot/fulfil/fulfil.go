@@ -16,6 +16,7 @@ import (
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/work"
 
+	"shopbot/bot/fulfil/orphans"
 	"shopbot/bot/jobs"
 	"shopbot/bot/lines"
 	"shopbot/flows"
@@ -128,6 +129,7 @@ type Fulfiller struct {
 	wallets *records.Wallets
 	msg     Messenger
 	alerts  Alerter
+	orphans *orphans.Scan
 	chats   Chats
 	durable Durable
 	journal *state.Journal
@@ -168,7 +170,8 @@ func New(d Deps, cfg Config) *Fulfiller {
 		d.Journal, _ = state.OpenJournal("", JournalKeep, d.Now) // in memory: cannot fail
 	}
 	return &Fulfiller{
-		up: d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
+		orphans: &orphans.Scan{Orders: d.Orders, Up: d.Upstream, Alerts: d.Alerts, Lang: d.Lang, Log: d.Log, Now: d.Now, After: cfg.OrphanAfter},
+		up:      d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
 		onLoss: d.OnLoss, onRefunded: d.OnRefunded, onDelivered: d.OnDelivered, journal: d.Journal,
 		canary: redisstore.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
