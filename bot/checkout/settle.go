@@ -238,18 +238,29 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
 		return false, nil
 	}
-	p.recommitPromo(ctx, e.Order)
-	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
+	_, err = p.restorePaid(ctx, e.Order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return false, nil // the quote is back with another charge's order: settle as usual
 	}
+	return err == nil, err
+}
+
+// restorePaid stores again the journaled paid order o that Redis lost,
+// with its promo use, and schedules it: the one rebuild of a paid order,
+// Stars (rebuildJournaled) or wallet (rebuildWalletOrder). It reports
+// whether the order was new to the store (false: it was back already);
+// state.ErrQuoteAlreadyPaid says the quote was paid by another order
+// meanwhile, and the caller gives the money back or settles as usual.
+func (p *Checkout) restorePaid(ctx context.Context, o *state.Order) (bool, error) {
+	p.recommitPromo(ctx, o)
+	created, dup, err := p.Orders.CreatePaid(ctx, o)
 	if err != nil {
 		return false, err
 	}
 	if !dup {
-		p.log.Info("paid order Redis lost rebuilt from the journal", "order", o.ID, "charge", c.ID)
+		p.log.Info("paid order Redis lost rebuilt from the journal", "order", created.ID, "was", o.ID, "method", o.PayMethod, "charge", o.ChargeID)
 	}
-	return true, p.ensureScheduled(ctx, o)
+	return !dup, p.ensureScheduled(ctx, created)
 }
 
 // recommitPromo takes again the promo use of a paid order rebuilt from the

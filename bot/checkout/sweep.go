@@ -282,7 +282,7 @@ func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
 				continue
 			}
 			amt, _, _ := p.Wallets.Moved(ctx, user, WalletRef(qid))
-			if _, _, err := p.Wallets.Credit(ctx, user, amt.Neg(), "refund:"+WalletRef(qid), "refund", "refund"); err != nil {
+			if err := p.refundDebit(ctx, user, amt.Neg(), WalletRef(qid)); err != nil {
 				return n, err
 			}
 			_ = p.pay.DropWalletPending(ctx, m)
