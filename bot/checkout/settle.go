@@ -54,15 +54,8 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 // its create above the orphan scan's mark (everything below it is claimed
 // or reported) rather than above the newest number seen now.
 func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, repair bool) (reviewed bool, err error) {
-	if o, err := p.Orders.ByCharge(ctx, c.ID); err == nil {
-		return false, p.ensureScheduled(ctx, o)
-	} else if !errors.Is(err, state.ErrOrderNotFound) {
+	if done, err := p.chargeDone(ctx, c.ID); err != nil || done {
 		return false, err
-	}
-	if done, err := p.pay.Refunded(ctx, c.ID); err != nil {
-		return false, err
-	} else if done {
-		return false, nil
 	}
 	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)
 	lang := p.langOf(ctx, qid, langCode)
@@ -110,6 +103,17 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 		p.log.Warn("tell buyer the payment arrived", "order", o.ID, "err", err)
 	}
 	return false, nil
+}
+
+// chargeDone reports whether the Stars charge id is settled already: it
+// has an order (which is made sure to be scheduled) or was refunded.
+func (p *Checkout) chargeDone(ctx context.Context, id string) (bool, error) {
+	if o, err := p.Orders.ByCharge(ctx, id); err == nil {
+		return true, p.ensureScheduled(ctx, o)
+	} else if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	return p.pay.Refunded(ctx, id)
 }
 
 // settleQuoteGone settles a charge (with no order) whose quote is not
