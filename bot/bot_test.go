@@ -27,7 +27,7 @@ import (
 
 const chat = bottest.Chat
 
-const admin = int64(9000)
+const admin = bottest.Admin
 
 // harness is the shop's test harness (bottest), with the helpers of this
 // package's tests as its methods.

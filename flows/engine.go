@@ -198,6 +198,16 @@ func (e *Engine) flow(name string, env *Env) Flow {
 	return e.flows[name]
 }
 
+// handle gives the event to the session's flow f; a reply that saves the
+// session keeps the flow alive for another FlowTTL.
+func (e *Engine) handle(ctx context.Context, f Flow, env *Env, s *Session, ev Event) (*Reply, error) {
+	r, err := f.Handle(ctx, env, s, ev)
+	if r != nil && r.Save {
+		s.Expires = ev.Now.Add(e.FlowTTL)
+	}
+	return r, err
+}
+
 // isLine reports whether name is a product line (what the menu's line
 // buttons, line commands and deep links may open).
 func isLine(name string) bool {
@@ -336,11 +346,7 @@ func (e *Engine) route(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 			return &Reply{Notices: []Notice{{Text: env.T("err.expired")}}, Screen: e.menu(env), Save: true}, nil
 		}
 		if f := e.flow(s.Flow, env); f != nil {
-			r, err := f.Handle(ctx, env, s, ev)
-			if r != nil && r.Save {
-				s.Expires = ev.Now.Add(e.FlowTTL)
-			}
-			return r, err
+			return e.handle(ctx, f, env, s, ev)
 		}
 		key := "menu.text_hint"
 		if ev.Kind != EvText && ev.Kind != EvPhoto || ev.Kind == EvText && strings.TrimSpace(ev.Text) == "" {
@@ -503,11 +509,7 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		return f(ctx, env, s, ev)
 	}
 	if f := e.flow(s.Flow, env); f != nil {
-		r, err := f.Handle(ctx, env, s, ev)
-		if r != nil && r.Save {
-			s.Expires = ev.Now.Add(e.FlowTTL)
-		}
-		return r, err
+		return e.handle(ctx, f, env, s, ev)
 	}
 	return e.stale(ctx, env, s)
 }

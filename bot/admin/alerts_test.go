@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
+	"shopbot/bot/bottest"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -26,7 +27,8 @@ func simReseller(t *testing.T, key string) (*reseller.Client, *resellersim.Sim) 
 	return c, sim
 }
 
-func (h *harness) alertsTo(chatID int64, part string) int {
+// alertsTo counts the messages to chatID that contain part.
+func alertsTo(h *bottest.Harness, chatID int64, part string) int {
 	n := 0
 	for _, m := range h.Fake.MessagesIn(chatID) {
 		if strings.Contains(m.RawText, part) {
@@ -39,9 +41,9 @@ func (h *harness) alertsTo(chatID int64, part string) int {
 // Each alert is sent once per occurrence, not on every poll; the low
 // balance alerts again only after it recovered and dropped again.
 func TestAlertDeduplication(t *testing.T) {
-	h := newHarness(t)
+	h := bottest.New(t)
 	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
-	fakePace(b.API) // several alerts to one admin: paced on a fake clock
+	bottest.FakePace(b.API) // several alerts to one admin: paced on a fake clock
 	client, sim := simReseller(t, "k")
 	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	ctx := context.Background()
@@ -51,7 +53,7 @@ func TestAlertDeduplication(t *testing.T) {
 	for range 3 {
 		b.Alerts.CheckUpstream(ctx)
 	}
-	if n := h.alertsTo(admin, low); n != 1 || h.alertsTo(admin+1, low) != 1 {
+	if n := alertsTo(h, admin, low); n != 1 || alertsTo(h, admin+1, low) != 1 {
 		t.Fatalf("low balance alerted %d times", n)
 	}
 	if !strings.Contains(h.Fake.MessagesIn(admin)[0].RawText, "$12.50") {
@@ -60,33 +62,33 @@ func TestAlertDeduplication(t *testing.T) {
 	sim.SetBalance(decimal.RequireFromString("500"))
 	b.Alerts.CheckUpstream(ctx)
 	b.Alerts.CheckUpstream(ctx)
-	if n := h.alertsTo(admin, "back to"); n != 1 {
+	if n := alertsTo(h, admin, "back to"); n != 1 {
 		t.Fatalf("recovery noted %d times", n)
 	}
 	sim.SetBalance(decimal.RequireFromString("10"))
 	b.Alerts.CheckUpstream(ctx)
 	b.Alerts.CheckUpstream(ctx)
-	if n := h.alertsTo(admin, low); n != 2 {
+	if n := alertsTo(h, admin, low); n != 2 {
 		t.Fatalf("after recovering and dropping again: %d low-balance alerts, want 2", n)
 	}
 
 	sim.SetAccountStatus(resellersim.StatusBlocked)
 	b.Alerts.CheckUpstream(ctx)
 	b.Alerts.CheckUpstream(ctx)
-	if n := h.alertsTo(admin, "blocked"); n != 1 {
+	if n := alertsTo(h, admin, "blocked"); n != 1 {
 		t.Fatalf("blocked account alerted %d times", n)
 	}
 	// Two processes polling the same condition still alert once.
 	other := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 	other.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	other.Alerts.CheckUpstream(ctx)
-	if n := h.alertsTo(admin, "blocked"); n != 1 {
+	if n := alertsTo(h, admin, "blocked"); n != 1 {
 		t.Fatalf("a second process alerted again: %d", n)
 	}
 }
 
 func TestAlertWhenUpstreamKeyRejected(t *testing.T) {
-	h := newHarness(t)
+	h := bottest.New(t)
 	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 	client, _ := simReseller(t, "wrong-key")
 	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)

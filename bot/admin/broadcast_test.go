@@ -10,12 +10,13 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/flows/golden"
 	"shopbot/locales"
 )
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
-	h := newHarness(t)
+	h := bottest.New(t)
 	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "broadcast", "")
 	if got := h.Wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
@@ -30,7 +31,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about 20 s at 25 messages a second")
 	}
-	h := newHarness(t)
+	h := bottest.New(t)
 	withAdmin := func(o *bot.Options) { o.Admins = []int64{admin} }
 	first := h.NewBot(withAdmin)
 	stopFirst := h.Run(first)
@@ -125,7 +126,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 }
 
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
-	h := newHarness(t)
+	h := bottest.New(t)
 	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "help", "")
 	h.Wait("sendMessage", 1)
@@ -157,7 +158,7 @@ func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 func TestBroadcastScreensGolden(t *testing.T) {
 	for _, lang := range []string{"en", "ru"} {
 		t.Run(lang, func(t *testing.T) {
-			h := newHarness(t)
+			h := bottest.New(t)
 			b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
 			h.Run(b)
 			h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
@@ -171,15 +172,15 @@ func TestBroadcastScreensGolden(t *testing.T) {
 			l := locales.Lang(lang)
 			var out strings.Builder
 			h.Fake.SendCommand(admin, "broadcast", "")
-			out.WriteString(renderMessage(h.WaitText(admin, locales.T(l, "bc.compose"))) + "\n")
+			out.WriteString(bottest.Render(h.WaitText(admin, locales.T(l, "bc.compose"))) + "\n")
 			h.Fake.SendText(admin, "Sale <b>today</b>")
 			preview := h.WaitText(admin, "Sale &lt;b&gt;today")
-			out.WriteString(renderMessage(preview) + "\n")
+			out.WriteString(bottest.Render(preview) + "\n")
 			if _, err := h.Fake.PressButton(admin, preview.MessageID, locales.T(l, "btn.bc_send")); err != nil {
 				t.Fatal(err)
 			}
 			report := h.WaitText(admin, "✅")
-			out.WriteString(renderMessage(report))
+			out.WriteString(bottest.Render(report))
 			golden.Check(t, "broadcast/screens_"+lang, out.String())
 		})
 	}

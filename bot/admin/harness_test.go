@@ -1,23 +1,10 @@
 package admin_test
 
-import (
-	"testing"
+import "shopbot/bot/bottest"
 
-	"shopbot/bot/bottest"
-)
-
+// The buyer's and the admin's chats of the tests, which run the whole shop
+// (bottest).
 const (
 	chat  = bottest.Chat
-	admin = int64(9000)
-)
-
-// harness is the shop's test harness, with the helpers of this package's
-// tests as its methods.
-type harness struct{ *bottest.Harness }
-
-func newHarness(t *testing.T) *harness { return &harness{bottest.New(t)} }
-
-var (
-	fakePace      = bottest.FakePace
-	renderMessage = bottest.Render
+	admin = bottest.Admin
 )

@@ -17,6 +17,7 @@ import (
 	"shopbot/bot"
 	"shopbot/bot/books"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -54,7 +55,7 @@ func newBooksShop(t *testing.T, mod func(*books.Options)) *booksShop {
 			mod(&o.Books)
 		}
 	})
-	fakePace(b.API)
+	bottest.FakePace(b.API)
 	sh := &shop.Shop{
 		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
@@ -75,7 +76,7 @@ func (s *booksShop) buy(n int) *state.Order {
 	s.Tap(s.b, "US")
 	s.Tap(s.b, "Apple Gift Card 10 USD")
 	s.Say(s.b, strconv.Itoa(n))
-	s.Tap(s.b, en("btn.pay"))
+	s.Tap(s.b, bottest.En("btn.pay"))
 	s.Wait("sendInvoice", invoices+1)
 	var inv botapitest.Message
 	for _, m := range s.Fake.MessagesIn(chat) {
@@ -130,7 +131,7 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 	}
 	m := s.Command(s.b, admin, "reconcile", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
-	for _, want := range []string{"Reconciliation", "3 orders of ours, 3 upstream orders, 3 upstream order debits, 3 Star payments, 0 Star refunds", en("rep.rec.clean")} {
+	for _, want := range []string{"Reconciliation", "3 orders of ours, 3 upstream orders, 3 upstream order debits, 3 Star payments, 0 Star refunds", bottest.En("rep.rec.clean")} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("after a clean run /reconcile lacks %q:\n%s", want, text)
 		}
@@ -160,7 +161,7 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 			t.Errorf("/reconcile lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, en("rep.rec.clean")) || strings.Count(text, "\n• ") != 3 {
+	if strings.Contains(text, bottest.En("rep.rec.clean")) || strings.Count(text, "\n• ") != 3 {
 		t.Errorf("want exactly the three items:\n%s", text)
 	}
 
@@ -175,7 +176,7 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 			t.Errorf("/reconcile %s answered %q", bad, m.RawText)
 		}
 	}
-	if m := s.Command(s.b, chat, "reconcile", ""); m.RawText != en("err.unknown_command") {
+	if m := s.Command(s.b, chat, "reconcile", ""); m.RawText != bottest.En("err.unknown_command") {
 		t.Errorf("a buyer's /reconcile got %q", m.RawText)
 	}
 	s.NoViolations()

@@ -17,6 +17,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/flows/golden"
 	"shopbot/locales"
@@ -50,7 +51,7 @@ func (h *harness) reportsBot(client *reseller.Client, mod func(*bot.Options)) *b
 			mod(o)
 		}
 	})
-	fakePace(b.API)
+	bottest.FakePace(b.API)
 	return b
 }
 
@@ -132,7 +133,7 @@ func TestBalanceWhenTheUpstreamFails(t *testing.T) {
 			if c.name != "503" && !strings.Contains(m.RawText, "1,500\u00a0⭐ (≈ $19.50 at $0.013 a Star)") { // 1,500 × 0.013
 				t.Fatalf("the Star balance is missing: %s", m.RawText)
 			}
-			golden.Check(t, "reports/balance_"+c.name, renderMessage(m))
+			golden.Check(t, "reports/balance_"+c.name, bottest.Render(m))
 			h.NoViolations()
 		})
 	}
@@ -169,38 +170,38 @@ func TestTransactionsPagingAndFilters(t *testing.T) {
 	if !strings.Contains(page1.RawText, "page 1") || !strings.Contains(page1.RawText, "<b>#28</b>") || !strings.Contains(page1.RawText, "<b>#19</b>") || strings.Contains(page1.RawText, "<b>#18</b>") {
 		t.Fatalf("page 1 = %s", page1.RawText)
 	}
-	golden.Check(t, "reports/tx_page1", renderMessage(page1))
+	golden.Check(t, "reports/tx_page1", bottest.Render(page1))
 	edits := len(h.Fake.CallsFor("editMessageText"))
 	page2 := h.Press(b, admin, page1, locales.T(locales.En, "rep.btn.older"))
 	if !strings.Contains(page2.RawText, "page 2") || !strings.Contains(page2.RawText, "<b>#18</b>") || !strings.Contains(page2.RawText, "<b>#9</b>") || strings.Contains(page2.RawText, "<b>#19</b>") {
 		t.Fatalf("page 2 = %s", page2.RawText)
 	}
-	golden.Check(t, "reports/tx_page2", renderMessage(page2))
+	golden.Check(t, "reports/tx_page2", bottest.Render(page2))
 	page3 := h.Press(b, admin, page2, locales.T(locales.En, "rep.btn.older"))
 	// #8..#5 and the deposit #2: the last page, no Older button.
 	if !strings.Contains(page3.RawText, "<b>#8</b>") || !strings.Contains(page3.RawText, "<b>#2</b>") || strings.Contains(page3.RawText, "<b>#9</b>") || strings.Contains(page3.RawText, "<b>#3</b>") {
 		t.Fatalf("page 3 = %s", page3.RawText)
 	}
-	golden.Check(t, "reports/tx_page3", renderMessage(page3))
+	golden.Check(t, "reports/tx_page3", bottest.Render(page3))
 	back2 := h.Press(b, admin, page3, locales.T(locales.En, "rep.btn.newer"))
-	if renderMessage(back2) != renderMessage(page2) {
-		t.Fatalf("Back from page 3 shows\n%s\nwant page 2\n%s", renderMessage(back2), renderMessage(page2))
+	if bottest.Render(back2) != bottest.Render(page2) {
+		t.Fatalf("Back from page 3 shows\n%s\nwant page 2\n%s", bottest.Render(back2), bottest.Render(page2))
 	}
 	back1 := h.Press(b, admin, back2, locales.T(locales.En, "rep.btn.newer"))
-	if renderMessage(back1) != renderMessage(page1) {
-		t.Fatalf("Back to page 1 shows\n%s", renderMessage(back1))
+	if bottest.Render(back1) != bottest.Render(page1) {
+		t.Fatalf("Back to page 1 shows\n%s", bottest.Render(back1))
 	}
 	credits := h.Press(b, admin, back1, "Direction: all")
 	// Credits: the deposit #2 and the odd adjustments #5, #7, ..., #27: 13, so two pages.
 	if !strings.Contains(credits.RawText, "Direction: credit") || strings.Contains(credits.RawText, "debit") || !strings.Contains(credits.RawText, "<b>#27</b>") || strings.Contains(credits.RawText, "<b>#28</b>") {
 		t.Fatalf("credits = %s", credits.RawText)
 	}
-	golden.Check(t, "reports/tx_credits", renderMessage(credits))
+	golden.Check(t, "reports/tx_credits", bottest.Render(credits))
 	deposits := h.Press(b, admin, credits, "Type: all")
 	if !strings.Contains(deposits.RawText, "<b>#2</b>") || strings.Contains(deposits.RawText, "<b>#5</b>") {
 		t.Fatalf("credit deposits = %s", deposits.RawText)
 	}
-	golden.Check(t, "reports/tx_credit_deposits", renderMessage(deposits))
+	golden.Check(t, "reports/tx_credit_deposits", bottest.Render(deposits))
 	if n := len(h.Fake.CallsFor("editMessageText")) - edits; n != 6 {
 		t.Fatalf("navigation made %d edits, want 6 (every step edits the message in place)", n)
 	}
@@ -313,7 +314,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 			t.Errorf("/stats lacks\n%s\n--- got:\n%s", want, text)
 		}
 	}
-	golden.Check(t, "reports/stats", renderMessage(m))
+	golden.Check(t, "reports/stats", bottest.Render(m))
 	h.NoViolations()
 }
 
@@ -337,7 +338,7 @@ func TestStatsInRussian(t *testing.T) {
 			t.Errorf("/stats in Russian lacks %q:\n%s", want, text)
 		}
 	}
-	golden.Check(t, "reports/stats_ru", renderMessage(m))
+	golden.Check(t, "reports/stats_ru", bottest.Render(m))
 	h.NoViolations()
 }
 
@@ -352,7 +353,7 @@ func TestCreditRejectsBadArguments(t *testing.T) {
 		if !strings.Contains(m.RawText, want) || m.ReplyMarkup != nil {
 			t.Fatalf("/credit %s answered %q", arg, m.RawText)
 		}
-		fmt.Fprintf(&all, "/credit %s\n%s---\n", arg, renderMessage(m))
+		fmt.Fprintf(&all, "/credit %s\n%s---\n", arg, bottest.Render(m))
 	}
 	golden.Check(t, "reports/credit_bad_arguments", all.String())
 	if rec, _ := records.NewCreditAudit(h.Rdb.Client, h.Rdb.Prefix).Recent(context.Background(), 10); len(rec) != 0 {
@@ -416,8 +417,8 @@ func checkCreditedOnce(t *testing.T, h *harness, w *records.Wallets) {
 func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
 	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15,50"))
-	golden.Check(t, "reports/credit_confirm", renderMessage(confirm))
-	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
+	golden.Check(t, "reports/credit_confirm", bottest.Render(confirm))
+	data := bottest.Button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	// Both taps arrive while the bot is busy elsewhere: handled back to back.
 	q1 := h.Fake.Press(admin, confirm.MessageID, data)
 	q2 := h.Fake.Press(admin, confirm.MessageID, data)
@@ -428,14 +429,14 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	}
 	checkCreditedOnce(t, h, w)
 	done, _ := h.Fake.Message(admin, confirm.MessageID)
-	golden.Check(t, "reports/credit_done", renderMessage(done))
+	golden.Check(t, "reports/credit_done", bottest.Render(done))
 	var told botapitest.Message
 	for _, m := range h.BotMessages(buyer) {
 		if strings.Contains(m.RawText, "зачислено") {
 			told = m
 		}
 	}
-	golden.Check(t, "reports/credit_buyer_ru", renderMessage(told))
+	golden.Check(t, "reports/credit_buyer_ru", bottest.Render(told))
 	h.NoViolations()
 }
 
@@ -444,7 +445,7 @@ func TestCreditDuplicateUpdateCreditsOnce(t *testing.T) {
 	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
 	press := botapitest.Update{UpdateID: 1 << 30, CallbackQuery: &botapitest.CallbackQuery{
 		ID: "dup-press", From: h.Fake.User(admin), Message: &confirm, ChatInstance: "1",
-		Data: button(t, confirm, locales.T(locales.En, "rep.btn.confirm")),
+		Data: bottest.Button(t, confirm, locales.T(locales.En, "rep.btn.confirm")),
 	}}
 	h.Fake.PushUpdate(press)
 	h.Fake.PushUpdate(press) // Telegram delivers the same update again
@@ -462,7 +463,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	if err != nil || before == nil {
 		t.Fatal(err)
 	}
-	data := button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
+	data := bottest.Button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
 	conv := work.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
@@ -479,7 +480,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	if !strings.Contains(again.RawText, "already made") || !strings.Contains(again.RawText, "$17.50") {
 		t.Fatalf("replay shows %q", again.RawText)
 	}
-	golden.Check(t, "reports/credit_replayed", renderMessage(again))
+	golden.Check(t, "reports/credit_replayed", bottest.Render(again))
 	h.NoViolations()
 }
 
@@ -496,7 +497,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if !strings.Contains(confirm.RawText, "Wallet payments are off") {
 		t.Fatalf("no wallet warning: %s", confirm.RawText)
 	}
-	golden.Check(t, "reports/credit_confirm_wallet_off", renderMessage(confirm))
+	golden.Check(t, "reports/credit_confirm_wallet_off", bottest.Render(confirm))
 	done := h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	if !strings.Contains(done.RawText, "Credited") || !strings.Contains(done.RawText, "blocked the bot") {
 		t.Fatalf("result %q", done.RawText)
@@ -504,7 +505,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	if bal, _ := w.Balance(context.Background(), buyer); !bal.Equal(usd("17.50")) {
 		t.Fatalf("balance %s", bal)
 	}
-	golden.Check(t, "reports/credit_done_blocked", renderMessage(done))
+	golden.Check(t, "reports/credit_done_blocked", bottest.Render(done))
 	// A credit to someone who never started the bot: said before and after.
 	other := h.Command(b, admin, "credit", "424242 1")
 	if !strings.Contains(other.RawText, "has not started the bot") {
@@ -524,7 +525,7 @@ func TestCreditWithWalletsOffToABuyerWhoBlockedTheBot(t *testing.T) {
 	}
 	// Cancel credits nothing.
 	fourth := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
-	if got := h.Press(b, admin, fourth, locales.T(locales.En, "btn.cancel")); !strings.Contains(got.RawText, "Credit cancelled") || hasButton(got, en("line.giftcards")) {
+	if got := h.Press(b, admin, fourth, locales.T(locales.En, "btn.cancel")); !strings.Contains(got.RawText, "Credit cancelled") || bottest.HasButton(got, bottest.En("line.giftcards")) {
 		t.Fatalf("cancelled credit shows %q", got.RawText)
 	}
 	fifth := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 100"))
@@ -553,7 +554,7 @@ func TestReportsWithoutAnUpstream(t *testing.T) {
 	h.Run(b)
 	want := locales.T(locales.En, "rep.up.not_configured")
 	if m := h.Command(b, admin, "transactions", ""); !strings.Contains(m.RawText, want) || len(m.ReplyMarkup.InlineKeyboard) != 2 {
-		t.Fatalf("/transactions = %s", renderMessage(m))
+		t.Fatalf("/transactions = %s", bottest.Render(m))
 	}
 	if m := h.Command(b, admin, "balance", ""); !strings.Contains(m.RawText, want) || !strings.Contains(m.RawText, "0\u00a0⭐") {
 		t.Fatalf("/balance = %s", m.RawText)

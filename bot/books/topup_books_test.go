@@ -14,6 +14,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -40,7 +41,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 		o.Checkout = &checkout.Options{Stars: true, Wallet: true, Upstream: client}
 		o.Books.ReconcileSettle = time.Millisecond
 	})
-	fakePace(b.API)
+	bottest.FakePace(b.API)
 	sh := &shop.Shop{
 		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true, ShowUSD: true},
@@ -56,7 +57,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 func (s *booksShop) topup(label string) botapitest.Message {
 	s.T.Helper()
 	w := s.Command(s.b, chat, "wallet", "")
-	s.Press(s.b, chat, w, en("wtopup.btn"))
+	s.Press(s.b, chat, w, bottest.En("wtopup.btn"))
 	n := len(s.Fake.CallsFor("sendInvoice"))
 	s.Press(s.b, chat, s.Menu(), label)
 	s.Wait("sendInvoice", n+1)
@@ -83,7 +84,7 @@ func (s *booksShop) sweep() {
 }
 
 func amount(usdText string, stars int64) string {
-	return en("wtopup.btn_amount", "usd", locales.Money(locales.En, usd(usdText)), "stars", locales.Stars(locales.En, stars))
+	return bottest.En("wtopup.btn_amount", "usd", locales.Money(locales.En, usd(usdText)), "stars", locales.Stars(locales.En, stars))
 }
 
 // TestBooksAfterWalletTopups: a top-up paid, one whose update was lost
@@ -134,7 +135,7 @@ func TestBooksAfterWalletTopups(t *testing.T) {
 	s.Tap(s.b, "US")
 	s.Tap(s.b, "Apple Gift Card 10 USD")
 	s.Say(s.b, "1")
-	s.Tap(s.b, en("btn.pay"))
+	s.Tap(s.b, bottest.En("btn.pay"))
 	s.Tap(s.b, "👛")
 	var o *state.Order
 	if !s.Until(func() bool {
@@ -153,7 +154,7 @@ func TestBooksAfterWalletTopups(t *testing.T) {
 	}
 
 	rec := strings.ReplaceAll(s.Command(s.b, admin, "reconcile", "").RawText, "\u00a0", " ")
-	for _, want := range []string{"1 orders of ours", "3 Star payments, 1 Star refunds", en("rep.rec.clean")} {
+	for _, want := range []string{"1 orders of ours", "3 Star payments, 1 Star refunds", bottest.En("rep.rec.clean")} {
 		if !strings.Contains(rec, want) {
 			t.Fatalf("/reconcile lacks %q:\n%s", want, rec)
 		}

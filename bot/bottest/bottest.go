@@ -25,6 +25,12 @@ import (
 // Chat is the buyer's chat (and user id) of the tests.
 const Chat = int64(5001)
 
+// Admin is the admin's chat (and user id) of the tests that need one.
+const Admin = int64(9000)
+
+// En is the English text of a locale key, what the tests expect to see.
+func En(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }
+
 // Harness is a fake Telegram and a Redis for one test.
 type Harness struct {
 	T    *testing.T

@@ -54,15 +54,8 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 // its create above the orphan scan's mark (everything below it is claimed
 // or reported) rather than above the newest number seen now.
 func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, repair bool) (reviewed bool, err error) {
-	if o, err := p.Orders.ByCharge(ctx, c.ID); err == nil {
-		return false, p.ensureScheduled(ctx, o)
-	} else if !errors.Is(err, state.ErrOrderNotFound) {
+	if done, err := p.chargeDone(ctx, c.ID); err != nil || done {
 		return false, err
-	}
-	if done, err := p.pay.Refunded(ctx, c.ID); err != nil {
-		return false, err
-	} else if done {
-		return false, nil
 	}
 	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)
 	lang := p.langOf(ctx, qid, langCode)
@@ -110,6 +103,17 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 		p.log.Warn("tell buyer the payment arrived", "order", o.ID, "err", err)
 	}
 	return false, nil
+}
+
+// chargeDone reports whether the Stars charge id is settled already: it
+// has an order (which is made sure to be scheduled) or was refunded.
+func (p *Checkout) chargeDone(ctx context.Context, id string) (bool, error) {
+	if o, err := p.Orders.ByCharge(ctx, id); err == nil {
+		return true, p.ensureScheduled(ctx, o)
+	} else if !errors.Is(err, state.ErrOrderNotFound) {
+		return false, err
+	}
+	return p.pay.Refunded(ctx, id)
 }
 
 // settleQuoteGone settles a charge (with no order) whose quote is not
@@ -238,18 +242,29 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
 		return false, nil
 	}
-	p.recommitPromo(ctx, e.Order)
-	o, dup, err := p.Orders.CreatePaid(ctx, e.Order)
+	_, err = p.restorePaid(ctx, e.Order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return false, nil // the quote is back with another charge's order: settle as usual
 	}
+	return err == nil, err
+}
+
+// restorePaid stores again the journaled paid order o that Redis lost,
+// with its promo use, and schedules it: the one rebuild of a paid order,
+// Stars (rebuildJournaled) or wallet (rebuildWalletOrder). It reports
+// whether the order was new to the store (false: it was back already);
+// state.ErrQuoteAlreadyPaid says the quote was paid by another order
+// meanwhile, and the caller gives the money back or settles as usual.
+func (p *Checkout) restorePaid(ctx context.Context, o *state.Order) (bool, error) {
+	p.recommitPromo(ctx, o)
+	created, dup, err := p.Orders.CreatePaid(ctx, o)
 	if err != nil {
 		return false, err
 	}
 	if !dup {
-		p.log.Info("paid order Redis lost rebuilt from the journal", "order", o.ID, "charge", c.ID)
+		p.log.Info("paid order Redis lost rebuilt from the journal", "order", created.ID, "was", o.ID, "method", o.PayMethod, "charge", o.ChargeID)
 	}
-	return true, p.ensureScheduled(ctx, o)
+	return !dup, p.ensureScheduled(ctx, created)
 }
 
 // recommitPromo takes again the promo use of a paid order rebuilt from the

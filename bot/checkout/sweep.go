@@ -176,23 +176,13 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 // (recorded after the epoch). Anything older may have been delivered from
 // a store that is gone: it is listed for admin review, never refunded.
 func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch time.Time) (bool, error) {
-	if o, err := p.Orders.ByCharge(ctx, tx.ID); err == nil {
-		return false, p.ensureScheduled(ctx, o)
-	} else if !errors.Is(err, state.ErrOrderNotFound) {
+	if done, err := p.chargeDone(ctx, tx.ID); err != nil || done {
 		return false, err
 	}
-	if done, err := p.pay.Refunded(ctx, tx.ID); err != nil {
-		return false, err
-	} else if done {
-		return false, nil
-	}
-	if rv, err := p.Reviews.Get(ctx, tx.ID); err == nil {
-		return false, p.alertReview(ctx, rv) // listed already; make sure admins heard
-	} else if !errors.Is(err, state.ErrNoChargeReview) {
+	if listed, err := p.reviewed(ctx, tx.ID); err != nil || listed {
 		return false, err
 	}
-	u := tx.Buyer
-	c := starCharge{ID: tx.ID, UserID: u.UserID, ChatID: u.UserID, Payload: u.Payload, Amount: tx.Amount, At: time.Unix(tx.Date, 0)}
+	c := chargeOf(tx)
 	after := !c.At.Before(epoch)
 	if !after {
 		qid, _ := strings.CutPrefix(c.Payload, payloadPrefix)
@@ -207,7 +197,7 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 		return false, p.review(ctx, c, state.ReviewBeforeStore)
 	}
 	p.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
-	reviewed, err := p.settle(ctx, c, u.LanguageCode, true)
+	reviewed, err := p.settle(ctx, c, tx.Buyer.LanguageCode, true)
 	if errors.Is(err, errSettleLater) {
 		return false, nil
 	}
@@ -233,6 +223,25 @@ func (p *Checkout) review(ctx context.Context, c starCharge, reason string) erro
 var reviewReasons = map[string]string{
 	state.ReviewBeforeStore: "alert.review_before_store",
 	state.ReviewQuoteGone:   "alert.review_quote_gone",
+}
+
+// chargeOf is the incoming Stars charge of a transaction from the list.
+func chargeOf(tx StarTransaction) starCharge {
+	u := tx.Buyer
+	return starCharge{ID: tx.ID, UserID: u.UserID, ChatID: u.UserID, Payload: u.Payload, Amount: tx.Amount, At: time.Unix(tx.Date, 0)}
+}
+
+// reviewed reports whether the charge id is listed for admin review
+// already, and then makes sure admins heard of it.
+func (p *Checkout) reviewed(ctx context.Context, id string) (bool, error) {
+	rv, err := p.Reviews.Get(ctx, id)
+	if errors.Is(err, state.ErrNoChargeReview) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, p.alertReview(ctx, rv)
 }
 
 // alertReview tells admins about a listed charge unless they were told.
@@ -282,7 +291,7 @@ func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
 				continue
 			}
 			amt, _, _ := p.Wallets.Moved(ctx, user, WalletRef(qid))
-			if _, _, err := p.Wallets.Credit(ctx, user, amt.Neg(), "refund:"+WalletRef(qid), "refund", "refund"); err != nil {
+			if err := p.refundDebit(ctx, user, amt.Neg(), WalletRef(qid)); err != nil {
 				return n, err
 			}
 			_ = p.pay.DropWalletPending(ctx, m)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"shopbot/bot/fulfil"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -60,24 +62,24 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang) (*state.Order, error) {
 	ref := WalletRef(q.ID)
 	member := work.WalletPending{UserID: q.UserID, QuoteID: q.ID}
-	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
-		// The hold lapsed and the last use went to someone else: the
-		// debit goes back, nothing is bought.
-		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
-			return nil, cerr
+	// giveBack credits the debit back (nothing is bought) and returns
+	// o with why.
+	giveBack := func(o *state.Order, why error) (*state.Order, error) {
+		if err := p.refundDebit(ctx, q.UserID, q.ShopUSD, ref); err != nil {
+			return nil, err
 		}
 		_ = p.pay.DropWalletPending(ctx, member)
-		return nil, err
+		return o, why
+	}
+	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
+		// The hold lapsed and the last use went to someone else.
+		return giveBack(nil, err)
 	} else if err != nil {
 		return nil, err
 	}
 	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayWallet, ref, 0))
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
-		if _, _, cerr := p.Wallets.Credit(ctx, q.UserID, q.ShopUSD, "refund:"+ref, "refund", "refund"); cerr != nil {
-			return nil, cerr
-		}
-		_ = p.pay.DropWalletPending(ctx, member)
-		return o, err
+		return giveBack(o, err)
 	}
 	if err != nil {
 		return nil, err
@@ -94,6 +96,14 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 	}
 	_ = p.pay.DropWalletPending(ctx, member)
 	return o, nil
+}
+
+// refundDebit gives back the wallet debit ref (of amount) that bought
+// nothing: the one credit-back of a wallet payment. The refund's ref,
+// "refund:"+ref, makes it once.
+func (p *Checkout) refundDebit(ctx context.Context, userID int64, amount decimal.Decimal, ref string) error {
+	_, _, err := p.Wallets.Credit(ctx, userID, amount, "refund:"+ref, "refund", "refund")
+	return err
 }
 
 // walletCommand shows the balance and the last ten movements.

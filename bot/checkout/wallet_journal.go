@@ -79,23 +79,13 @@ func (p *Checkout) rebuildWalletOrder(ctx context.Context, o *state.Order) (bool
 	if err != nil {
 		return false, fmt.Errorf("debit the wallet of lost order %d again: %w", o.ID, err)
 	}
-	p.recommitPromo(ctx, o)
-	created, dup, err := p.Orders.CreatePaid(ctx, o)
+	rebuilt, err := p.restorePaid(ctx, o)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		// Paid otherwise meanwhile (the buyer paid again after the loss):
 		// the debit goes back.
-		if _, _, err := p.Wallets.Credit(ctx, o.UserID, o.ShopUSD, "refund:"+o.ChargeID, "refund", "refund"); err != nil {
-			return false, err
-		}
-		return true, nil
+		return true, p.refundDebit(ctx, o.UserID, o.ShopUSD, o.ChargeID)
 	}
-	if err != nil {
-		return false, err
-	}
-	if !dup {
-		p.log.Info("wallet order Redis lost rebuilt from the journal", "order", created.ID, "was", o.ID, "ref", o.ChargeID)
-	}
-	return !dup, p.ensureScheduled(ctx, created)
+	return rebuilt, err
 }
 
 // walletLostKeep is how long the mark that a lost wallet payment's buyer

@@ -109,12 +109,10 @@ func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch tim
 	} else if done {
 		return false, nil
 	}
-	if rv, err := p.Reviews.Get(ctx, tx.ID); err == nil {
-		return false, p.alertReview(ctx, rv)
-	} else if !errors.Is(err, state.ErrNoChargeReview) {
+	if listed, err := p.reviewed(ctx, tx.ID); err != nil || listed {
 		return false, err
 	}
-	c := starCharge{ID: tx.ID, UserID: u.UserID, ChatID: u.UserID, Payload: u.Payload, Amount: tx.Amount, At: time.Unix(tx.Date, 0)}
+	c := chargeOf(tx)
 	if c.At.Before(epoch) {
 		known := false
 		if _, err := p.Wallets.Topup(ctx, strings.TrimPrefix(c.Payload, topupPrefix)); err == nil {

@@ -32,10 +32,7 @@ func (f *Games) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg
 
 // Handle takes choices, search text and field answers.
 func (f *Games) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if r, ok, err := f.Confirm(ctx, env, f, s, ev, stepFields); ok {
-		return r, err
-	}
-	if r, ok, err := fieldsHandle(ctx, f.Shop, env, f, s, ev); ok {
+	if r, ok, err := f.fielded().handle(ctx, env, f.Shop, f, s, ev); ok {
 		return r, err
 	}
 	if ev.Kind != flows.EvButton {
@@ -72,13 +69,10 @@ func (f *Games) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 
 // Show renders the current step.
 func (f *Games) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	if sc, ok, err := f.fielded().show(ctx, env, f.Shop, s); ok {
+		return sc, err
+	}
 	switch s.Step {
-	case shop.StepPromo:
-		return shop.PromoScreen(env), nil
-	case shop.StepConfirm:
-		return f.ShowConfirm(ctx, env, s)
-	case stepFields:
-		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
 	case tuSearch:
 		return &flows.Screen{Text: env.T("tu.search"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case tuResults:
@@ -98,25 +92,7 @@ func (f *Games) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			return label
 		}), nil
 	case tuOffers:
-		offers, stale, err := f.Catalog.TopUpOffers(ctx, s.Get("cat"))
-		if err != nil {
-			return shop.FailScreen(env, err), nil
-		}
-		text := env.T("tu.offers", "name", locales.Escape(shop.ClipName(offers.Name)))
-		if offers.Note != "" {
-			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
-		}
-		items := make([]shop.ListItem, 0, len(offers.Offers))
-		Balance := f.Balance(ctx)
-		for _, o := range offers.Offers {
-			items = append(items, shop.PricedItem(o.Name, f.Pricing.Price(env.Lang, "games", o.PriceUSD), o.ID, Balance.Covers(o.PriceUSD)))
-		}
-		if len(items) == 0 {
-			text += "\n\n" + env.T("catalog.empty")
-		}
-		sc := f.ListScreen(env, s, text, items, stale)
-		sc.Image = offers.Image
-		return sc, nil
+		return f.fielded().offersScreen(ctx, env, f.Shop, s, "tu.offers", nil), nil
 	default:
 		s.Step = tuBrands
 		brands, stale, err := f.Catalog.TopUpBrands(ctx)

@@ -231,3 +231,58 @@ func (u *fielded) fieldsScreen(ctx context.Context, env *flows.Env, sh *shop.Sho
 	sc.Image = offers.Image
 	return sc
 }
+
+// handle takes what every fielded line takes before its own steps: the
+// confirm screen's buttons and the answers to the fields (f is the line).
+func (u *fielded) handle(ctx context.Context, env *flows.Env, sh *shop.Shop, f shop.Pricer, s *flows.Session, ev flows.Event) (*flows.Reply, bool, error) {
+	if r, ok, err := sh.Confirm(ctx, env, f, s, ev, stepFields); ok {
+		return r, true, err
+	}
+	return fieldsHandle(ctx, sh, env, f, s, ev)
+}
+
+// show renders the steps every fielded line has: the promo code, the
+// confirm screen and the fields; ok is false at the line's own steps.
+func (u *fielded) show(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flows.Session) (sc *flows.Screen, ok bool, err error) {
+	switch s.Step {
+	case shop.StepPromo:
+		return shop.PromoScreen(env), true, nil
+	case shop.StepConfirm:
+		sc, err := sh.ShowConfirm(ctx, env, s)
+		return sc, true, err
+	case stepFields:
+		return u.fieldsScreen(ctx, env, sh, s), true, nil
+	}
+	return nil, false, nil
+}
+
+// offersScreen lists the chosen category's offers under the locale key
+// title (given the category's name), with the category's note and image.
+// describe, when not nil, adds to an offer's item on the list.
+func (u *fielded) offersScreen(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flows.Session, title string, describe func(o *flows.Offer, price string, it *shop.ListItem)) *flows.Screen {
+	offers, stale, err := u.load(ctx, s.Get(u.cat))
+	if err != nil {
+		return shop.FailScreen(env, err)
+	}
+	text := env.T(title, "name", locales.Escape(shop.ClipName(offers.Name)))
+	if offers.Note != "" {
+		text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
+	}
+	items := make([]shop.ListItem, 0, len(offers.Offers))
+	balance := sh.Balance(ctx)
+	for i := range offers.Offers {
+		o := &offers.Offers[i]
+		price := sh.Pricing.Price(env.Lang, u.line, o.PriceUSD)
+		it := shop.PricedItem(o.Name, price, o.ID, balance.Covers(o.PriceUSD))
+		if describe != nil {
+			describe(o, price, &it)
+		}
+		items = append(items, it)
+	}
+	if len(items) == 0 {
+		text += "\n\n" + env.T("catalog.empty")
+	}
+	sc := sh.ListScreen(env, s, text, items, stale)
+	sc.Image = offers.Image
+	return sc
+}

@@ -29,10 +29,7 @@ func (f *Services) Start(ctx context.Context, env *flows.Env, s *flows.Session, 
 
 // Handle takes choices and field answers.
 func (f *Services) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if r, ok, err := f.Confirm(ctx, env, f, s, ev, stepFields); ok {
-		return r, err
-	}
-	if r, ok, err := fieldsHandle(ctx, f.Shop, env, f, s, ev); ok {
+	if r, ok, err := f.fielded().handle(ctx, env, f.Shop, f, s, ev); ok {
 		return r, err
 	}
 	if ev.Kind != flows.EvButton {
@@ -62,46 +59,12 @@ func (f *Services) Price(ctx context.Context, env *flows.Env, s *flows.Session) 
 
 // Show renders the current step.
 func (f *Services) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
+	if sc, ok, err := f.fielded().show(ctx, env, f.Shop, s); ok {
+		return sc, err
+	}
 	switch s.Step {
-	case shop.StepPromo:
-		return shop.PromoScreen(env), nil
-	case shop.StepConfirm:
-		return f.ShowConfirm(ctx, env, s)
-	case stepFields:
-		return f.fielded().fieldsScreen(ctx, env, f.Shop, s), nil
 	case svOffers:
-		offers, stale, err := f.Catalog.ManualServiceOffers(ctx, s.Get("svc"))
-		if err != nil {
-			return shop.FailScreen(env, err), nil
-		}
-		text := env.T("svc.offers", "name", locales.Escape(shop.ClipName(offers.Name)))
-		if offers.Note != "" {
-			text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
-		}
-		items := make([]shop.ListItem, 0, len(offers.Offers))
-		Balance := f.Balance(ctx)
-		for _, o := range offers.Offers {
-			price := f.Pricing.Price(env.Lang, "services", o.PriceUSD)
-			line := "\n" + env.T("gc.card_line", "name", locales.Escape(shop.ClipName(o.Name)), "price", price)
-			if o.DeliveryMinutes != nil {
-				line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
-			}
-			if o.Note != "" {
-				line += "\n<i>" + locales.Escape(locales.Clip(o.Note, shop.MaxNameLen)) + "</i>"
-			}
-			it := shop.PricedItem(o.Name, price, o.ID, Balance.Covers(o.PriceUSD))
-			if it.Paused {
-				line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(shop.ClipName(o.Name)))
-			}
-			it.Line = line
-			items = append(items, it)
-		}
-		if len(items) == 0 {
-			text += "\n\n" + env.T("catalog.empty")
-		}
-		sc := f.ListScreen(env, s, text, items, stale)
-		sc.Image = offers.Image
-		return sc, nil
+		return f.fielded().offersScreen(ctx, env, f.Shop, s, "svc.offers", serviceLine(env)), nil
 	default:
 		s.Step = svList
 		list, stale, err := f.Catalog.ManualServices(ctx)
@@ -117,5 +80,24 @@ func (f *Services) Show(ctx context.Context, env *flows.Env, s *flows.Session) (
 			text += "\n\n" + env.T("catalog.empty")
 		}
 		return f.ListScreen(env, s, text, items, stale), nil
+	}
+}
+
+// serviceLine describes a manual service's product on the list: its
+// price, expected delivery and note (a paused one only by name).
+func serviceLine(env *flows.Env) func(o *flows.Offer, price string, it *shop.ListItem) {
+	return func(o *flows.Offer, price string, it *shop.ListItem) {
+		if it.Paused {
+			it.Line = "\n" + env.T("catalog.paused_line", "name", locales.Escape(shop.ClipName(o.Name)))
+			return
+		}
+		line := "\n" + env.T("gc.card_line", "name", locales.Escape(shop.ClipName(o.Name)), "price", price)
+		if o.DeliveryMinutes != nil {
+			line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
+		}
+		if o.Note != "" {
+			line += "\n<i>" + locales.Escape(locales.Clip(o.Note, shop.MaxNameLen)) + "</i>"
+		}
+		it.Line = line
 	}
 }

@@ -153,18 +153,28 @@ func scheme(url string) error {
 	return nil
 }
 
-// ParseSentinelURL validates a Sentinel URL,
-// redis://[:password@]host:port[/db]?master_name=NAME[&addr=host:port...]:
-// host:port and every addr are sentinels, master_name the monitored
-// master, and the password is the master's (and its replicas'). Its errors
-// never repeat the URL.
-func ParseSentinelURL(raw string) (*redis.FailoverOptions, error) {
+// parseHostURL checks the scheme of a Sentinel or Cluster URL and parses
+// it; it must name a host. Its errors never repeat the URL.
+func parseHostURL(raw string) (*url.URL, error) {
 	if err := scheme(raw); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		return nil, errors.New("is not a valid redis URL")
+	}
+	return u, nil
+}
+
+// ParseSentinelURL validates a Sentinel URL,
+// redis://[:password@]host:port[/db]?master_name=NAME[&addr=host:port...]:
+// host:port and every addr are sentinels, master_name the monitored
+// master, and the password is the master's (and its replicas'). Its errors
+// never repeat the URL.
+func ParseSentinelURL(raw string) (*redis.FailoverOptions, error) {
+	u, err := parseHostURL(raw)
+	if err != nil {
+		return nil, err
 	}
 	if u.Query().Get("master_name") == "" {
 		return nil, errors.New("needs ?master_name=NAME, the master the sentinels monitor")
@@ -186,12 +196,9 @@ func ParseSentinelURL(raw string) (*redis.FailoverOptions, error) {
 // redis://[user:password@]host:port[?addr=host:port...]: host:port and every
 // addr are seed nodes. Its errors never repeat the URL.
 func ParseClusterURL(raw string) (*redis.ClusterOptions, error) {
-	if err := scheme(raw); err != nil {
+	u, err := parseHostURL(raw)
+	if err != nil {
 		return nil, err
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return nil, errors.New("is not a valid redis URL")
 	}
 	if p := strings.Trim(u.Path, "/"); p != "" && p != "0" {
 		return nil, errors.New("must not name a database: a Redis Cluster has only database 0")

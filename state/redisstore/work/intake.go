@@ -403,19 +403,9 @@ func (q *Queue) ConvKey(chat int64) string { return q.chatKeys(chat)[4] }
 // Pending returns how many chats have updates waiting or in progress, over
 // every shard.
 func (q *Queue) Pending(ctx context.Context) (int64, error) {
-	cmds := make([]*redis.IntCmd, ChatShards)
-	_, err := q.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for sh := range ChatShards {
-			cmds[sh] = p.ZCard(ctx, q.ready(sh))
-		}
-		return nil
-	})
+	n, err := sumCard(ctx, q.rdb, ChatShards, q.ready)
 	if err != nil {
 		return 0, fmt.Errorf("count pending chats: %w", err)
-	}
-	var n int64
-	for _, c := range cmds {
-		n += c.Val()
 	}
 	return n, nil
 }

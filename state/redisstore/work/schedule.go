@@ -251,19 +251,9 @@ func (s *Schedule) Due(ctx context.Context, job string) (time.Time, bool, error)
 
 // Len returns how many jobs are scheduled, claimed ones included.
 func (s *Schedule) Len(ctx context.Context) (int64, error) {
-	cmds := make([]*redis.IntCmd, ScheduleShards)
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for n := range ScheduleShards {
-			cmds[n] = p.ZCard(ctx, s.keys(n)[0])
-		}
-		return nil
-	})
+	n, err := sumCard(ctx, s.rdb, ScheduleShards, func(n int) string { return s.keys(n)[0] })
 	if err != nil {
 		return 0, fmt.Errorf("count jobs: %w", err)
-	}
-	var n int64
-	for _, c := range cmds {
-		n += c.Val()
 	}
 	return n, nil
 }
