@@ -113,11 +113,7 @@ func (f *Fulfiller) Adopt(ctx context.Context, id int64, up *reseller.Order, not
 		if x.UpstreamNumber != 0 && x.UpstreamNumber != up.Number {
 			return ErrHasUpstream
 		}
-		x.UpstreamNumber, x.UpstreamStatus = up.Number, string(up.Status)
-		x.ClaimedAt = f.now().UTC()
-		if !up.ChargedUSD.IsZero() || x.ChargedUSD.IsZero() {
-			x.ChargedUSD = up.ChargedUSD.Decimal
-		}
+		f.claim(x, up)
 		return nil
 	}, note)
 	if err != nil {

@@ -185,11 +185,7 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 	if o.AttemptID != "" || o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
 		return false, nil
 	}
-	q, err := lines.QuoteOf(o)
-	if err != nil {
-		return false, nil
-	}
-	req, err := lines.Build(q)
+	req, err := lines.RequestOf(o)
 	if err != nil || req.Kind() != e.Slot {
 		return false, nil
 	}

@@ -537,8 +537,7 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
-		n.UpstreamNumber, n.UpstreamStatus, n.ChargedUSD = up.Number, string(up.Status), up.ChargedUSD.Decimal
-		n.ClaimedAt = f.now().UTC()
+		f.claim(n, up)
 		return nil
 	}, fmt.Sprintf("upstream %d %s", up.Number, how))
 	if errors.Is(err, state.ErrUpstreamClaimed) {
@@ -585,6 +584,20 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 	}
 	_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
 	return true, time.Time{}, nil
+}
+
+// claim makes upstream order up the order's own: its number (which the
+// store keeps unique: a number another order holds fails the transition
+// with state.ErrUpstreamClaimed), status and cost, and when it was claimed.
+// Both ways an order adopts an upstream order use it: the worker's (adopt,
+// from placing) and an admin's (Adopt, from needs_review). A cost the
+// upstream does not show keeps the one on record.
+func (f *Fulfiller) claim(n *state.Order, up *reseller.Order) {
+	n.UpstreamNumber, n.UpstreamStatus = up.Number, string(up.Status)
+	n.ClaimedAt = f.now().UTC()
+	if !up.ChargedUSD.IsZero() || n.ChargedUSD.IsZero() {
+		n.ChargedUSD = up.ChargedUSD.Decimal
+	}
 }
 
 // placing handles an attempt whose outcome we do not know (an uncertain

@@ -161,11 +161,7 @@ func (f *Fulfiller) putBack(ctx context.Context, o *state.Order, e state.Journal
 	if err := json.Unmarshal(e.Upstream, &up); err != nil || up.Number != e.Number {
 		return false, nil
 	}
-	q, err := lines.QuoteOf(o)
-	if err != nil {
-		return false, nil
-	}
-	req, err := lines.Build(q)
+	req, err := lines.RequestOf(o)
 	if err != nil || req.Match(&up) == lines.NoMatch {
 		return false, nil
 	}

@@ -20,6 +20,16 @@ func QuoteOf(o *state.Order) (*state.Quote, error) {
 	return &q, nil
 }
 
+// RequestOf is the upstream request of the quote order o was bought
+// from.
+func RequestOf(o *state.Order) (*Request, error) {
+	q, err := QuoteOf(o)
+	if err != nil {
+		return nil, err
+	}
+	return Build(q)
+}
+
 // ItemName is what the buyer bought, as they saw it.
 //
 // Names the shop wrote itself (Stars, Premium, store top-ups) are written
