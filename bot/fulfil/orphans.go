@@ -2,7 +2,6 @@ package fulfil
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"shopbot/reseller"
@@ -38,8 +37,6 @@ func (f *Fulfiller) scanOrphans(ctx context.Context) time.Time {
 	}
 	return next
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // newestOfType reads the number of the upstream's newest order of type t
 // (any type when empty; 0: none) and records it.
