@@ -10,13 +10,14 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/locales"
 )
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
 	h := newHarness(t)
-	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Run(h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "broadcast", "")
 	if got := h.Wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
 		t.Fatalf("a buyer's /broadcast answered %q", got)
@@ -31,7 +32,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 		t.Skip("takes about 20 s at 25 messages a second")
 	}
 	h := newHarness(t)
-	withAdmin := func(o *bot.Options) { o.Admins = []int64{admin} }
+	withAdmin := func(o *storefront.Options) { o.Admins = []int64{admin} }
 	first := h.NewBot(withAdmin)
 	stopFirst := h.Run(first)
 	ctx := context.Background()
@@ -126,7 +127,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 	h := newHarness(t)
-	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Run(h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "help", "")
 	h.Wait("sendMessage", 1)
 	has := func(cmds []botapitest.BotCommand, name string) bool {
@@ -158,7 +159,7 @@ func TestBroadcastScreensGolden(t *testing.T) {
 	for _, lang := range []string{"en", "ru"} {
 		t.Run(lang, func(t *testing.T) {
 			h := newHarness(t)
-			b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+			b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
 			h.Run(b)
 			h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
 			ctx := context.Background()
