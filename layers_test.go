@@ -17,8 +17,8 @@ import (
 // the flows know nothing of Telegram; the features (checkout, fulfil,
 // orderchat, support, admin) know nothing of the bot that hosts them and
 // reach Telegram and each other through small interfaces of their own;
-// bot, the Telegram adapter, assembles them; only commands put everything
-// together.
+// bot is the Telegram adapter; bot/storefront assembles the adapter and the
+// features; only commands put everything together.
 var allowed = map[string][]string{
 	"shopbot/locales":              nil,
 	"shopbot/reseller":             {"shopbot/reseller/internal/check", "shopbot/reseller/internal/money", "shopbot/reseller/internal/rawjson", "shopbot/reseller/internal/transport"},
@@ -78,11 +78,18 @@ var allowed = map[string][]string{
 	// The adapter's parts that speak no go-telegram: product images, metrics.
 	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
 	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	// The Telegram adapter, which assembles the features.
-	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
-		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	// The whole shop for tests, as bot.New assembles it.
-	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
+	// The Telegram adapter. It builds no feature: it hands events to the
+	// ones it is given (bot.Features) behind small interfaces, in the terms
+	// of checkout (the payment events, the invoice and Star transactions of
+	// checkout.Telegram, which it implements) and of support (an admin's
+	// reply).
+	"shopbot/bot": {"shopbot/bot/checkout", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/support",
+		"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	// The whole shop: the adapter and its features, assembled once.
+	"shopbot/bot/storefront": {"shopbot/bot", "shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/orderchat",
+		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	// The whole shop for tests, as storefront.New assembles it.
+	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/bot/storefront", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},
 	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state/redisstore", "shopbot/state/redisstore/records"},
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -34,7 +34,7 @@ var aoBase = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // upstream simulator's.
 type adminShop struct {
 	*shop
-	b *bot.Bot
+	b *storefront.Shop
 }
 
 func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
@@ -55,7 +55,7 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 	if tune != nil {
 		tune(&cfg)
 	}
-	b := s.newBot(func(o *bot.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
+	b := s.newBot(func(o *storefront.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
 	fakePace(b.API) // many messages to one buyer: paced on a fake clock, so the tests do not wait for it
 	s.run(b)
 	t.Cleanup(func() {

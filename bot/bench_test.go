@@ -14,6 +14,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state/statetest"
@@ -50,7 +51,7 @@ func BenchmarkUpdate(b *testing.B) {
 		handled.Add(1)
 		return &flows.Reply{Answer: "pong", Save: true, NoScreen: true}, nil
 	})
-	bt, err := bot.New(bot.Options{
+	bt, err := storefront.New(storefront.Options{Options: bot.Options{
 		Token: fake.Token(), APIURL: fake.URL(), Prefix: r.Prefix, Workers: 16, IdlePoll: time.Millisecond,
 		// Webhook mode: no poller, so the fake's own copies of the presses are not fetched.
 		WebhookURL: "https://bench.example/hook", WebhookSecret: "s",
@@ -61,7 +62,7 @@ func BenchmarkUpdate(b *testing.B) {
 			default:
 			}
 		},
-	}, r.Client, engine)
+	}}, r.Client, engine)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,10 +109,10 @@ func BenchmarkUpdate(b *testing.B) {
 
 // localServer accepts updates the way the webhook does, without HTTP, so
 // the benchmark measures the bot rather than the test's HTTP client.
-type localServer struct{ b *bot.Bot }
+type localServer struct{ b *storefront.Shop }
 
-func newLocalServer(_ testing.TB, b *bot.Bot) *localServer { return &localServer{b: b} }
-func (s *localServer) close()                              {}
+func newLocalServer(_ testing.TB, b *storefront.Shop) *localServer { return &localServer{b: b} }
+func (s *localServer) close()                                      {}
 func (s *localServer) deliver(tb testing.TB, body []byte) {
 	if err := s.b.AcceptRaw(context.Background(), body); err != nil {
 		tb.Fatal(err)

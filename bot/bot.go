@@ -19,21 +19,13 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"shopbot/bot/admin"
-	"shopbot/bot/books"
-	"shopbot/bot/checkout"
-	"shopbot/bot/fulfil"
 	"shopbot/bot/images"
-	"shopbot/bot/orderchat"
-	"shopbot/bot/referral"
-	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/locales"
-	"shopbot/reseller"
-	"shopbot/state"
 )
 
-// Options configure a Bot.
+// Options configure a Bot: the Telegram adapter's own settings. The
+// features' options are the whole shop's (package storefront).
 type Options struct {
 	Token         string
 	APIURL        string // Bot API server base URL
@@ -58,9 +50,6 @@ type Options struct {
 	HTTPClient      *http.Client
 	ShutdownGrace   time.Duration // how long in-flight updates may take on shutdown; default 8s
 	IdlePoll        time.Duration // how often idle workers look for work from other processes; default 100ms
-	// Journal records paid orders and upstream creates outside Redis
-	// (state.Journal); nil keeps them in this process's memory only.
-	Journal *state.Journal
 	// CommandsRetry is how soon a failed setMyCommands at start is tried
 	// again (doubling up to ten minutes); default 30s.
 	CommandsRetry time.Duration
@@ -69,22 +58,12 @@ type Options struct {
 	// it (bottest) instead of sleeping; nil in production.
 	Notify func()
 
-	// The features (wire.go), each configured by its own options.
-	Reseller *reseller.Client // places and tracks paid orders; nil: no fulfilment worker
-	// Checkout configures payments; nil: payments are off (a pre-checkout
-	// query is refused).
-	Checkout *checkout.Options
-	Fulfil   fulfil.Config    // fulfilment timing and test failpoints
-	Chat     orderchat.Config // order chat relay timing
-	Support  support.Options  // the helpdesk link and the shop's terms
-	Admin    admin.Options    // the Star rate of an order's margin on /order N
-	Books    books.Options    // the Star rate of the figures, the daily reconciliation
-	// Images shows the catalog's images on the screens that have one
-	// (images.go); nil: every screen is text (SHOW_IMAGES=false).
-	Images *ImageOptions
-	// Referral configures the referral program (REFERRAL_PERCENT); it
-	// runs only with a percent above 0 and the wallet on.
-	Referral referral.Options
+	// Durable, when set, makes an acknowledged update survive a failover
+	// (work.Queue.Durable); the shop shares it with every money write.
+	Durable *redisstore.Durability
+	// ScreenImages shows the catalog's images on the screens that have
+	// one (package images, screen.go); nil: every screen is text.
+	ScreenImages *images.Images
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -102,7 +81,7 @@ type Bot struct {
 	wake     chan struct{}
 	floods   chan struct{} // closed once this replica hears others' flood waits
 	ready    chan int64    // chats this process just stored updates for
-	features               // the shop's features, assembled by wire
+	features Features      // what the adapter hands events to (SetFeatures)
 	// username is the bot's username (getMe at start), for invite links.
 	username atomic.Pointer[string]
 	// handleHook lets tests interpose on every update (for example to panic).
@@ -111,11 +90,48 @@ type Bot struct {
 	images *images.Images // nil: every screen is text (package images)
 }
 
-// New builds a bot over rdb with the flow engine.
+// New builds a bot over rdb with the flow engine. It takes no updates to
+// anyone but the flow engine until SetFeatures hands it the shop's
+// features (package storefront assembles them).
 func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error) {
 	if opts.Token == "" {
 		return nil, errors.New("bot token is empty")
 	}
+	opts = opts.WithDefaults()
+	tg, err := tgbot.New(opts.Token,
+		tgbot.WithServerURL(opts.APIURL),
+		tgbot.WithSkipGetMe(),
+		tgbot.WithHTTPClient(opts.PollTimeout, opts.HTTPClient),
+		tgbot.WithErrorsHandler(func(err error) { opts.Logger.Warn("bot api client", "err", scrub(err.Error(), opts.Token)) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create bot api client: %s", scrub(err.Error(), opts.Token))
+	}
+	b := &Bot{
+		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
+		Queue: work.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
+		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
+	}
+	for _, id := range opts.Admins {
+		b.admins[id] = true
+	}
+	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
+	b.API.Floods = work.NewFloods(rdb, opts.Prefix)
+	b.images = opts.ScreenImages
+	b.Queue.Stored = b.stored
+	b.Queue.Durable = opts.Durable // an acknowledged update survives a failover
+	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
+		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
+			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
+		}
+	}
+	return b, nil
+}
+
+// WithDefaults returns opts with the defaults filled in: the options a Bot
+// built from opts runs with. The shop (package storefront) builds its stores
+// and features with the same prefix, logger, clock and metrics.
+func (opts Options) WithDefaults() Options {
 	if opts.APIURL == "" {
 		opts.APIURL = "https://api.telegram.org"
 	}
@@ -155,34 +171,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 	if opts.IdlePoll <= 0 {
 		opts.IdlePoll = 100 * time.Millisecond
 	}
-	tg, err := tgbot.New(opts.Token,
-		tgbot.WithServerURL(opts.APIURL),
-		tgbot.WithSkipGetMe(),
-		tgbot.WithHTTPClient(opts.PollTimeout, opts.HTTPClient),
-		tgbot.WithErrorsHandler(func(err error) { opts.Logger.Warn("bot api client", "err", scrub(err.Error(), opts.Token)) }),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("create bot api client: %s", scrub(err.Error(), opts.Token))
-	}
-	b := &Bot{
-		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
-		Queue: work.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
-		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
-	}
-	for _, id := range opts.Admins {
-		b.admins[id] = true
-	}
-	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
-	b.API.Floods = work.NewFloods(rdb, opts.Prefix)
-	b.images = images.New(opts.Images, opts.Reseller, work.NewImages(rdb, opts.Prefix), opts.Logger)
-	b.Queue.Stored = b.stored
-	b.wire(opts, rdb, engine)
-	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
-		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
-			b.log.Error("record blocked buyer", "chat", chatID, "err", err)
-		}
-	}
-	return b, nil
+	return opts
 }
 
 // IsAdmin reports whether id is in ADMIN_IDS.
@@ -298,14 +287,14 @@ var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "pr
 // buyerCommandList is the buyers' command menu: /wallet joins it when the
 // wallet is enabled, and /referrals with it when referrals are on.
 func (b *Bot) buyerCommandList() []string {
-	if b.Checkout == nil || !b.Checkout.WalletEnabled() {
+	if b.features.Checkout == nil || !b.features.Checkout.WalletEnabled() {
 		return buyerCommands
 	}
 	var out []string
 	for _, c := range buyerCommands {
 		if c == "language" {
 			out = append(out, "wallet")
-			if b.referral != nil {
+			if b.features.Referral != nil {
 				out = append(out, "referrals")
 			}
 		}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state/statetest"
@@ -45,21 +45,24 @@ func newHarness(t *testing.T) *harness {
 
 // The shared helpers of bottest, under the names this package's tests use.
 
-func (h *harness) newBot(mod func(*bot.Options)) *bot.Bot     { h.t.Helper(); return h.NewBot(mod) }
-func (h *harness) run(b *bot.Bot) (stop func() time.Duration) { return h.Run(b) }
+func (h *harness) newBot(mod func(*storefront.Options)) *storefront.Shop {
+	h.t.Helper()
+	return h.NewBot(mod)
+}
+func (h *harness) run(b *storefront.Shop) (stop func() time.Duration) { return h.Run(b) }
 func (h *harness) wait(method string, n int) []botapitest.Call {
 	h.t.Helper()
 	return h.Wait(method, n)
 }
-func (h *harness) idle(b *bot.Bot) { h.t.Helper(); h.Idle(b) }
+func (h *harness) idle(b *storefront.Shop) { h.t.Helper(); h.Idle(b) }
 func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
 	h.t.Helper()
 	return h.WaitAnswer(id)
 }
-func (h *harness) menu() botapitest.Message      { h.t.Helper(); return h.Menu() }
-func (h *harness) tap(b *bot.Bot, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
-func (h *harness) say(b *bot.Bot, text string)   { h.t.Helper(); h.Say(b, text) }
-func (h *harness) command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
+func (h *harness) menu() botapitest.Message              { h.t.Helper(); return h.Menu() }
+func (h *harness) tap(b *storefront.Shop, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
+func (h *harness) say(b *storefront.Shop, text string)   { h.t.Helper(); h.Say(b, text) }
+func (h *harness) command(b *storefront.Shop, chatID int64, cmd, arg string) botapitest.Message {
 	h.t.Helper()
 	return h.Command(b, chatID, cmd, arg)
 }
@@ -151,7 +154,7 @@ func TestStaleButtonChangesNothing(t *testing.T) {
 
 func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.newBot(func(o *storefront.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	h.run(b)
@@ -170,7 +173,7 @@ func TestDuplicateUpdateIsHandledOnce(t *testing.T) {
 
 func TestWebhookWithBadSecretGets401(t *testing.T) {
 	h := newHarness(t)
-	b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
+	b := h.newBot(func(o *storefront.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s3cret" })
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	for _, secret := range []string{"", "wrong"} {
@@ -187,7 +190,7 @@ func TestWebhookWithBadSecretGets401(t *testing.T) {
 func TestCrashBetweenAcceptAndHandle(t *testing.T) {
 	h := newHarness(t)
 	// The first process accepts the update (webhook 200) and dies before any worker runs.
-	first := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+	first := h.newBot(func(o *storefront.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 	srv := httptest.NewServer(first.Handler())
 	code, err := h.fake.DeliverWebhook(context.Background(), srv.URL+"/hook", "s", h.fake.SendCommand(chat, "start", ""))
 	srv.Close()
@@ -264,7 +267,7 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 	}
 	var urls []string
 	for range 2 {
-		b := h.newBot(func(o *bot.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
+		b := h.newBot(func(o *storefront.Options) { o.WebhookURL = "https://shop.example/hook"; o.WebhookSecret = "s" })
 		b.SetTestHook(hook)
 		srv := httptest.NewServer(b.Handler())
 		t.Cleanup(srv.Close)
@@ -295,7 +298,7 @@ func TestTwoBotsNeverHandleOneChatAtOnce(t *testing.T) {
 func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	h := newHarness(t)
 	shutting := make(chan struct{})
-	b := h.newBot(func(o *bot.Options) {
+	b := h.newBot(func(o *storefront.Options) {
 		o.Logger = slog.New(&onMessage{Handler: slog.DiscardHandler, msg: "shutting down: no new updates; finishing those in flight", seen: shutting})
 	})
 	started := make(chan struct{}, 1)

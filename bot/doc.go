@@ -9,9 +9,9 @@
 // stars.go), outgoing pacing and retries (api.go, tgcall.go), and the
 // metrics (package metrics) and health endpoints (http.go).
 //
-// bot.New also assembles the shop's features from their own options
-// (wire.go): checkout (payments), fulfil (paid orders to delivered),
-// orderchat (the operator chat relay), support (tickets), admin
-// (reports, orders, credit, broadcasts, alerts) and referral (invite links
-// and rewards). None of them imports this package.
+// The adapter builds none of the shop's features: package storefront
+// assembles them (checkout, fulfil, orderchat, support, admin, books,
+// referral) over the Bot and hands it what it dispatches to and runs as
+// Features (features.go), behind small interfaces. None of them imports
+// this package.
 package bot

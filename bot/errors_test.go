@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 )
 
@@ -50,7 +50,7 @@ func TestButtonHandlerErrorAnswersThePressOnce(t *testing.T) {
 func TestSetMyCommandsFailureIsRetriedNotFatal(t *testing.T) {
 	h := newHarness(t)
 	h.fake.FailNext("setMyCommands", 1, 400, "Bad Request: command description is invalid", 0)
-	b := h.newBot(func(o *bot.Options) { o.CommandsRetry = time.Millisecond })
+	b := h.newBot(func(o *storefront.Options) { o.CommandsRetry = time.Millisecond })
 	h.run(b)
 	// Serving: /start is answered while the menu is not set yet or being retried.
 	h.fake.SendCommand(chat, "start", "")

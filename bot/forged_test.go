@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"shopbot/bot"
+	"shopbot/bot/storefront"
 	"shopbot/locales"
 )
 
@@ -56,7 +56,7 @@ func textsSince(h *harness, sent, edited int) []string {
 func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 	h := newHarness(t)
 	logs := &syncBuffer{}
-	b := h.newBot(func(o *bot.Options) {
+	b := h.newBot(func(o *storefront.Options) {
 		o.Admins = []int64{999}
 		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	})
@@ -103,7 +103,7 @@ func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 // screen again, gets the menu instead, and leaves the flow.
 func TestAdminScreenChecksTheAdminFlagWhenShown(t *testing.T) {
 	h := newHarness(t)
-	stop := h.run(h.newBot(func(o *bot.Options) { o.Admins = []int64{chat} }))
+	stop := h.run(h.newBot(func(o *storefront.Options) { o.Admins = []int64{chat} }))
 	h.fake.SendCommand(chat, "start", "")
 	h.wait("sendMessage", 1)
 	old := h.menu()

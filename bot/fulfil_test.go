@@ -19,11 +19,11 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
@@ -88,10 +88,10 @@ func newShop(t *testing.T) *shop {
 }
 
 // worker builds a bot running the fulfilment worker.
-func (s *shop) worker(failpoint func(step string, id int64) error) *bot.Bot {
+func (s *shop) worker(failpoint func(step string, id int64) error) *storefront.Shop {
 	cfg := s.cfg
 	cfg.Failpoint = failpoint
-	return s.newBot(func(o *bot.Options) {
+	return s.newBot(func(o *storefront.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
 	})
 }
@@ -682,7 +682,7 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	s := newShop(t)
 	cfg := s.cfg
-	b := s.newBot(func(o *bot.Options) {
+	b := s.newBot(func(o *storefront.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, cfg, []int64{admin}
 		o.Checkout = &checkout.Options{Stars: true, Upstream: s.client}
 	})

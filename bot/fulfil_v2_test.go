@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -131,7 +131,7 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 	other := s.paid(topUp("5987654321"), state.PayStars) // a look-alike paid at the same time
 	rollback := s.rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.run(s.newBot(func(opt *bot.Options) {
+	stop := s.run(s.newBot(func(opt *storefront.Options) {
 		cfg := s.cfg
 		cfg.Failpoint = fp
 		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, journal()
@@ -139,7 +139,7 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 	waitClosed(t, hit, "the stored upstream number")
 	stop() // kill -9: its memory is gone
 	rollback()
-	s.run(s.newBot(func(opt *bot.Options) {
+	s.run(s.newBot(func(opt *storefront.Options) {
 		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, s.cfg, []int64{admin}, journal()
 	}))
 	got, gotOther := s.waitDelivered(o.ID), s.waitDelivered(other.ID)
@@ -164,13 +164,13 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *testing.T) {
 	s := newShop(t)
 	dir := t.TempDir()
-	withJournal := func(fp func(string, int64) error) *bot.Bot {
+	withJournal := func(fp func(string, int64) error) *storefront.Shop {
 		j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = j.Close() })
-		return s.newBot(func(opt *bot.Options) {
+		return s.newBot(func(opt *storefront.Options) {
 			cfg := s.cfg
 			cfg.Failpoint = fp
 			opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j
@@ -219,7 +219,7 @@ func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = j.Close() })
 	s.sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
-	s.run(s.newBot(func(opt *bot.Options) {
+	s.run(s.newBot(func(opt *storefront.Options) {
 		cfg := s.cfg
 		cfg.AnsweredGrace = 3 * time.Second // far longer than a create
 		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j

@@ -84,21 +84,21 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 	now := b.opts.Now()
 	switch ev := b.eventOf(u).(type) {
 	case checkout.PreCheckoutQuery:
-		if b.Checkout != nil {
-			b.Checkout.PreCheckout(ctx, ev)
+		if b.features.Checkout != nil {
+			b.features.Checkout.PreCheckout(ctx, ev)
 			return false, nil
 		}
 		lang := b.Engine.LangFor(s, userOf(u))
 		return false, b.AnswerPreCheckout(ctx, ev.ID, locales.T(lang, "pay.disabled"))
 	case checkout.Payment:
-		if b.Checkout != nil {
-			b.Checkout.Paid(ctx, ev)
+		if b.features.Checkout != nil {
+			b.features.Checkout.Paid(ctx, ev)
 		}
 		return false, nil // without payments: nothing for the buyer to answer
 	case memberChange:
 		return false, b.Users.SetBlocked(ctx, ev.chat, ev.blocked, now)
 	case supportReply:
-		if b.support.TakeReply(ctx, ev.reply) {
+		if b.features.Support != nil && b.features.Support.TakeReply(ctx, ev.reply) {
 			return false, nil
 		}
 		ev.otherwise.Now = now // not a reply to a relayed message: the flows answer
@@ -226,26 +226,28 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 // goes to checkout, whose reply is shown instead.
 func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *flows.Reply) (*flows.Reply, error) {
 	if r.Started {
-		if b.referral != nil {
+		if b.features.Referral != nil {
 			// Before the buyer is recorded: only a new buyer is attributed.
-			if err := b.referral.Started(ctx, ev.User.ID, ev.Arg, ev.Now); err != nil {
+			if err := b.features.Referral.Started(ctx, ev.User.ID, ev.Arg, ev.Now); err != nil {
 				return nil, err
 			}
 		}
 		if err := b.Users.Started(ctx, ev.User.ID, ev.Now); err != nil {
 			return nil, err
 		}
-		b.ful.Redeliver(ctx, ev.User.ID)
+		if b.features.Deliveries != nil {
+			b.features.Deliveries.Redeliver(ctx, ev.User.ID)
+		}
 	}
 	if r.Pay == nil {
 		return r, nil
 	}
 	env := b.Engine.Env(s, ev)
 	paid := flows.PaymentsDisabled(env)
-	if b.Checkout != nil {
+	if b.features.Checkout != nil {
 		var err error
 		// The shop's record of a quote is the flows' one (tags aside).
-		if paid, err = b.Checkout.Pay(ctx, env, s, (*state.Quote)(r.Pay)); err != nil {
+		if paid, err = b.features.Checkout.Pay(ctx, env, s, (*state.Quote)(r.Pay)); err != nil {
 			return nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
+	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -29,7 +30,7 @@ func listenLocal(t *testing.T) net.Listener {
 
 // serveWebhook serves b's webhook listener, as Run does, on a loopback port
 // and returns its base URL.
-func serveWebhook(t *testing.T, b *bot.Bot) string {
+func serveWebhook(t *testing.T, b *storefront.Shop) string {
 	t.Helper()
 	ln := listenLocal(t)
 	srv := b.NewHTTPServer()
@@ -38,8 +39,8 @@ func serveWebhook(t *testing.T, b *bot.Bot) string {
 	return "http://" + ln.Addr().String()
 }
 
-func webhookBot(h *harness, limits bot.HTTPLimits) *bot.Bot {
-	return h.newBot(func(o *bot.Options) {
+func webhookBot(h *harness, limits bot.HTTPLimits) *storefront.Shop {
+	return h.newBot(func(o *storefront.Options) {
 		o.WebhookURL, o.WebhookSecret, o.HTTPLimits = "https://shop.example/hook", "s3cret", limits
 	})
 }
@@ -200,7 +201,7 @@ func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 	s := newShop(t)
 	s.sim.SetBehavior(resellersim.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
 	web, met := listenLocal(t), listenLocal(t)
-	b := s.newBot(func(o *bot.Options) {
+	b := s.newBot(func(o *storefront.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.client, s.cfg, []int64{admin}
 		o.WebhookURL, o.WebhookSecret = "https://shop.example/hook", "s3cret"
 		o.HTTPListener, o.MetricsListener = web, met

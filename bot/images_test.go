@@ -12,10 +12,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
+	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	flowshop "shopbot/flows/shop"
 	"shopbot/reseller"
@@ -28,7 +28,7 @@ import (
 // imageShop is a shop whose catalog has images.
 type imageShop struct {
 	*bottest.Harness
-	b   *bot.Bot
+	b   *storefront.Shop
 	sim *resellersim.Sim
 	srv *httptest.Server
 }
@@ -59,7 +59,7 @@ func imageCatalog() *resellersim.Catalog {
 
 // newImageShop runs a shop with images set by images (nil: SHOW_IMAGES
 // off); fetch, when set, replaces the guarded download.
-func newImageShop(t *testing.T, images *bot.ImageOptions) *imageShop {
+func newImageShop(t *testing.T, images *storefront.ImageOptions) *imageShop {
 	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: imageCatalog()})
 	srv := httptest.NewServer(sim)
@@ -71,7 +71,7 @@ func newImageShop(t *testing.T, images *bot.ImageOptions) *imageShop {
 	if images != nil && images.Fetch == nil {
 		images.Fetch = client.DownloadImage
 	}
-	b := h.NewBot(func(o *bot.Options) { o.Images = images })
+	b := h.NewBot(func(o *storefront.Options) { o.Images = images })
 	sh := &flowshop.Shop{
 		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
 		Pricing: flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013"), ShowStars: true},
@@ -130,7 +130,7 @@ func largest(m botapitest.Message) string { return m.Photo[len(m.Photo)-1].FileI
 // its keyboard the screen's, the content the upstream's image; the same
 // message carries on as the buyer browses within the category.
 func TestImageScreenIsPhotoWithCaptionAndKeyboard(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	brands := s.Menu()
 	if len(brands.Photo) > 0 {
@@ -167,7 +167,7 @@ func TestImageScreenIsPhotoWithCaptionAndKeyboard(t *testing.T) {
 // From one category's image to another's, the photo is replaced in place
 // (editMessageMedia), caption and keyboard with it.
 func TestBrowsingBetweenImageScreensEditsMediaInPlace(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	s.Tap(s.b, "US")
@@ -198,7 +198,7 @@ func TestBrowsingBetweenImageScreensEditsMediaInPlace(t *testing.T) {
 // brand list) the text menu is sent anew and the photo deleted; back to an
 // image, the text menu becomes the photo in place.
 func TestImageToTextScreenAndBack(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	photo := s.Menu()
@@ -229,7 +229,7 @@ func TestImageToTextScreenAndBack(t *testing.T) {
 // An image is uploaded once: the next time, in this chat or another, it
 // goes by the cached file_id and the upstream is not asked again.
 func TestImageFileIDIsCached(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	if s.uploads() != 1 || s.fileID(imgAppleUS) == "" {
@@ -272,7 +272,7 @@ func TestBrokenImageLeavesTextScreen(t *testing.T) {
 		{"timeout", resellersim.ImageSlow},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newImageShop(t, &bot.ImageOptions{Timeout: 300 * time.Millisecond})
+			s := newImageShop(t, &storefront.ImageOptions{Timeout: 300 * time.Millisecond})
 			s.sim.SetImageFault(imgAppleUS, c.fault)
 			s.open()
 			menu := s.Menu()
@@ -329,7 +329,7 @@ func TestShowImagesOffSendsTextOnly(t *testing.T) {
 // Telegram refusing a cached file_id: it is dropped and the image uploaded
 // once more, and the new file_id is cached.
 func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	old := s.fileID(imgAppleUS)
@@ -361,7 +361,7 @@ func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
 // even with an image; the next screen of the same category, short enough,
 // is the photo.
 func TestLongCaptionIsTextScreen(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	s.Tap(s.b, "Steam")
 	if m := s.Menu(); !isPhoto(m, "Steam") {
@@ -382,7 +382,7 @@ func TestLongCaptionIsTextScreen(t *testing.T) {
 // before the schema allowed it): the photo is sent anew and the text menu
 // deleted, so the chat still has one menu.
 func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	text := s.Menu()
 	s.Fake.FailNext("editMessageMedia", 1, 400, "Bad Request: there is no media in the message to edit", 0)
@@ -411,7 +411,7 @@ func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
 // showed nothing, and nothing the buyer pressed ever did (chaos buyers
 // waited out their 2 minutes at photo menus after each rollback).
 func TestPressAfterTheSessionLostItsPhotoMenuGetsAMenu(t *testing.T) {
-	s := newImageShop(t, &bot.ImageOptions{})
+	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
 	text := s.Menu()
 	rollback := s.Rdb.Snapshot(t)

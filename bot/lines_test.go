@@ -12,8 +12,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/catalog"
+	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
@@ -22,14 +22,14 @@ import (
 )
 
 // newShopBot is a bot with the product lines over the upstream simulator.
-func (h *harness) newShopBot() *bot.Bot {
+func (h *harness) newShopBot() *storefront.Shop {
 	h.t.Helper()
 	return h.newShopBotWith(nil)
 }
 
 // newShopBotWith is newShopBot over the simulator serving cat (nil: the
 // default catalog).
-func (h *harness) newShopBotWith(cat *resellersim.Catalog) *bot.Bot {
+func (h *harness) newShopBotWith(cat *resellersim.Catalog) *storefront.Shop {
 	h.t.Helper()
 	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: cat})
 	srv := httptest.NewServer(sim)

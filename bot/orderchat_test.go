@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
+	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -39,8 +39,8 @@ func newChatShop(t *testing.T) *shop {
 // chatWorker builds a bot with the fulfilment worker and the chat relay.
 // Telegram's per-chat pace (about a message a second) is left out: these
 // tests send many messages to one buyer, and the limiter has its own tests.
-func (s *shop) chatWorker() *bot.Bot {
-	b := s.newBot(func(o *bot.Options) {
+func (s *shop) chatWorker() *storefront.Shop {
+	b := s.newBot(func(o *storefront.Options) {
 		o.Reseller, o.Fulfil, o.Chat, o.Admins = s.client, s.cfg, chatCfg, []int64{admin}
 	})
 	fakePace(b.API)

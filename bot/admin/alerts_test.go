@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/bottest"
+	"shopbot/bot/storefront"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
@@ -42,7 +42,7 @@ func alertsTo(h *bottest.Harness, chatID int64, part string) int {
 // balance alerts again only after it recovered and dropped again.
 func TestAlertDeduplication(t *testing.T) {
 	h := bottest.New(t)
-	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin, admin + 1} })
+	b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin, admin + 1} })
 	bottest.FakePace(b.API) // several alerts to one admin: paced on a fake clock
 	client, sim := simReseller(t, "k")
 	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
@@ -79,7 +79,7 @@ func TestAlertDeduplication(t *testing.T) {
 		t.Fatalf("blocked account alerted %d times", n)
 	}
 	// Two processes polling the same condition still alert once.
-	other := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+	other := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
 	other.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	other.Alerts.CheckUpstream(ctx)
 	if n := alertsTo(h, admin, "blocked"); n != 1 {
@@ -89,7 +89,7 @@ func TestAlertDeduplication(t *testing.T) {
 
 func TestAlertWhenUpstreamKeyRejected(t *testing.T) {
 	h := bottest.New(t)
-	b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+	b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
 	client, _ := simReseller(t, "wrong-key")
 	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
 	b.Alerts.CheckUpstream(context.Background())

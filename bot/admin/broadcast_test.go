@@ -2,22 +2,24 @@ package admin_test
 
 import (
 	"context"
-	"shopbot/state/redisstore/work"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"shopbot/bot"
+	"shopbot/state/redisstore/work"
+
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
+	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/locales"
 )
 
 func TestNonAdminBroadcastIsAnUnknownCommand(t *testing.T) {
 	h := bottest.New(t)
-	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Run(h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "broadcast", "")
 	if got := h.Wait("sendMessage", 1)[0].String("text"); got != locales.T(locales.En, "err.unknown_command") {
 		t.Fatalf("a buyer's /broadcast answered %q", got)
@@ -32,7 +34,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 		t.Skip("takes about 20 s at 25 messages a second")
 	}
 	h := bottest.New(t)
-	withAdmin := func(o *bot.Options) { o.Admins = []int64{admin} }
+	withAdmin := func(o *storefront.Options) { o.Admins = []int64{admin} }
 	first := h.NewBot(withAdmin)
 	stopFirst := h.Run(first)
 	ctx := context.Background()
@@ -127,7 +129,7 @@ func TestBroadcastTo500BuyersWith429And403AndRestart(t *testing.T) {
 
 func TestAdminCommandsAreRegisteredInTheAdminsChatScope(t *testing.T) {
 	h := bottest.New(t)
-	h.Run(h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} }))
+	h.Run(h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} }))
 	h.Fake.SendCommand(chat, "help", "")
 	h.Wait("sendMessage", 1)
 	has := func(cmds []botapitest.BotCommand, name string) bool {
@@ -159,7 +161,7 @@ func TestBroadcastScreensGolden(t *testing.T) {
 	for _, lang := range []string{"en", "ru"} {
 		t.Run(lang, func(t *testing.T) {
 			h := bottest.New(t)
-			b := h.NewBot(func(o *bot.Options) { o.Admins = []int64{admin} })
+			b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
 			h.Run(b)
 			h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Admin", LanguageCode: lang})
 			ctx := context.Background()

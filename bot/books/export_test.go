@@ -12,15 +12,15 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/storefront"
 	"shopbot/locales"
 	"shopbot/state"
 )
 
 // exportDoc sends /export arg as the admin and returns the document the
 // bot sent back, its CSV rows (header first) and its caption.
-func (h *harness) exportDoc(b *bot.Bot, arg string) (botapitest.Message, [][]string) {
+func (h *harness) exportDoc(b *storefront.Shop, arg string) (botapitest.Message, [][]string) {
 	h.T.Helper()
 	before := len(h.Fake.CallsFor("sendDocument"))
 	h.Fake.SendCommand(admin, "export", arg)
@@ -106,7 +106,7 @@ func statsSection(t *testing.T, stats, heading string) string {
 func TestExportOrdersTotalsEqualStats(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
-	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
+	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
 	h.Run(b)
 	stats := strings.ReplaceAll(h.Command(b, admin, "stats", "").RawText, "\u00a0", " ")
 	money := func(d decimal.Decimal) string { return locales.Money(locales.En, d) }
@@ -189,7 +189,7 @@ func TestExportLedgerAndBadInput(t *testing.T) {
 	move(101, "15.50", now.Add(-3*time.Hour), "credit:a")
 	move(101, "-12.25", now.Add(-2*time.Hour), "pay:q1")
 	move(202, "7.00", now.Add(-time.Hour), "credit:b")
-	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
+	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
 	h.Run(b)
 
 	doc, rows := h.exportDoc(b, "ledger today")

@@ -14,13 +14,13 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/books"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/reseller/resellersim"
@@ -34,7 +34,7 @@ import (
 type booksShop struct {
 	*harness
 	sim    *resellersim.Sim
-	b      *bot.Bot
+	b      *storefront.Shop
 	orders *records.Orders
 }
 
@@ -42,7 +42,7 @@ func newBooksShop(t *testing.T, mod func(*books.Options)) *booksShop {
 	h := newHarness(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	client := simClient(t, sim, "test-key")
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Admins, o.Reseller = []int64{admin}, client
 		o.Fulfil = fulfil.Config{
 			Tick: 10 * time.Millisecond, Lease: time.Second, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond,

@@ -15,10 +15,10 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
+	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -44,8 +44,8 @@ func simClient(t *testing.T, sim *resellersim.Sim, key string) *reseller.Client 
 
 // reportsBot is a bot with the admin and, when client is not nil, the
 // upstream; messages are paced on a fake clock so the tests run fast.
-func (h *harness) reportsBot(client *reseller.Client, mod func(*bot.Options)) *bot.Bot {
-	b := h.NewBot(func(o *bot.Options) {
+func (h *harness) reportsBot(client *reseller.Client, mod func(*storefront.Options)) *storefront.Shop {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Admins, o.Reseller = []int64{admin}, client
 		if mod != nil {
 			mod(o)
@@ -279,7 +279,7 @@ func statsOrders(t *testing.T, h *harness) time.Time {
 func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
-	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
+	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
 	h.Run(b)
 	m := h.Command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
@@ -321,7 +321,7 @@ func TestStatsTodaySevenAndThirtyDays(t *testing.T) {
 func TestStatsInRussian(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
-	b := h.reportsBot(nil, func(o *bot.Options) { o.Now = func() time.Time { return now } })
+	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
 	h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
 	h.Run(b)
 	m := h.Command(b, admin, "stats", "")
@@ -369,9 +369,9 @@ const buyer = int64(7007)
 
 // creditShop is a bot with wallet payments on and a buyer who started the
 // bot, chose Russian, and has $2.00 in the wallet.
-func creditShop(t *testing.T, wallet bool) (*harness, *bot.Bot, *records.Wallets) {
+func creditShop(t *testing.T, wallet bool) (*harness, *storefront.Shop, *records.Wallets) {
 	h := newHarness(t)
-	b := h.reportsBot(nil, func(o *bot.Options) {
+	b := h.reportsBot(nil, func(o *storefront.Options) {
 		if wallet {
 			o.Checkout = &checkout.Options{Stars: true, Wallet: true}
 		}

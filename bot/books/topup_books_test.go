@@ -12,12 +12,12 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/locales"
@@ -31,7 +31,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 	h := newHarness(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
 	client := simClient(t, sim, "test-key")
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Admins, o.Reseller = []int64{admin}, client
 		o.Fulfil = fulfil.Config{
 			Tick: 10 * time.Millisecond, Lease: time.Second, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond,

@@ -1,5 +1,5 @@
-// Package bottest runs the whole shop for tests: the bot as bot.New
-// assembles it (every feature wired), over the fake Bot API server
+// Package bottest runs the whole shop for tests: the shop as
+// storefront.New assembles it (the adapter and every feature), over the fake Bot API server
 // (botapitest) and a throwaway Redis (statetest). Feature packages test
 // themselves end to end with it: a buyer's taps and payments go in through
 // the fake Telegram, and the test waits on the calls the shop makes.
@@ -17,6 +17,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state/statetest"
@@ -98,23 +99,23 @@ func (h *Harness) UntilWithin(limit time.Duration, cond func() bool) bool {
 	return true
 }
 
-// NewBot builds a bot on the harness's fake server and Redis; mod adjusts
+// NewBot builds a shop on the harness's fake server and Redis; mod adjusts
 // its options (nil: the defaults of the tests).
-func (h *Harness) NewBot(mod func(*bot.Options)) *bot.Bot {
+func (h *Harness) NewBot(mod func(*storefront.Options)) *storefront.Shop {
 	h.T.Helper()
-	opts := bot.Options{
+	opts := storefront.Options{Options: bot.Options{
 		Token: h.Fake.Token(), APIURL: h.Fake.URL(), Prefix: h.Rdb.Prefix,
 		PollTimeout: time.Second, IdlePoll: 10 * time.Millisecond, Workers: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Notify: h.Notify,
-	}
+	}}
 	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-4 * len(os.Getenv("TEST_LOG")) / 5)}))
 	}
 	if mod != nil {
 		mod(&opts)
 	}
-	b, err := bot.New(opts, h.Rdb.Client, flows.NewEngine(nil, locales.En))
+	b, err := storefront.New(opts, h.Rdb.Client, flows.NewEngine(nil, locales.En))
 	if err != nil {
 		h.T.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func (h *Harness) NewBot(mod func(*bot.Options)) *bot.Bot {
 // Run starts b and returns a stop function that cancels it and checks that
 // Run returned nil (it reports how long stopping took). The test's end
 // stops it too.
-func (h *Harness) Run(b *bot.Bot) (stop func() time.Duration) {
+func (h *Harness) Run(b *storefront.Shop) (stop func() time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
@@ -174,7 +175,7 @@ func (h *Harness) Listening() {
 }
 
 // Idle waits until no chat has updates queued or in progress.
-func (h *Harness) Idle(b *bot.Bot) {
+func (h *Harness) Idle(b *storefront.Shop) {
 	h.T.Helper()
 	if !h.Until(func() bool { n, err := b.Queue.Pending(context.Background()); return err == nil && n == 0 }) {
 		h.T.Fatal("the queue never drained")
@@ -213,7 +214,7 @@ func HasButton(m botapitest.Message, label string) bool {
 
 // Tap presses the live menu's button whose label starts with prefix and
 // waits until the bot has handled it.
-func (h *Harness) Tap(b *bot.Bot, prefix string) {
+func (h *Harness) Tap(b *storefront.Shop, prefix string) {
 	h.T.Helper()
 	m := h.Menu()
 	for _, btn := range m.ReplyMarkup.Buttons() {
@@ -227,7 +228,7 @@ func (h *Harness) Tap(b *bot.Bot, prefix string) {
 }
 
 // Say sends text and waits for the screen the bot sends anew in answer.
-func (h *Harness) Say(b *bot.Bot, text string) {
+func (h *Harness) Say(b *storefront.Shop, text string) {
 	h.T.Helper()
 	n := len(h.Fake.CallsFor("sendMessage"))
 	h.Fake.SendText(Chat, text)
@@ -294,7 +295,7 @@ func (h *Harness) BotMessages(chatID int64) []botapitest.Message {
 
 // Command sends /cmd arg from chatID and waits for the bot's new message
 // there, then until the bot is idle; it returns that message.
-func (h *Harness) Command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.Message {
+func (h *Harness) Command(b *storefront.Shop, chatID int64, cmd, arg string) botapitest.Message {
 	h.T.Helper()
 	n := len(h.BotMessages(chatID))
 	h.Fake.SendCommand(chatID, cmd, arg)
@@ -308,7 +309,7 @@ func (h *Harness) Command(b *bot.Bot, chatID int64, cmd, arg string) botapitest.
 
 // Press taps the button labelled label on message m in chatID and waits
 // until the bot has handled it; it returns the message as it is then.
-func (h *Harness) Press(b *bot.Bot, chatID int64, m botapitest.Message, label string) botapitest.Message {
+func (h *Harness) Press(b *storefront.Shop, chatID int64, m botapitest.Message, label string) botapitest.Message {
 	h.T.Helper()
 	q, err := h.Fake.PressButton(chatID, m.MessageID, label)
 	if err != nil {
@@ -348,7 +349,7 @@ func (h *Harness) WaitText(chatID int64, part string) botapitest.Message {
 }
 
 // SayIn sends text from chatID and waits until the bot has handled it.
-func (h *Harness) SayIn(b *bot.Bot, chatID int64, text string) {
+func (h *Harness) SayIn(b *storefront.Shop, chatID int64, text string) {
 	h.T.Helper()
 	n := len(h.BotMessages(chatID))
 	h.Fake.SendText(chatID, text)

@@ -15,11 +15,11 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
@@ -41,7 +41,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // upstream simulator.
 type payShop struct {
 	*bottest.Harness
-	b      *bot.Bot
+	b      *storefront.Shop
 	pay    *checkout.Checkout
 	sim    *resellersim.Sim
 	client *reseller.Client
@@ -58,7 +58,7 @@ var upstreamHere = new(reseller.Client)
 
 // newPayShopWith is newPayShop with the bot's and the payments' options
 // adjusted by mod and pmod (either may be nil).
-func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*checkout.Options)) *payShop {
+func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*storefront.Options), pmod func(*checkout.Options)) *payShop {
 	t.Helper()
 	return newPayShopBefore(t, stars, wallet, mod, pmod, nil)
 }
@@ -66,7 +66,7 @@ func newPayShopWith(t *testing.T, stars, wallet bool, mod func(*bot.Options), pm
 // newPayShopBefore is newPayShopWith that also runs before on the bot
 // before it starts (to put its API on a fake pace: that must not change
 // under running goroutines).
-func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), pmod func(*checkout.Options), before func(*bot.Bot)) *payShop {
+func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*storefront.Options), pmod func(*checkout.Options), before func(*storefront.Shop)) *payShop {
 	t.Helper()
 	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
@@ -80,7 +80,7 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*bot.Options), 
 	if pmod != nil {
 		pmod(&popts)
 	}
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Admins = []int64{payAdmin}
 		if mod != nil {
 			mod(o)

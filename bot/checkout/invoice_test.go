@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/storefront"
 	"shopbot/locales"
 )
 
@@ -33,7 +33,7 @@ func (c *testClock) Advance(d time.Duration) {
 }
 
 func clockShop(t *testing.T, clk *testClock) *payShop {
-	return newPayShopWith(t, true, false, func(o *bot.Options) { o.Now = clk.Now }, nil)
+	return newPayShopWith(t, true, false, func(o *storefront.Options) { o.Now = clk.Now }, nil)
 }
 
 // markSending leaves what a replica killed between marking the invoice and

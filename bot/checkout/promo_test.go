@@ -10,9 +10,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/checkout"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/flows/shop"
 	"shopbot/locales"
@@ -337,7 +337,7 @@ func TestPromoPaymentSettledAfterItsUseWentElsewhereIsRefunded(t *testing.T) {
 
 // A refunded order gives its use back, once.
 func TestPromoRefundedOrderGivesItsUseBack(t *testing.T) {
-	s := newPayShopWith(t, false, true, func(o *bot.Options) { o.Reseller = upstreamHere }, nil)
+	s := newPayShopWith(t, false, true, func(o *storefront.Options) { o.Reseller = upstreamHere }, nil)
 	s.promo("add back1 $1 uses=1")
 	ctx := context.Background()
 	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(50), "test:1", "", "9001"); err != nil {

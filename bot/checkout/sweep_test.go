@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
+	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -50,7 +50,7 @@ func (s *payShop) startedSweep() {
 
 func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 	// 60 alerts to one admin: paced on a fake clock, set before the bot runs.
-	s := newPayShopBefore(t, true, false, nil, nil, func(b *bot.Bot) { bottest.FakePace(b.API) })
+	s := newPayShopBefore(t, true, false, nil, nil, func(b *storefront.Shop) { bottest.FakePace(b.API) })
 	// 30 days of delivered purchases, whose orders lived in a store that
 	// is gone: this Redis is brand new.
 	now := time.Now()
@@ -180,7 +180,7 @@ func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
 // newPayShopUpstream is a payments shop whose bot also runs fulfilment and
 // the orphan scan against the simulator (fast settings).
 func newPayShopUpstream(t *testing.T, orphanEvery time.Duration) *payShop {
-	return newPayShopWith(t, true, false, func(o *bot.Options) {
+	return newPayShopWith(t, true, false, func(o *storefront.Options) {
 		o.Reseller = upstreamHere
 		o.Fulfil = fulfil.Config{OrphanEvery: orphanEvery, OrphanAfter: 4 * time.Second, Tick: 10 * time.Millisecond}
 	}, nil)

@@ -29,7 +29,7 @@ import (
 // is remembered as broken for a while and the screen is text: an image
 // never blocks browsing. The rendering is in package bot (screen.go).
 
-// Options turns product images on (bot.Options.Images).
+// Options turns product images on (storefront.Options.Images).
 type Options struct {
 	// Fetch downloads an image of the catalog, refusing one over limit
 	// bytes; nil: the upstream client's DownloadImage (no images without

@@ -17,12 +17,12 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/referral"
+	"shopbot/bot/storefront"
 	"shopbot/flows"
 	flowshop "shopbot/flows/shop"
 	"shopbot/locales"
@@ -45,7 +45,7 @@ const (
 // the upstream simulator, and referrals at a percent.
 type shop struct {
 	*bottest.Harness
-	b      *bot.Bot
+	b      *storefront.Shop
 	sim    *resellersim.Sim
 	client *reseller.Client
 	refs   *records.Referrals
@@ -81,7 +81,7 @@ func (s *shop) start(percent string, failpoint func(step string, id int64) error
 	s.T.Helper()
 	cfg := fastFulfil
 	cfg.Failpoint = failpoint
-	s.b = s.NewBot(func(o *bot.Options) {
+	s.b = s.NewBot(func(o *storefront.Options) {
 		o.Admins = []int64{admin}
 		o.Reseller = s.client
 		o.Fulfil = cfg
@@ -509,7 +509,7 @@ func TestReferralFiguresInReferralsAndStats(t *testing.T) {
 func TestReferralsNeedTheWallet(t *testing.T) {
 	h := bottest.New(t)
 	var logs syncBuffer
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Checkout = &checkout.Options{Stars: true}
 		o.Referral = referral.Options{Percent: decimal.NewFromInt(10)}
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"shopbot/bot"
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
+	"shopbot/bot/storefront"
 	"shopbot/locales"
 )
 
@@ -15,8 +15,8 @@ const (
 	supportBuyer = int64(501)
 )
 
-func supportBot(h *bottest.Harness) *bot.Bot {
-	return h.NewBot(func(o *bot.Options) { o.Admins = []int64{supportAdmin} })
+func supportBot(h *bottest.Harness) *storefront.Shop {
+	return h.NewBot(func(o *storefront.Options) { o.Admins = []int64{supportAdmin} })
 }
 
 // TestSupportTicketRoundTripAcrossRestart: a Russian-speaking buyer opens
@@ -125,7 +125,7 @@ func TestTermsAndSupportCommandsAreListed(t *testing.T) {
 // button to TERMS_URL.
 func TestTermsFromConfig(t *testing.T) {
 	h := bottest.New(t)
-	b := h.NewBot(func(o *bot.Options) {
+	b := h.NewBot(func(o *storefront.Options) {
 		o.Support.TermsText, o.Support.TermsURL = "Codes <are> final.", "https://shop.example/terms"
 	})
 	h.Run(b)

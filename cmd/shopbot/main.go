@@ -29,6 +29,7 @@ import (
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/referral"
+	"shopbot/bot/storefront"
 	"shopbot/bot/support"
 	"shopbot/flows"
 	"shopbot/flows/lines"
@@ -148,10 +149,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	return 0
 }
 
-// newShop wires the bot from the configuration: the upstream client (with
-// its calls counted in the bot's metrics), the cached catalog, quotes, the
-// per-buyer rate limit and the product-line flows.
-func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*bot.Bot, error) {
+// newShop builds the shop from the configuration: the upstream client
+// (with its calls counted in the bot's metrics), the cached catalog,
+// quotes, the per-buyer rate limit and the product-line flows.
+func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*storefront.Shop, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
 	var upstream *reseller.Client // places and tracks paid orders
@@ -167,20 +168,22 @@ func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*bot.Bot, er
 			MinUSD: cfg.Topup.MinUSD, MaxUSD: cfg.Topup.MaxUSD, MaxBalanceUSD: cfg.Topup.MaxBalanceUSD, StarsUSDRate: cfg.StarsUSDRate,
 		}}
 	}
-	var images *bot.ImageOptions // the upstream's catalog images, fetched like operator images
+	var images *storefront.ImageOptions // the upstream's catalog images, fetched like operator images
 	if cfg.ShowImages && upstream != nil {
-		images = &bot.ImageOptions{}
+		images = &storefront.ImageOptions{}
 	}
 	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
 	if err != nil {
 		return nil, fmt.Errorf("JOURNAL_DIR: %w", err)
 	}
-	b, err := bot.New(bot.Options{
-		Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL, Journal: journal,
-		WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
-		MetricsAddr: cfg.MetricsAddr,
-		Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
-		Reseller: upstream, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
+	b, err := storefront.New(storefront.Options{
+		Options: bot.Options{
+			Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
+			WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
+			MetricsAddr: cfg.MetricsAddr,
+			Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
+		},
+		Reseller: upstream, Journal: journal, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
 		Books:    books.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
 		Checkout: pay, Images: images,
