@@ -1,0 +1,369 @@
+package fulfil
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"shopbot/bot/lines"
+	"shopbot/flows"
+	"shopbot/reseller"
+	"shopbot/state"
+)
+
+// Reconciling with the upstream (place.go, steps 2 and 3 of the
+// protocol): listing the upstream orders above a watermark and sorting out
+// the unclaimed ones of the order's kind (look), settling an attempt whose
+// create's outcome is unknown (placing: by the slot's proof, or the
+// journal's, reconcileByJournal; nothingFound places again after the
+// grace), and adopting what is provably the order's (adopt, claim).
+
+// found is what a listing above a watermark turned up.
+type found struct {
+	// waitOthers says another order's attempt that may have made one of
+	// possible is still in flight or within its grace: wait for it.
+	waitOthers bool
+	newest     int64            // the newest order number of the type (0: none)
+	matches    []reseller.Order // unclaimed, every echoed field equal; oldest first
+	possible   []reseller.Order // unclaimed, nothing differs, something missing
+}
+
+// look lists the upstream orders of the request's type newest first down
+// to above (exclusive) and sorts out the unclaimed ones of its kind. The
+// newest number seen is recorded for orders paid later.
+func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, above int64) (*found, error) {
+	res := &found{}
+	// A complete journal tells whose an unclaimed order may be (see
+	// journal.go); gift cards and other fungible kinds need not know.
+	var att *attempts
+	if !r.Fungible() && f.journalComplete(ctx) {
+		a := f.readAttempts()
+		att = &a
+	}
+	covered := att != nil && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
+	for u, err := range f.up.AllOrders(ctx, &reseller.OrdersOptions{Limit: 100, Type: r.Type}) {
+		if err != nil {
+			return nil, err
+		}
+		if res.newest == 0 {
+			res.newest = u.Number
+		}
+		if u.Number <= above {
+			break
+		}
+		m := r.Match(&u)
+		if m == lines.NoMatch {
+			continue
+		}
+		owner, err := f.orders.ByUpstream(ctx, u.Number)
+		switch {
+		case err == nil && owner.ID != o.ID:
+			continue // another order's
+		case err != nil && !errors.Is(err, state.ErrOrderNotFound):
+			return nil, err
+		}
+		if err != nil {
+			// Unclaimed. One an order in review names, or one reported as
+			// nobody's, is in an admin's hands: left alone, so one lost
+			// record cannot send every later order of its kind to review.
+			if done, err := f.orders.Accounted(ctx, u.Number); err != nil {
+				return nil, err
+			} else if done {
+				continue
+			}
+			if att != nil {
+				others, mine := att.others(r.Kind(), o.ChargeID, u.Number), att.mine(o.ChargeID, u.Number)
+				switch {
+				case len(others) > 0 && !mine:
+					continue // another order's open attempt made it
+				case len(others) == 0 && !mine && covered:
+					continue // this order never sent a create that could have made it
+				case len(others) > 0 && mine:
+					m = lines.PossibleMatch // either may have made it: nobody can tell yet
+					if f.unsettled(others) {
+						res.waitOthers = true
+					}
+				}
+			}
+		}
+		if m == lines.FullMatch {
+			res.matches = append(res.matches, u)
+		} else {
+			res.possible = append(res.possible, u)
+		}
+	}
+	slices.Reverse(res.matches)
+	slices.Reverse(res.possible)
+	if err := f.orders.NoteUpstream(ctx, res.newest); err != nil {
+		f.log.Warn("note newest upstream order", "err", err)
+	}
+	return res, nil
+}
+
+func numbers(list []reseller.Order) string {
+	s := make([]string, len(list))
+	for i, u := range list {
+		s[i] = strconv.FormatInt(u.Number, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// adoptFound adopts the oldest unclaimed order of the kind and reports any
+// others (duplicates of this order's attempts) to admins.
+func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *lines.Request, kind string, seen *found, how string) (bool, time.Time, error) {
+	if o.Slot != kind || o.Status == state.OrderPaid || len(o.Request) == 0 {
+		// Record the slot and the request on the order (placing), so
+		// adopting frees the one and can read the other.
+		raw, err := json.Marshal(req)
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		attempt := o.AttemptID
+		n, err := f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
+			if n.AttemptID != attempt {
+				return errAttemptMoved
+			}
+			n.Slot = kind
+			if len(n.Request) == 0 {
+				n.Request, n.Signature = raw, req.Signature()
+			}
+			return nil
+		}, "")
+		if err != nil {
+			return false, time.Time{}, err
+		}
+		o = n
+	}
+	// Further matches (of a fungible kind) may be identical purchases'
+	// creates still in flight or uncertain: they stay unclaimed for their
+	// creators, and the orphan scan reports what nobody claims in time.
+	return f.adopt(ctx, o, &seen.matches[0], how)
+}
+
+// adopt stores the upstream order as ours: placing -> placed, claiming its
+// number, and frees the slot. A number another order already claimed
+// sends this one to review.
+func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Order, how string) (bool, time.Time, error) {
+	attempt := o.AttemptID
+	n, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlaced, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		f.claim(n, up)
+		return nil
+	}, fmt.Sprintf("upstream %d %s", up.Number, how))
+	if errors.Is(err, state.ErrUpstreamClaimed) {
+		if !requestFungible(o) {
+			return f.review(ctx, o, fmt.Sprintf("upstream order %d is claimed by another order", up.Number))
+		}
+		// An identical purchase took it (any such order serves either).
+		if how == "created" {
+			// Ours was created and serves that purchase; the one that
+			// purchase created (if any) is above our watermark too. Look
+			// once more and, finding nothing, place again at once: no
+			// create of ours is in doubt.
+			f.log.Info("an identical purchase adopted our new upstream order; looking again", "order", o.ID, "upstream", up.Number)
+			_, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+				if n.AttemptID != attempt {
+					return errAttemptMoved
+				}
+				n.UncertainAt = f.now().Add(-f.cfg.Grace).UTC()
+				return nil
+			}, fmt.Sprintf("upstream %d went to an identical purchase", up.Number))
+			return true, time.Time{}, err
+		}
+		return true, time.Time{}, nil // look again
+	}
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	if how != "created" { // a create's outcome is in the journal already (remember)
+		f.journalOutcome(o, attempt, up)
+	}
+	if err := f.sync(ctx, o.ID); err != nil {
+		// Stored but perhaps not durable: a lost number is found again by
+		// the next create's listing or the orphan scan.
+		f.log.Warn("upstream number not durable yet", "order", o.ID, "err", err)
+	}
+	f.releaseSlot(ctx, n)
+	f.log.Info("order placed", "order", o.ID, "line", o.Line, "upstream", up.Number, "how", how)
+	if err := f.fail(FailpointPlaced, o.ID); err != nil {
+		return false, time.Time{}, err
+	}
+	var rows [][]flows.Button
+	if f.chats != nil && f.chats.Placed(ctx, n, up) {
+		rows = OpenChatButton(f.Lang(n), n.ID)
+	}
+	_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
+	return true, time.Time{}, nil
+}
+
+// claim makes upstream order up the order's own: its number (which the
+// store keeps unique: a number another order holds fails the transition
+// with state.ErrUpstreamClaimed), status and cost, and when it was claimed.
+// Both ways an order adopts an upstream order use it: the worker's (adopt,
+// from placing) and an admin's (Adopt, from needs_review). A cost the
+// upstream does not show keeps the one on record.
+func (f *Fulfiller) claim(n *state.Order, up *reseller.Order) {
+	n.UpstreamNumber, n.UpstreamStatus = up.Number, string(up.Status)
+	n.ClaimedAt = f.now().UTC()
+	if !up.ChargedUSD.IsZero() || n.ChargedUSD.IsZero() {
+		n.ChargedUSD = up.ChargedUSD.Decimal
+	}
+}
+
+// placing handles an attempt whose outcome we do not know (an uncertain
+// answer, or a crash after the intent): reconcile, wait, or try again.
+func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	if o.AttemptID == "" {
+		return f.place(ctx, o) // the last attempt provably created nothing
+	}
+	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
+		return again, f.now().Add(f.cfg.RetryMin), nil
+	}
+	var req lines.Request
+	if err := json.Unmarshal(o.Request, &req); err != nil {
+		return f.review(ctx, o, "stored request unreadable")
+	}
+	if f.journalMode(ctx, o, &req) {
+		return f.reconcileByJournal(ctx, o, &req)
+	}
+	kind, already, ok, err := f.claimSlot(ctx, o, &req)
+	if err != nil {
+		return false, f.now().Add(f.cfg.RetryMin), nil
+	}
+	if !ok {
+		if f.journalComplete(ctx) {
+			// The journal tells the two attempts' creates apart (look):
+			// wait in line for the slot (woken when it is handed over).
+			return false, f.now().Add(f.cfg.SlotWait), nil
+		}
+		// Another order's create of this kind is uncertain too (this
+		// order's slot was lost): their orders cannot be told apart.
+		return f.review(ctx, o, "another uncertain create of the same kind is in flight")
+	}
+	// With the slot held all along, look above the attempt's watermark;
+	// else (a record lost by Redis, or an order from before the slots)
+	// above the order's own, and only what is fungible is provable.
+	provable := already
+	above := o.Watermark
+	if provable {
+		above = o.AttemptWatermark
+	}
+	seen, err := f.look(ctx, o, &req, above)
+	if err != nil {
+		f.log.Warn("reconcile order", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
+	switch {
+	case len(seen.matches) > 0 && len(seen.possible) == 0 && (req.Fungible() || provable && len(seen.matches) == 1):
+		// Several for a purchase the upstream does not echo in full would
+		// mean the slot did not hold (a Redis that lost writes): which is
+		// this order's cannot be told.
+		return f.adoptFound(ctx, o, &req, kind, seen, "reconciled")
+	case len(seen.matches)+len(seen.possible) > 0:
+		all := append(seen.matches, seen.possible...)
+		if f.settling(ctx, all) {
+			return false, f.now().Add(f.cfg.PollMin), nil // its creator may put it back first
+		}
+		f.dispute(ctx, all)
+		return f.review(ctx, o, "upstream orders that may be this order's, unprovable: "+numbers(all))
+	}
+	return f.nothingFound(ctx, o)
+}
+
+// nothingFound handles an uncertain attempt whose create is not upstream
+// (yet): it waits out the grace, counted from when the uncertain answer
+// arrived, and then places the order again.
+func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, time.Time, error) {
+	if o.UncertainAt.IsZero() {
+		// A crash after the intent: the answer never came. The grace
+		// counts from now.
+		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "attempt found without an answer", false)
+	}
+	grace := f.cfg.Grace
+	if o.UncertainAnswered {
+		grace = f.cfg.AnsweredGrace
+	}
+	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
+		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
+	}
+	if f.noneNoted.first(o.AttemptID) {
+		// Once per attempt: the order may wait for its kind's slot now.
+		f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+		f.journalOutcome(o, o.AttemptID, nil)
+	}
+	return f.place(ctx, o)
+}
+
+// reconcileByJournal settles an attempt whose outcome is unknown with the
+// journal's proof (journal.go): an unclaimed order of the kind above the
+// attempt's watermark that no other open attempt can explain is this
+// attempt's; one that another attempt may have made too waits until both
+// are past their grace, and then goes to review; with nothing found after
+// the grace, the order is placed again.
+func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *lines.Request) (bool, time.Time, error) {
+	seen, err := f.look(ctx, o, req, o.AttemptWatermark)
+	if err != nil {
+		f.log.Warn("reconcile order", "order", o.ID, "err", err)
+		return false, f.now().Add(f.cfg.PollMin), nil
+	}
+	switch {
+	case len(seen.matches) > 0 && len(seen.possible) == 0:
+		// Several would be creates of this order's own attempts (the
+		// oldest is kept; the orphan scan reports the rest).
+		return f.adoptFound(ctx, o, req, "", seen, "reconciled")
+	case len(seen.possible) > 0:
+		all := append(seen.matches, seen.possible...)
+		if seen.waitOthers || f.settling(ctx, all) {
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
+		f.dispute(ctx, all)
+		return f.review(ctx, o, "upstream orders that this order's or another order's uncertain create may have made: "+numbers(all))
+	}
+	return f.nothingFound(ctx, o)
+}
+
+// unsettled reports whether any of the attempts may still make or show an
+// upstream order: younger than the client's timeout and the grace.
+func (f *Fulfiller) unsettled(list []state.JournalEntry) bool {
+	for _, e := range list {
+		if f.now().Sub(e.At) < f.cfg.Grace+20*time.Second {
+			return true
+		}
+	}
+	return false
+}
+
+// Matches reports whether the order's stored request is known (known) and
+// whether the upstream order shows nothing that differs from it (same): for
+// an admin deciding whether to adopt it.
+func Matches(o *state.Order, up *reseller.Order) (known, same bool) {
+	req, ok := lines.Stored(o)
+	if !ok {
+		return false, false
+	}
+	return true, req.Match(up) != lines.NoMatch
+}
+
+// requestFungible reports whether the order's stored request is fungible.
+func requestFungible(o *state.Order) bool {
+	req, ok := lines.Stored(o)
+	return ok && req.Fungible()
+}
+
+// dispute hands the upstream orders an order in review names to the admin.
+func (f *Fulfiller) dispute(ctx context.Context, list []reseller.Order) {
+	nums := make([]int64, len(list))
+	for i, u := range list {
+		nums[i] = u.Number
+	}
+	if err := f.orders.Dispute(ctx, nums...); err != nil {
+		f.log.Warn("record disputed upstream orders", "err", err)
+	}
+}
