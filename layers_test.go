@@ -27,14 +27,16 @@ var allowed = map[string][]string{
 	"shopbot/state/statetest":      nil,
 	// The Redis store beside the records: the connection, durability and
 	// limits; the shop's records (orders, quotes, wallets, promos,
-	// referrals, buyers); the bot's work (intake, conversations, schedules,
-	// caches, broadcasts, order chats, alerts, support tickets).
+	// referrals, buyers); the job schedules; the bot's work (intake,
+	// conversations, caches, broadcasts, order chats, alerts, support
+	// tickets), whose key layout's migration moves the schedules' keys too.
 	"shopbot/state/redisstore":         nil,
 	"shopbot/state/redisstore/records": {"shopbot/state", "shopbot/state/redisstore"},
-	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore"},
+	"shopbot/state/redisstore/sched":   {"shopbot/state/redisstore"},
+	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore", "shopbot/state/redisstore/sched"},
 	"shopbot/bot/botapitest":           {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
 	"shopbot/flows/golden":             nil,
-	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/work"},
+	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/sched"},
 
 	// Under the upstream client: its calls, shared checks, raw readings, amounts.
 	"shopbot/reseller/internal/transport": {"shopbot/reseller/internal/check"},
@@ -68,19 +70,19 @@ var allowed = map[string][]string{
 	// contract (OrderJob, the chat button), which the others read.
 	// The orphan scan, which fulfil runs as one of its jobs.
 	"shopbot/bot/fulfil/orphans": {"shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records"},
-	"shopbot/bot/fulfil":         {"shopbot/bot/fulfil/orphans", "shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/checkout":       {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/orderchat":      {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/fulfil":         {"shopbot/bot/fulfil/orphans", "shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched"},
+	"shopbot/bot/checkout":       {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
+	"shopbot/bot/orderchat":      {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	"shopbot/bot/support":        {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/admin":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/books":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/books":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	"shopbot/bot/referral":       {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
 	// The adapter's parts that speak no go-telegram: product images, metrics.
 	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
 	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	// The Telegram adapter, which assembles the features.
 	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
-		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	// The whole shop for tests, as bot.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},

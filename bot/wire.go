@@ -7,6 +7,7 @@ import (
 
 	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 
 	"github.com/shopspring/decimal"
@@ -76,7 +77,7 @@ func (b *Bot) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	b.Promos = records.NewPromos(rdb, opts.Prefix)
 	b.Promos.Now = opts.Now
 	b.wallets.Durable, b.wallets.Now = b.durable, opts.Now
-	schedule := work.NewSchedule(rdb, opts.Prefix)
+	schedule := sched.NewSchedule(rdb, opts.Prefix)
 	reviews := records.NewChargeReviews(rdb, opts.Prefix)
 	reviews.Now = opts.Now
 	b.metrics.AddStore(b.Queue, b.orders, reviews)
@@ -111,7 +112,7 @@ func (b *Bot) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	}
 	b.chat = orderchat.New(opts.Chat, orderchat.Deps{
 		Telegram: b, Upstream: chatUp, Orders: b.orders, Engine: engine, Chats: work.NewOrderChats(rdb, opts.Prefix),
-		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "chat"), Log: opts.Logger, Now: opts.Now,
+		Schedule: sched.NewNamedSchedule(rdb, opts.Prefix, "chat"), Log: opts.Logger, Now: opts.Now,
 	})
 	b.wireReferral(opts, rdb, engine)
 	var onDelivered func(context.Context, *state.Order) error
@@ -141,7 +142,7 @@ func (b *Bot) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 		Telegram: b, Upstream: booksUp, Stars: booksStars{b}, Alerts: b.Alerts,
 		Orders: b.orders, Wallets: b.wallets, Users: b.Users, Sessions: b.Queue, Referrals: b.referralStore(),
 		Audit: records.NewCreditAudit(rdb, opts.Prefix), Reviews: reviews,
-		Schedule: work.NewNamedSchedule(rdb, opts.Prefix, "books"), Runs: work.NewReconcileRuns(rdb, opts.Prefix),
+		Schedule: sched.NewNamedSchedule(rdb, opts.Prefix, "books"), Runs: work.NewReconcileRuns(rdb, opts.Prefix),
 		Engine: engine, Log: opts.Logger, Now: opts.Now,
 	})
 	b.books.Register(engine)

@@ -1,5 +1,12 @@
 package redisstore
 
+import (
+	"context"
+	"hash/crc32"
+
+	"github.com/redis/go-redis/v9"
+)
+
 // SchemaVersion is part of every key, so an incompatible layout change can
 // live beside the old one while it drains.
 const SchemaVersion = "v1"
@@ -19,3 +26,30 @@ const DefaultPrefix = "shopbot:" + SchemaVersion + ":"
 // (records/referrals.go). What must stay
 // atomic across every buyer (the order store's charge, quote and upstream
 // indexes, the placement slots) keeps one tag, "{orders}".
+
+// Shard picks the shard of s among n: the intake's chats
+// (work.ChatShards) and the schedules' jobs (sched.Shards). Every
+// sharded key is named by it, so it never changes.
+func Shard(s string, n int) int {
+	return int(crc32.ChecksumIEEE([]byte(s)) % uint32(n))
+}
+
+// SumCard adds up the sizes of the sorted sets of n shards (key names a
+// shard's set), in one pipeline: how many entries a sharded set holds.
+func SumCard(ctx context.Context, rdb redis.UniversalClient, n int, key func(shard int) string) (int64, error) {
+	cmds := make([]*redis.IntCmd, n)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for sh := range n {
+			cmds[sh] = p.ZCard(ctx, key(sh))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, c := range cmds {
+		total += c.Val()
+	}
+	return total, nil
+}

@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"shopbot/state/redisstore"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"shopbot/state/redisstore"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -403,7 +404,7 @@ func (q *Queue) ConvKey(chat int64) string { return q.chatKeys(chat)[4] }
 // Pending returns how many chats have updates waiting or in progress, over
 // every shard.
 func (q *Queue) Pending(ctx context.Context) (int64, error) {
-	n, err := sumCard(ctx, q.rdb, ChatShards, q.ready)
+	n, err := redisstore.SumCard(ctx, q.rdb, ChatShards, q.ready)
 	if err != nil {
 		return 0, fmt.Errorf("count pending chats: %w", err)
 	}

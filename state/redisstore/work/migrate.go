@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/sched"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -152,12 +154,12 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 	}
 	for _, due := range dues {
 		tag := strings.TrimSuffix(strings.TrimPrefix(due, prefix+"{"), "}:due")
-		var s *Schedule
+		var s *sched.Schedule
 		switch name, named := strings.CutPrefix(tag, "sched:"); {
 		case tag == "sched":
-			s = NewSchedule(rdb, prefix)
+			s = sched.NewSchedule(rdb, prefix)
 		case named && !strings.Contains(name, ":") && !isDigits(name):
-			s = NewNamedSchedule(rdb, prefix, name)
+			s = sched.NewNamedSchedule(rdb, prefix, name)
 		default:
 			continue // a shard of the new layout
 		}
@@ -167,7 +169,7 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 		}
 		for _, z := range jobs {
 			job, _ := z.Member.(string)
-			if err := rdb.ZAddNX(ctx, s.jobKeys(job)[0], redis.Z{Score: z.Score, Member: job}).Err(); err != nil {
+			if err := rdb.ZAddNX(ctx, s.DueKey(job), redis.Z{Score: z.Score, Member: job}).Err(); err != nil {
 				return fmt.Errorf("migrate job %s: %w", job, err)
 			}
 			rep.Jobs++

@@ -2,9 +2,11 @@ package work
 
 import (
 	"context"
-	"shopbot/state/redisstore/records"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,10 +59,10 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	if j, err := NewBroadcasts(c, p).Get(ctx, "1"); err != nil || j.Pos != 1 {
 		t.Fatalf("broadcast after migration: %+v %v", j, err)
 	}
-	if _, ok, _ := NewSchedule(c, p).Due(ctx, "order:42"); !ok {
+	if _, ok, _ := sched.NewSchedule(c, p).Due(ctx, "order:42"); !ok {
 		t.Fatal("the order job was lost")
 	}
-	if at, ok, _ := NewNamedSchedule(c, p, "chat").Due(ctx, "chat:9"); !ok || at.Before(now.Add(59*time.Minute)) {
+	if at, ok, _ := sched.NewNamedSchedule(c, p, "chat").Due(ctx, "chat:9"); !ok || at.Before(now.Add(59*time.Minute)) {
 		t.Fatalf("the chat job: %v %v", at, ok)
 	}
 	cl, err := q.Claim(ctx, time.Now())
