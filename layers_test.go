@@ -27,13 +27,15 @@ var allowed = map[string][]string{
 	"shopbot/state/statetest":      nil,
 	// The Redis store beside the records: the connection, durability and
 	// limits; the shop's records (orders, quotes, wallets, promos,
-	// referrals, buyers); the job schedules; the bot's work (intake,
-	// conversations, caches, broadcasts, order chats, alerts, support
-	// tickets), whose key layout's migration moves the schedules' keys too.
+	// referrals, buyers); the update intake (queues, conversations,
+	// leases); the job schedules; the bot's other work (caches, broadcasts,
+	// order chats, alerts, support tickets), whose key layout's migration
+	// moves the intake's and the schedules' keys too.
 	"shopbot/state/redisstore":         nil,
 	"shopbot/state/redisstore/records": {"shopbot/state", "shopbot/state/redisstore"},
+	"shopbot/state/redisstore/intake":  {"shopbot/state/redisstore"},
 	"shopbot/state/redisstore/sched":   {"shopbot/state/redisstore"},
-	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore", "shopbot/state/redisstore/sched"},
+	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/sched"},
 	"shopbot/bot/botapitest":           {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
 	"shopbot/flows/golden":             nil,
 	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/sched"},
@@ -79,10 +81,10 @@ var allowed = map[string][]string{
 	"shopbot/bot/referral":       {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
 	// The adapter's parts that speak no go-telegram: product images, metrics.
 	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
-	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/records"},
 	// The Telegram adapter, which assembles the features.
 	"shopbot/bot": {"shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/orderchat",
-		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
+		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	// The whole shop for tests, as bot.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/work"
 
@@ -92,7 +93,7 @@ type Options struct {
 type Bot struct {
 	opts     Options
 	rdb      redisstore.Client
-	Queue    *work.Queue
+	Queue    *intake.Queue
 	Users    *records.Users
 	API      *API
 	Engine   *flows.Engine
@@ -166,7 +167,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 	}
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
-		Queue: work.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
+		Queue: intake.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
 		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
 	}
 	for _, id := range opts.Admins {

@@ -64,7 +64,7 @@ type Alerts interface {
 	Tell(ctx context.Context, text string)
 }
 
-// Sessions reads a chat's stored conversation (work.Queue), for a
+// Sessions reads a chat's stored conversation (intake.Queue), for a
 // buyer's language.
 type Sessions interface {
 	Conversation(ctx context.Context, chat int64) (int64, []byte, error)

@@ -17,7 +17,7 @@ const DefaultPrefix = "shopbot:" + SchemaVersion + ":"
 // Key layout on Redis Cluster (README, "Redis"): every script declares
 // every key it touches in KEYS, and every multi-key operation stays within
 // one hash slot by design. The keys of one chat's intake share the hash
-// tag of the chat's shard ("{c:<n>}", work.ChatShards of them), so the intake's
+// tag of the chat's shard ("{c:<n>}", intake.ChatShards of them), so the intake's
 // ready set and leases are sharded with them and no slot carries all
 // chats; the job schedule is sharded the same way ("{sched:<n>}"); a
 // buyer's wallet has its own tag ("{wallet:<user>}"); the referral
@@ -28,7 +28,7 @@ const DefaultPrefix = "shopbot:" + SchemaVersion + ":"
 // indexes, the placement slots) keeps one tag, "{orders}".
 
 // Shard picks the shard of s among n: the intake's chats
-// (work.ChatShards) and the schedules' jobs (sched.Shards). Every
+// (intake.ChatShards) and the schedules' jobs (sched.Shards). Every
 // sharded key is named by it, so it never changes.
 func Shard(s string, n int) int {
 	return int(crc32.ChecksumIEEE([]byte(s)) % uint32(n))

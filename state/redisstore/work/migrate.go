@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
 	"shopbot/state/redisstore/sched"
 
 	"github.com/redis/go-redis/v9"
@@ -184,7 +185,7 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 // migrateIntake moves "{chats}:" keys into the chat shards.
 func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string, rep *MigrateReport) error {
 	old := prefix + "{chats}:"
-	q := NewQueue(rdb, prefix)
+	q := intake.NewQueue(rdb, prefix)
 	keys, err := scanKeys(ctx, rdb, old+"*")
 	if err != nil {
 		return fmt.Errorf("migrate intake: %w", err)
@@ -199,7 +200,7 @@ func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string
 		case err != nil:
 			continue // not a key of the old layout
 		case kind == "q" || kind == "att" || kind == "conv":
-			err = moveKey(ctx, rdb, k, q.tag(chatShard(n))+kind+":"+id)
+			err = moveKey(ctx, rdb, k, q.ShardTag(n)+kind+":"+id)
 		default:
 			continue
 		}
@@ -220,7 +221,7 @@ func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string
 			continue
 		}
 		// Due now: a lease of the old version's worker means nothing.
-		if err := rdb.ZAddNX(ctx, q.ready(chatShard(n)), redis.Z{Score: min(z.Score, now), Member: chat}).Err(); err != nil {
+		if err := rdb.ZAddNX(ctx, q.ShardTag(n)+"ready", redis.Z{Score: min(z.Score, now), Member: chat}).Err(); err != nil {
 			return fmt.Errorf("migrate chat %s: %w", chat, err)
 		}
 		rep.Chats++

@@ -2,9 +2,11 @@ package work
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"shopbot/state/redisstore/intake"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/sched"
 
@@ -39,7 +41,7 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	c.HSet(ctx, p+"{chats}:lease", "1001", "old-worker")
 	// A conversation the new version wrote already wins over the old one.
 	c.HSet(ctx, p+"{chats}:conv:1002", "rev", 1, "doc", `{"old":true}`)
-	q := NewQueue(c, p)
+	q := intake.NewQueue(c, p)
 	c.HSet(ctx, q.ConvKey(1002), "rev", 9, "doc", `{"new":true}`)
 
 	rep, err := MigrateLayout(ctx, c, p)
@@ -86,5 +88,41 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	c.Del(ctx, p+migrateDone)
 	if again, err := MigrateLayout(ctx, c, p); err != nil || again != (MigrateReport{}) {
 		t.Fatalf("run without the marker: %+v %v", again, err)
+	}
+}
+
+// Two replicas starting together: the second waits while the first
+// migrates (the lock), returns once the first is done without moving
+// anything itself, and gives up with an error when its context ends first.
+func TestMigrateLayoutWaitsForAnotherReplica(t *testing.T) {
+	r := statetest.New(t)
+	if statetest.Cluster() {
+		t.Skip("no migration on a cluster")
+	}
+	ctx := context.Background()
+	r.Client.Set(ctx, r.Prefix+migrateLock, "1", time.Minute)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := MigrateLayout(short, r.Client, r.Prefix); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with the lock held past the deadline: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		rep, err := MigrateLayout(ctx, r.Client, r.Prefix)
+		if err == nil && rep != (MigrateReport{}) {
+			err = errors.New("the waiting replica moved keys too")
+		}
+		done <- err
+	}()
+	// The first replica finishes.
+	r.Client.Set(ctx, r.Prefix+migrateDone, "now", 0)
+	r.Client.Del(ctx, r.Prefix+migrateLock)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting replica never returned")
 	}
 }

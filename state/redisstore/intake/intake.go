@@ -1,4 +1,4 @@
-package work
+package intake
 
 import (
 	"bytes"
@@ -78,6 +78,11 @@ func NewQueue(rdb redis.UniversalClient, prefix string) *Queue {
 func (q *Queue) tag(shard int) string   { return q.p + "{c:" + strconv.Itoa(shard) + "}:" }
 func (q *Queue) ready(shard int) string { return q.tag(shard) + "ready" }
 func (q *Queue) lease(shard int) string { return q.tag(shard) + "lease" }
+
+// ShardTag is the key prefix of chat's shard, prefix + "{c:<n>}:" (the
+// layout above): the key layout's migration (work.MigrateLayout) moves the
+// chat's legacy keys under it.
+func (q *Queue) ShardTag(chat int64) string { return q.tag(chatShard(chat)) }
 
 // chatKeys are the keys of chat's claim scripts: ready, lease, q, att, conv.
 func (q *Queue) chatKeys(chat int64) []string {
