@@ -27,14 +27,18 @@ var allowed = map[string][]string{
 	"shopbot/state/statetest":      nil,
 	// The Redis store beside the records: the connection, durability and
 	// limits; the shop's records (orders, quotes, wallets, promos,
-	// referrals, buyers); the bot's work (intake, conversations, schedules,
-	// caches, broadcasts, order chats, alerts, support tickets).
+	// referrals, buyers); the update intake (queues, conversations,
+	// leases); the job schedules; the bot's other work (caches, broadcasts,
+	// order chats, alerts, support tickets), whose key layout's migration
+	// moves the intake's and the schedules' keys too.
 	"shopbot/state/redisstore":         nil,
 	"shopbot/state/redisstore/records": {"shopbot/state", "shopbot/state/redisstore"},
-	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore"},
+	"shopbot/state/redisstore/intake":  {"shopbot/state/redisstore"},
+	"shopbot/state/redisstore/sched":   {"shopbot/state/redisstore"},
+	"shopbot/state/redisstore/work":    {"shopbot/state/redisstore", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/sched"},
 	"shopbot/bot/botapitest":           {"shopbot/bot/botapitest/calls", "shopbot/bot/botapitest/schema", "shopbot/bot/botapitest/types"},
 	"shopbot/flows/golden":             nil,
-	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/work"},
+	"shopbot/bot/jobs":                 {"shopbot/state/redisstore/sched"},
 
 	// Under the upstream client: its calls, shared checks, raw readings, amounts.
 	"shopbot/reseller/internal/transport": {"shopbot/reseller/internal/check"},
@@ -68,26 +72,26 @@ var allowed = map[string][]string{
 	// contract (OrderJob, the chat button), which the others read.
 	// The orphan scan, which fulfil runs as one of its jobs.
 	"shopbot/bot/fulfil/orphans": {"shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records"},
-	"shopbot/bot/fulfil":         {"shopbot/bot/fulfil/orphans", "shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/checkout":       {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/orderchat":      {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/fulfil":         {"shopbot/bot/fulfil/orphans", "shopbot/bot/jobs", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched"},
+	"shopbot/bot/checkout":       {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/flows/shop", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
+	"shopbot/bot/orderchat":      {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	"shopbot/bot/support":        {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	"shopbot/bot/admin":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
-	"shopbot/bot/books":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/books":          {"shopbot/bot/fulfil", "shopbot/bot/lines", "shopbot/bot/jobs", "shopbot/flows", "shopbot/locales", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	"shopbot/bot/referral":       {"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore/records"},
 	// The adapter's parts that speak no go-telegram: product images, metrics.
 	"shopbot/bot/images":  {"shopbot/reseller", "shopbot/state/redisstore/work"},
-	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+	"shopbot/bot/metrics": {"shopbot/state", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/records"},
 	// The Telegram adapter. It builds no feature: it hands events to the
 	// ones it is given (bot.Features) behind small interfaces, in the terms
 	// of checkout (the payment events, the invoice and Star transactions of
 	// checkout.Telegram, which it implements) and of support (an admin's
 	// reply).
 	"shopbot/bot": {"shopbot/bot/checkout", "shopbot/bot/images", "shopbot/bot/metrics", "shopbot/bot/support",
-		"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+		"shopbot/flows", "shopbot/locales", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/intake", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
 	// The whole shop: the adapter and its features, assembled once.
 	"shopbot/bot/storefront": {"shopbot/bot", "shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/orderchat",
-		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/work"},
+		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	// The whole shop for tests, as storefront.New assembles it.
 	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/bot/storefront", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
 	"shopbot/cmd/shopbot":   {"*"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/work"
 
@@ -59,7 +60,7 @@ type Options struct {
 	Notify func()
 
 	// Durable, when set, makes an acknowledged update survive a failover
-	// (work.Queue.Durable); the shop shares it with every money write.
+	// (intake.Queue.Durable); the shop shares it with every money write.
 	Durable *redisstore.Durability
 	// ScreenImages shows the catalog's images on the screens that have
 	// one (package images, screen.go); nil: every screen is text.
@@ -71,7 +72,7 @@ type Options struct {
 type Bot struct {
 	opts     Options
 	rdb      redisstore.Client
-	Queue    *work.Queue
+	Queue    *intake.Queue
 	Users    *records.Users
 	API      *API
 	Engine   *flows.Engine
@@ -109,7 +110,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 	}
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
-		Queue: work.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
+		Queue: intake.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
 		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
 	}
 	for _, id := range opts.Admins {

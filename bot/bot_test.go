@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/intake"
 
 	"github.com/go-telegram/bot/models"
 
@@ -211,9 +212,9 @@ func TestWorkerDiedMidUpdateIsRetriedAfterLease(t *testing.T) {
 	h := newHarness(t)
 	u := h.fake.SendCommand(chat, "help", "")
 	raw, _ := json.Marshal(u)
-	q := work.NewQueue(h.rdb.Client, h.rdb.Prefix)
+	q := intake.NewQueue(h.rdb.Client, h.rdb.Prefix)
 	q.Lease = 300 * time.Millisecond // the dead worker's lease
-	if _, err := q.Accept(context.Background(), []work.Update{{ID: u.UpdateID, Chat: chat, Body: raw}}, time.Now()); err != nil {
+	if _, err := q.Accept(context.Background(), []intake.Update{{ID: u.UpdateID, Chat: chat, Body: raw}}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := q.Claim(context.Background(), time.Now()); c == nil || err != nil { // a worker that then dies
@@ -402,7 +403,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 func TestOldSessionMigratesAndUnknownResetsPolitely(t *testing.T) {
 	h := newHarness(t)
 	b := h.newBot(nil)
-	q := work.NewQueue(h.rdb.Client, h.rdb.Prefix)
+	q := intake.NewQueue(h.rdb.Client, h.rdb.Prefix)
 	// Chat 1 has a version-1 document; chat 2 one of a version this code does not know.
 	h.rdb.Client.HSet(context.Background(), q.ConvKey(1), "rev", 3, "doc", `{"v":1,"lang":"uk","msg":0,"vars":{}}`)
 	h.rdb.Client.HSet(context.Background(), q.ConvKey(2), "rev", 7, "doc", `{"v":99,"lang":"ru","flow":"???"}`)

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"shopbot/state/redisstore/work"
 	"sync"
 	"time"
+
+	"shopbot/state/redisstore/intake"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -45,7 +46,7 @@ func (b *Bot) work(stop, workCtx context.Context) {
 			default:
 			}
 		}
-		var c *work.Claim
+		var c *intake.Claim
 		var err error
 		hinted := hint != 0
 		if hinted {
@@ -90,7 +91,7 @@ func (b *Bot) notify() {
 
 // serveChat handles the claimed chat's updates in order, keeping the lease
 // alive, until its queue is empty, the streak ends or shutdown begins.
-func (b *Bot) serveChat(stop, ctx context.Context, c *work.Claim) {
+func (b *Bot) serveChat(stop, ctx context.Context, c *intake.Claim) {
 	ctx = WithClass(ctx, Reply) // what the buyer's update asks for goes out at once
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
@@ -101,7 +102,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *work.Claim) {
 		next, err := b.Queue.Done(ctx, c, save, doc, keep, b.opts.Now())
 		b.notify()
 		switch {
-		case errors.Is(err, work.ErrLeaseLost), errors.Is(err, work.ErrConflict):
+		case errors.Is(err, intake.ErrLeaseLost), errors.Is(err, intake.ErrConflict):
 			b.log.Warn("update will be handled again", "chat", c.Chat, "update", c.UpdateID, "reason", err)
 			return
 		case err != nil:
@@ -113,7 +114,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *work.Claim) {
 	}
 }
 
-func (b *Bot) heartbeat(ctx context.Context, c *work.Claim) {
+func (b *Bot) heartbeat(ctx context.Context, c *intake.Claim) {
 	t := time.NewTicker(b.Queue.Lease / 3)
 	defer t.Stop()
 	for {
@@ -131,7 +132,7 @@ func (b *Bot) heartbeat(ctx context.Context, c *work.Claim) {
 // handleClaim handles one update and returns whether to save the session
 // and its new document. A panic is recovered: logged, the buyer gets a
 // polite error, and nothing is saved.
-func (b *Bot) handleClaim(ctx context.Context, c *work.Claim) (save bool, doc []byte) {
+func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc []byte) {
 	start := time.Now()
 	var u models.Update
 	kind := "invalid"

@@ -7,15 +7,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 
 	"github.com/shopspring/decimal"
 
@@ -39,7 +41,7 @@ type shop struct {
 	sim      *resellersim.Sim
 	client   *reseller.Client
 	orders   *records.Orders
-	sched    *work.Schedule
+	sched    *sched.Schedule
 	wallets  *records.Wallets
 	start    decimal.Decimal
 	external decimal.Decimal // upstream spending the test did itself
@@ -62,7 +64,7 @@ func newShop(t *testing.T) *shop {
 	s := &shop{
 		harness: h, sim: sim, client: client,
 		orders:  records.NewOrders(h.rdb.Client, h.rdb.Prefix),
-		sched:   work.NewSchedule(h.rdb.Client, h.rdb.Prefix),
+		sched:   sched.NewSchedule(h.rdb.Client, h.rdb.Prefix),
 		wallets: records.NewWallets(h.rdb.Client, h.rdb.Prefix),
 		start:   sim.Balance(),
 		foreign: map[int]bool{},

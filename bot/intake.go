@@ -10,13 +10,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"shopbot/state/redisstore/work"
 	"time"
+
+	"shopbot/state/redisstore/intake"
 )
 
 // accept stores updates durably; only then may they be acknowledged.
 func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
-	ups := make([]work.Update, 0, len(raws))
+	ups := make([]intake.Update, 0, len(raws))
 	for _, raw := range raws {
 		id, chat, err := chatKey(raw)
 		if err != nil {
@@ -24,7 +25,7 @@ func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
 			b.metrics.Updates.WithLabelValues("invalid", "dropped").Inc()
 			continue
 		}
-		ups = append(ups, work.Update{ID: id, Chat: chat, Body: raw})
+		ups = append(ups, intake.Update{ID: id, Chat: chat, Body: raw})
 	}
 	n, err := b.Queue.Accept(ctx, ups, b.opts.Now())
 	if err != nil {

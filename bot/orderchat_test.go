@@ -7,12 +7,14 @@ import (
 	"image/color"
 	"net/http"
 	"net/http/httptest"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/botapitest"
 	"shopbot/bot/fulfil"
@@ -363,9 +365,9 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	}
 
 	s.finish(o)
-	sched := work.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
+	chats := sched.NewNamedSchedule(s.rdb.Client, s.rdb.Prefix, "chat")
 	if !s.until(func() bool {
-		_, ok, err := sched.Due(context.Background(), orderchat.ChatJob(o.ID))
+		_, ok, err := chats.Due(context.Background(), orderchat.ChatJob(o.ID))
 		return err == nil && !ok
 	}) {
 		t.Fatal("polling of a finished order's frozen chat never ended")

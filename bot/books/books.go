@@ -12,6 +12,7 @@ import (
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -63,7 +64,7 @@ type Alerts interface {
 	Tell(ctx context.Context, text string)
 }
 
-// Sessions reads a chat's stored conversation (work.Queue), for a
+// Sessions reads a chat's stored conversation (intake.Queue), for a
 // buyer's language.
 type Sessions interface {
 	Conversation(ctx context.Context, chat int64) (int64, []byte, error)
@@ -92,9 +93,9 @@ type Deps struct {
 	// Reviews is the admins' review list of Star charges, which the
 	// reconciliation counts as explained.
 	Reviews *records.ChargeReviews
-	// Schedule is the daily job's own schedule (work.NewNamedSchedule
+	// Schedule is the daily job's own schedule (sched.NewNamedSchedule
 	// "books"); Runs records its runs.
-	Schedule *work.Schedule
+	Schedule *sched.Schedule
 	Runs     *work.ReconcileRuns
 	// Engine is where the commands and flows live.
 	Engine *flows.Engine
@@ -121,7 +122,7 @@ type Books struct {
 	now      func() time.Time
 	audit    *records.CreditAudit // /credit's audit of its credits
 	reviews  *records.ChargeReviews
-	sched    *work.Schedule      // the daily job's
+	sched    *sched.Schedule     // the daily job's
 	runs     *work.ReconcileRuns // the daily job's runs
 }
 

@@ -16,7 +16,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
-	"shopbot/state/redisstore/work"
+	"shopbot/state/redisstore/sched"
 )
 
 // The reconciliation matches our books with the two outside ones over a
@@ -551,7 +551,7 @@ func (r *Books) runReconcile(ctx context.Context) {
 	w := &jobs.Worker{
 		What: "reconciliation", Sched: r.sched, Now: r.now, Log: r.log,
 		Tick: tick, Lease: 5 * time.Minute, Timeout: 10 * time.Minute, Parallel: 1,
-		Step: func(ctx context.Context, j work.Job) (time.Time, bool) {
+		Step: func(ctx context.Context, j sched.Job) (time.Time, bool) {
 			if j.Name != reconcileJob {
 				return time.Time{}, false
 			}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
 
 	"github.com/shopspring/decimal"
 
@@ -466,7 +467,7 @@ func TestCreditReplayedAfterALostSaveCreditsOnce(t *testing.T) {
 	data := bottest.Button(t, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
 	checkCreditedOnce(t, h, w)
-	conv := work.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
+	conv := intake.NewQueue(h.Rdb.Client, h.Rdb.Prefix).ConvKey(admin)
 	if err := h.Rdb.Client.HSet(context.Background(), conv, "doc", before).Err(); err != nil {
 		t.Fatal(err)
 	}

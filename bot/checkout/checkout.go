@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"time"
+
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/lines"
 	"shopbot/flows"
@@ -66,7 +68,7 @@ type Checkout struct {
 	Quotes   *records.Quotes
 	Orders   *records.Orders
 	Wallets  *records.Wallets
-	Schedule *work.Schedule
+	Schedule *sched.Schedule
 	// Reviews lists the Star charges the sweep could not prove
 	// undelivered, for admins.
 	Reviews *records.ChargeReviews

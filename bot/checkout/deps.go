@@ -3,9 +3,11 @@ package checkout
 import (
 	"context"
 	"log/slog"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"time"
+
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/flows"
 	"shopbot/state"
@@ -62,7 +64,7 @@ type Deps struct {
 	Quotes   *records.Quotes
 	Orders   *records.Orders
 	Wallets  *records.Wallets
-	Schedule *work.Schedule
+	Schedule *sched.Schedule
 	Reviews  *records.ChargeReviews
 	// Journal records each paid order outside Redis (state.Journal), so a
 	// paid order lost together with its quote is rebuilt; nil: none.

@@ -2,11 +2,13 @@ package checkout_test
 
 import (
 	"context"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"sync"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/checkout"
 	"shopbot/flows"
@@ -64,7 +66,7 @@ func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *records.Char
 		Telegram: tg, Alerts: noAlerts{}, Engine: flows.NewEngine(nil, locales.En),
 		Payments: work.NewPayments(rdb.Client, rdb.Prefix), Quotes: records.NewQuotes(rdb.Client, rdb.Prefix),
 		Orders: records.NewOrders(rdb.Client, rdb.Prefix), Wallets: records.NewWallets(rdb.Client, rdb.Prefix),
-		Schedule: work.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
+		Schedule: sched.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
 	})
 	return c, tg, reviews
 }

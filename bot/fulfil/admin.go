@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"shopbot/state/redisstore/work"
+	"shopbot/state/redisstore/sched"
 
 	"shopbot/reseller"
 	"shopbot/state"
@@ -48,10 +48,10 @@ func (f *Fulfiller) Hurry(ctx context.Context, id int64) (running bool, err erro
 	if err != nil {
 		return false, err
 	}
-	if res == work.HurryMissing {
+	if res == sched.HurryMissing {
 		return false, f.sched.Put(ctx, OrderJob(id), f.now())
 	}
-	return res == work.HurryRunning, nil
+	return res == sched.HurryRunning, nil
 }
 
 // Refund moves the order, from the status the admin confirmed, to

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
+	"shopbot/state/redisstore/sched"
 
 	"shopbot/bot/lines"
 	"shopbot/flows"
@@ -58,7 +58,7 @@ type Durable interface {
 // Deps are the stores and services the worker uses.
 type Deps struct {
 	Orders    *records.Orders
-	Schedule  *work.Schedule
+	Schedule  *sched.Schedule
 	Wallets   *records.Wallets
 	Upstream  *reseller.Client
 	Messenger Messenger

@@ -14,7 +14,7 @@ import (
 
 	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
+	"shopbot/state/redisstore/sched"
 
 	"shopbot/bot/fulfil/orphans"
 	"shopbot/bot/jobs"
@@ -125,7 +125,7 @@ var errAttemptMoved = errors.New("order attempt moved on")
 type Fulfiller struct {
 	up      *reseller.Client
 	orders  *records.Orders
-	sched   *work.Schedule
+	sched   *sched.Schedule
 	wallets *records.Wallets
 	msg     Messenger
 	alerts  Alerter
@@ -270,7 +270,7 @@ func (f *Fulfiller) resume(ctx context.Context) error {
 // runJob advances the order of an "order:<id>" job and says when to look
 // at it again; other jobs, and a job stopped at a failpoint, are left to
 // their lease.
-func (f *Fulfiller) runJob(ctx context.Context, j work.Job) (time.Time, bool) {
+func (f *Fulfiller) runJob(ctx context.Context, j sched.Job) (time.Time, bool) {
 	if j.Name == orphanJob {
 		return f.scanOrphans(ctx), false
 	}

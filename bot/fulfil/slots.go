@@ -93,7 +93,7 @@ func (f *Fulfiller) releaseKind(ctx context.Context, kind string, id int64) {
 }
 
 // wake runs order id's job now: it was handed its kind's slot. A job that
-// is running right now runs again as soon as it is done (work.Schedule
+// is running right now runs again as soon as it is done (sched.Schedule
 // keeps the wake), so an order that decided to wait in line a moment
 // before is not left waiting for its backstop (Config.SlotWait).
 func (f *Fulfiller) wake(ctx context.Context, id int64) {

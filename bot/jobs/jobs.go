@@ -1,4 +1,4 @@
-// Package jobs runs the due jobs of a durable schedule (work.Schedule):
+// Package jobs runs the due jobs of a durable schedule (sched.Schedule):
 // claim, run a few at once, keep the lease while a job runs, then
 // reschedule or finish it. The fulfilment worker and the order chat relay
 // are each one Worker.
@@ -8,10 +8,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"shopbot/state/redisstore/work"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"shopbot/state/redisstore/sched"
 )
 
 // Worker claims the due jobs of one durable schedule and runs them, a
@@ -19,7 +20,7 @@ import (
 // relay (chat polls) are one.
 type Worker struct {
 	What     string // what the jobs are, for logs
-	Sched    *work.Schedule
+	Sched    *sched.Schedule
 	Now      func() time.Time
 	Log      *slog.Logger
 	Tick     time.Duration // how often due jobs are claimed
@@ -30,7 +31,7 @@ type Worker struct {
 	// finishes the job. With leave set the job is left as it is, to come
 	// back when its lease runs out, as a dead worker's would (a crash at a
 	// failpoint, or a job that is not this worker's).
-	Step func(ctx context.Context, j work.Job) (next time.Time, leave bool)
+	Step func(ctx context.Context, j sched.Job) (next time.Time, leave bool)
 
 	wakeOnce sync.Once
 	wake     chan struct{} // Kick and a finished job after a full claim
@@ -103,7 +104,7 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // finish runs the job's step and reschedules or finishes the job.
-func (w *Worker) finish(ctx context.Context, j work.Job) {
+func (w *Worker) finish(ctx context.Context, j sched.Job) {
 	next, leave := w.Step(ctx, j)
 	if leave {
 		return
@@ -114,7 +115,7 @@ func (w *Worker) finish(ctx context.Context, j work.Job) {
 	} else {
 		err = w.Sched.Reschedule(ctx, j, next)
 	}
-	if err != nil && !errors.Is(err, work.ErrJobLeaseLost) {
+	if err != nil && !errors.Is(err, sched.ErrJobLeaseLost) {
 		w.Log.Warn("finish job", "jobs", w.What, "job", j.Name, "err", err)
 	}
 }
@@ -122,7 +123,7 @@ func (w *Worker) finish(ctx context.Context, j work.Job) {
 // keepLease extends the job's lease every third of it while the job
 // runs, so a short lease (a dead worker's job comes back within seconds)
 // never expires under a live one; stop ends that.
-func (w *Worker) keepLease(ctx context.Context, j work.Job) (stop func()) {
+func (w *Worker) keepLease(ctx context.Context, j sched.Job) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -137,7 +138,7 @@ func (w *Worker) keepLease(ctx context.Context, j work.Job) (stop func()) {
 				// A failed extension (a Redis blip) is tried again at the
 				// next tick; only a lease another worker took ends it.
 				err := w.Sched.Extend(ctx, j, w.Now().Add(w.Lease))
-				if errors.Is(err, work.ErrJobLeaseLost) {
+				if errors.Is(err, sched.ErrJobLeaseLost) {
 					w.Log.Warn("job lease lost while running", "jobs", w.What, "job", j.Name)
 					return
 				}

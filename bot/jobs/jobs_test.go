@@ -9,20 +9,20 @@ import (
 	"time"
 
 	"shopbot/bot/jobs"
-	"shopbot/state/redisstore/work"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/statetest"
 )
 
 // runWorker starts a worker whose tick never comes within the test: every
 // claim it makes is one a Kick or a finished job asked for.
-func runWorker(t *testing.T, parallel int, step func(j work.Job)) (*jobs.Worker, *work.Schedule) {
+func runWorker(t *testing.T, parallel int, step func(j sched.Job)) (*jobs.Worker, *sched.Schedule) {
 	t.Helper()
 	r := statetest.New(t)
-	sched := work.NewSchedule(r.Client, r.Prefix)
+	s := sched.NewSchedule(r.Client, r.Prefix)
 	w := &jobs.Worker{
-		What: "test", Sched: sched, Now: time.Now, Log: slog.New(slog.DiscardHandler),
+		What: "test", Sched: s, Now: time.Now, Log: slog.New(slog.DiscardHandler),
 		Tick: time.Hour, Lease: time.Minute, Timeout: time.Minute, Parallel: parallel,
-		Step: func(_ context.Context, j work.Job) (time.Time, bool) {
+		Step: func(_ context.Context, j sched.Job) (time.Time, bool) {
 			step(j)
 			return time.Time{}, false
 		},
@@ -32,7 +32,7 @@ func runWorker(t *testing.T, parallel int, step func(j work.Job)) (*jobs.Worker,
 	wg.Add(1)
 	go func() { defer wg.Done(); w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return w, sched
+	return w, s
 }
 
 // A backlog bigger than the worker's places is served as fast as its jobs
@@ -42,9 +42,9 @@ func runWorker(t *testing.T, parallel int, step func(j work.Job)) (*jobs.Worker,
 func TestWorkerServesABacklogWithoutWaitingForTheTick(t *testing.T) {
 	const n = 40
 	ran := make(chan string, n)
-	w, sched := runWorker(t, 2, func(j work.Job) { ran <- j.Name })
+	w, s := runWorker(t, 2, func(j sched.Job) { ran <- j.Name })
 	for i := range n {
-		if err := sched.Put(t.Context(), fmt.Sprintf("job:%d", i), time.Now().Add(-time.Second)); err != nil {
+		if err := s.Put(t.Context(), fmt.Sprintf("job:%d", i), time.Now().Add(-time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,8 +65,8 @@ func TestWorkerServesABacklogWithoutWaitingForTheTick(t *testing.T) {
 // on Kick, not at the next tick.
 func TestWorkerKickClaimsAtOnce(t *testing.T) {
 	ran := make(chan string, 1)
-	w, sched := runWorker(t, 2, func(j work.Job) { ran <- j.Name })
-	if err := sched.Put(t.Context(), "job:late", time.Now().Add(-time.Second)); err != nil {
+	w, s := runWorker(t, 2, func(j sched.Job) { ran <- j.Name })
+	if err := s.Put(t.Context(), "job:late", time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	w.Kick()

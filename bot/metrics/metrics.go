@@ -3,11 +3,12 @@ package metrics
 import (
 	"context"
 	"runtime"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"sync"
 	"time"
+
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,7 +36,7 @@ type Metrics struct {
 
 // storeSource is one bot's store, read when /metrics is scraped.
 type storeSource struct {
-	queue   *work.Queue
+	queue   *intake.Queue
 	orders  *records.Orders
 	reviews *records.ChargeReviews
 }
@@ -113,7 +114,7 @@ func (m *Metrics) ObserveOrder(o *state.Order, from string) {
 
 // AddStore makes /metrics read a bot's store on each scrape: the intake
 // queue, the orders and the charge reviews.
-func (m *Metrics) AddStore(queue *work.Queue, orders *records.Orders, reviews *records.ChargeReviews) {
+func (m *Metrics) AddStore(queue *intake.Queue, orders *records.Orders, reviews *records.ChargeReviews) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sources = append(m.sources, storeSource{queue: queue, orders: orders, reviews: reviews})

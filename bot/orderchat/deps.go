@@ -9,6 +9,7 @@ import (
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -44,9 +45,9 @@ type Deps struct {
 	// menu) and gives the admins' language.
 	Engine *flows.Engine
 	Chats  *work.OrderChats // the chat records
-	// Schedule is the chat polls' own schedule (work.NewNamedSchedule
+	// Schedule is the chat polls' own schedule (sched.NewNamedSchedule
 	// "chat"), apart from the orders'.
-	Schedule *work.Schedule
+	Schedule *sched.Schedule
 	Log      *slog.Logger
 	Now      func() time.Time
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/fulfil"
@@ -65,7 +66,7 @@ func (c *Config) defaults() {
 }
 
 // ChatJob is the chat schedule's job name of order id ("chat:<id>"). Chat
-// jobs live in their own schedule (work.NewNamedSchedule "chat"), so the
+// jobs live in their own schedule (sched.NewNamedSchedule "chat"), so the
 // fulfilment worker never claims them and the relay never claims order jobs.
 func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
 
@@ -92,7 +93,7 @@ type Relay struct {
 	up     Upstream // nil: no upstream, no chats
 	orders *records.Orders
 	chats  *work.OrderChats
-	sched  *work.Schedule
+	sched  *sched.Schedule
 	engine *flows.Engine
 	log    *slog.Logger
 	clock  func() time.Time
@@ -457,7 +458,7 @@ func (c *Relay) Run(ctx context.Context) {
 }
 
 // runJob polls the chat of a "chat:<id>" job and says when to poll again.
-func (c *Relay) runJob(ctx context.Context, j work.Job) (time.Time, bool) {
+func (c *Relay) runJob(ctx context.Context, j sched.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "chat:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {

@@ -48,7 +48,7 @@ type Telegram interface {
 	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
 }
 
-// Sessions reads a chat's stored conversation (work.Queue), for a
+// Sessions reads a chat's stored conversation (intake.Queue), for a
 // referrer's language.
 type Sessions interface {
 	Conversation(ctx context.Context, chat int64) (int64, []byte, error)

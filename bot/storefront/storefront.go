@@ -34,6 +34,7 @@ import (
 	"shopbot/state"
 	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -136,7 +137,7 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	s.Promos = records.NewPromos(rdb, prefix)
 	s.Promos.Now = now
 	s.wallets.Durable, s.wallets.Now = s.durable, now
-	schedule := work.NewSchedule(rdb, prefix)
+	schedule := sched.NewSchedule(rdb, prefix)
 	reviews := records.NewChargeReviews(rdb, prefix)
 	reviews.Now = now
 	metrics.AddStore(s.Queue, s.orders, reviews)
@@ -171,7 +172,7 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	}
 	s.chat = orderchat.New(opts.Chat, orderchat.Deps{
 		Telegram: s.Bot, Upstream: chatUp, Orders: s.orders, Engine: engine, Chats: work.NewOrderChats(rdb, prefix),
-		Schedule: work.NewNamedSchedule(rdb, prefix, "chat"), Log: log, Now: now,
+		Schedule: sched.NewNamedSchedule(rdb, prefix, "chat"), Log: log, Now: now,
 	})
 	s.wireReferral(opts, rdb, engine)
 	var onDelivered func(context.Context, *state.Order) error
@@ -201,7 +202,7 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 		Telegram: s.Bot, Upstream: booksUp, Stars: booksStars{s.Bot}, Alerts: s.Alerts,
 		Orders: s.orders, Wallets: s.wallets, Users: s.Users, Sessions: s.Queue, Referrals: s.referralStore(),
 		Audit: records.NewCreditAudit(rdb, prefix), Reviews: reviews,
-		Schedule: work.NewNamedSchedule(rdb, prefix, "books"), Runs: work.NewReconcileRuns(rdb, prefix),
+		Schedule: sched.NewNamedSchedule(rdb, prefix, "books"), Runs: work.NewReconcileRuns(rdb, prefix),
 		Engine: engine, Log: log, Now: now,
 	})
 	s.books.Register(engine)

@@ -11,14 +11,15 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
 
 	"github.com/shopspring/decimal"
 
@@ -166,7 +167,7 @@ func TestChaos(t *testing.T) {
 
 	// Settle: wait for a condition, never a fixed sleep.
 	orders := records.NewOrders(cr.rdb, redisstore.DefaultPrefix)
-	queue := work.NewQueue(cr.rdb, redisstore.DefaultPrefix)
+	queue := intake.NewQueue(cr.rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
 	settled, why := settle(ctx, cfg.settle, fake, queue, orders)
 	settleTime := time.Since(settleStart)
@@ -345,7 +346,7 @@ func (v *violationLog) first() error {
 // with nothing else moving: lost). needs_review counts as settled: nothing
 // moves it but an admin. It returns false, with what was still moving, when
 // limit runs out.
-func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *work.Queue, orders *records.Orders) (bool, string) {
+func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (bool, string) {
 	deadline := time.Now().Add(limit)
 	var quietSince time.Time
 	lastUnmatched := ""
@@ -380,7 +381,7 @@ func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, q
 
 // settleState returns what still moves (empty when nothing does) and the
 // charges that have neither an order nor a refund.
-func settleState(ctx context.Context, fake *botapitest.Server, queue *work.Queue, orders *records.Orders) (busy, unmatched string, err error) {
+func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (busy, unmatched string, err error) {
 	if n := fake.PendingUpdates(); n > 0 {
 		return fmt.Sprintf("%d updates not yet delivered", n), "", nil
 	}

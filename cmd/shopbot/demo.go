@@ -12,12 +12,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
 
 	"github.com/shopspring/decimal"
 	"golang.org/x/term"
@@ -332,7 +333,7 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 // demoSession turns the user's lines into what a Telegram user does.
 type demoSession struct {
 	fake  *botapitest.Server
-	queue *work.Queue // the bot's update intake, to see it has handled everything
+	queue *intake.Queue // the bot's update intake, to see it has handled everything
 	tc    *termChat
 	paced bool // piped input: wait for the bot to settle after each line
 	// referrals is the referral store when referrals are on (/friend).

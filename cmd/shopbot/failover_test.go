@@ -8,14 +8,15 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
@@ -155,7 +156,7 @@ func TestFailoverPurchases(t *testing.T) {
 	}
 
 	orders := records.NewOrders(rdb, redisstore.DefaultPrefix)
-	queue := work.NewQueue(rdb, redisstore.DefaultPrefix)
+	queue := intake.NewQueue(rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
 	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders)
 	if !settled {

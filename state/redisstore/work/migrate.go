@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"shopbot/state/redisstore"
 	"strconv"
 	"strings"
 	"time"
+
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/sched"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -152,12 +155,12 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 	}
 	for _, due := range dues {
 		tag := strings.TrimSuffix(strings.TrimPrefix(due, prefix+"{"), "}:due")
-		var s *Schedule
+		var s *sched.Schedule
 		switch name, named := strings.CutPrefix(tag, "sched:"); {
 		case tag == "sched":
-			s = NewSchedule(rdb, prefix)
+			s = sched.NewSchedule(rdb, prefix)
 		case named && !strings.Contains(name, ":") && !isDigits(name):
-			s = NewNamedSchedule(rdb, prefix, name)
+			s = sched.NewNamedSchedule(rdb, prefix, name)
 		default:
 			continue // a shard of the new layout
 		}
@@ -167,7 +170,7 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 		}
 		for _, z := range jobs {
 			job, _ := z.Member.(string)
-			if err := rdb.ZAddNX(ctx, s.jobKeys(job)[0], redis.Z{Score: z.Score, Member: job}).Err(); err != nil {
+			if err := rdb.ZAddNX(ctx, s.DueKey(job), redis.Z{Score: z.Score, Member: job}).Err(); err != nil {
 				return fmt.Errorf("migrate job %s: %w", job, err)
 			}
 			rep.Jobs++
@@ -182,7 +185,7 @@ func migrateSchedules(ctx context.Context, rdb redis.UniversalClient, prefix str
 // migrateIntake moves "{chats}:" keys into the chat shards.
 func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string, rep *MigrateReport) error {
 	old := prefix + "{chats}:"
-	q := NewQueue(rdb, prefix)
+	q := intake.NewQueue(rdb, prefix)
 	keys, err := scanKeys(ctx, rdb, old+"*")
 	if err != nil {
 		return fmt.Errorf("migrate intake: %w", err)
@@ -197,7 +200,7 @@ func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string
 		case err != nil:
 			continue // not a key of the old layout
 		case kind == "q" || kind == "att" || kind == "conv":
-			err = moveKey(ctx, rdb, k, q.tag(chatShard(n))+kind+":"+id)
+			err = moveKey(ctx, rdb, k, q.ShardTag(n)+kind+":"+id)
 		default:
 			continue
 		}
@@ -218,7 +221,7 @@ func migrateIntake(ctx context.Context, rdb redis.UniversalClient, prefix string
 			continue
 		}
 		// Due now: a lease of the old version's worker means nothing.
-		if err := rdb.ZAddNX(ctx, q.ready(chatShard(n)), redis.Z{Score: min(z.Score, now), Member: chat}).Err(); err != nil {
+		if err := rdb.ZAddNX(ctx, q.ShardTag(n)+"ready", redis.Z{Score: min(z.Score, now), Member: chat}).Err(); err != nil {
 			return fmt.Errorf("migrate chat %s: %w", chat, err)
 		}
 		rep.Chats++

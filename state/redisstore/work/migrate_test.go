@@ -2,9 +2,13 @@ package work
 
 import (
 	"context"
-	"shopbot/state/redisstore/records"
+	"errors"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/intake"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 
 	"github.com/redis/go-redis/v9"
 
@@ -37,7 +41,7 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	c.HSet(ctx, p+"{chats}:lease", "1001", "old-worker")
 	// A conversation the new version wrote already wins over the old one.
 	c.HSet(ctx, p+"{chats}:conv:1002", "rev", 1, "doc", `{"old":true}`)
-	q := NewQueue(c, p)
+	q := intake.NewQueue(c, p)
 	c.HSet(ctx, q.ConvKey(1002), "rev", 9, "doc", `{"new":true}`)
 
 	rep, err := MigrateLayout(ctx, c, p)
@@ -57,10 +61,10 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	if j, err := NewBroadcasts(c, p).Get(ctx, "1"); err != nil || j.Pos != 1 {
 		t.Fatalf("broadcast after migration: %+v %v", j, err)
 	}
-	if _, ok, _ := NewSchedule(c, p).Due(ctx, "order:42"); !ok {
+	if _, ok, _ := sched.NewSchedule(c, p).Due(ctx, "order:42"); !ok {
 		t.Fatal("the order job was lost")
 	}
-	if at, ok, _ := NewNamedSchedule(c, p, "chat").Due(ctx, "chat:9"); !ok || at.Before(now.Add(59*time.Minute)) {
+	if at, ok, _ := sched.NewNamedSchedule(c, p, "chat").Due(ctx, "chat:9"); !ok || at.Before(now.Add(59*time.Minute)) {
 		t.Fatalf("the chat job: %v %v", at, ok)
 	}
 	cl, err := q.Claim(ctx, time.Now())
@@ -84,5 +88,41 @@ func TestMigrateLayoutKeepsLegacyState(t *testing.T) {
 	c.Del(ctx, p+migrateDone)
 	if again, err := MigrateLayout(ctx, c, p); err != nil || again != (MigrateReport{}) {
 		t.Fatalf("run without the marker: %+v %v", again, err)
+	}
+}
+
+// Two replicas starting together: the second waits while the first
+// migrates (the lock), returns once the first is done without moving
+// anything itself, and gives up with an error when its context ends first.
+func TestMigrateLayoutWaitsForAnotherReplica(t *testing.T) {
+	r := statetest.New(t)
+	if statetest.Cluster() {
+		t.Skip("no migration on a cluster")
+	}
+	ctx := context.Background()
+	r.Client.Set(ctx, r.Prefix+migrateLock, "1", time.Minute)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := MigrateLayout(short, r.Client, r.Prefix); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with the lock held past the deadline: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		rep, err := MigrateLayout(ctx, r.Client, r.Prefix)
+		if err == nil && rep != (MigrateReport{}) {
+			err = errors.New("the waiting replica moved keys too")
+		}
+		done <- err
+	}()
+	// The first replica finishes.
+	r.Client.Set(ctx, r.Prefix+migrateDone, "now", 0)
+	r.Client.Del(ctx, r.Prefix+migrateLock)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting replica never returned")
 	}
 }

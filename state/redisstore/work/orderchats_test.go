@@ -1,43 +1,16 @@
 package work_test
 
 import (
-	"shopbot/state/redisstore/work"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/work"
 
 	"shopbot/state/statetest"
 )
 
-func TestNamedSchedulesDoNotShareJobs(t *testing.T) {
-	r := statetest.New(t)
-	ctx := t.Context()
-	orders := work.NewSchedule(r.Client, r.Prefix)
-	chats := work.NewNamedSchedule(r.Client, r.Prefix, "chat")
-	if err := orders.Put(ctx, "order:1", schedT0); err != nil {
-		t.Fatal(err)
-	}
-	if err := chats.Put(ctx, "chat:1", schedT0); err != nil {
-		t.Fatal(err)
-	}
-	got, err := orders.Claim(ctx, schedT0, time.Minute, 10)
-	if err != nil || len(got) != 1 || got[0].Name != "order:1" {
-		t.Fatalf("order schedule claimed %v (%v)", jobNames(got), err)
-	}
-	got, err = chats.Claim(ctx, schedT0, time.Minute, 10)
-	if err != nil || len(got) != 1 || got[0].Name != "chat:1" {
-		t.Fatalf("chat schedule claimed %v (%v)", jobNames(got), err)
-	}
-	if _, ok, _ := orders.Due(ctx, "chat:1"); ok {
-		t.Fatal("a chat job is visible in the order schedule")
-	}
-	// A lease on one schedule is unknown to the other.
-	if err := chats.Done(ctx, got[0]); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := orders.Len(ctx); n != 1 {
-		t.Fatalf("order schedule has %d jobs after the chat job finished", n)
-	}
-}
+// schedT0 is the tests' fixed clock.
+var schedT0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
 func TestOrderChatsRelayClaims(t *testing.T) {
 	r := statetest.New(t)

@@ -1,23 +1,24 @@
-package work_test
+package intake_test
 
 import (
 	"errors"
-	"shopbot/state/redisstore/work"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore/intake"
 
 	"shopbot/state/statetest"
 )
 
-func newQueue(t *testing.T) *work.Queue {
+func newQueue(t *testing.T) *intake.Queue {
 	r := statetest.New(t)
-	return work.NewQueue(r.Client, r.Prefix)
+	return intake.NewQueue(r.Client, r.Prefix)
 }
 
 func TestDuplicateUpdateIsAcceptedOnce(t *testing.T) {
 	q := newQueue(t)
 	now := time.Now()
-	up := []work.Update{{ID: 10, Chat: 1, Body: []byte(`{"update_id":10}`)}}
+	up := []intake.Update{{ID: 10, Chat: 1, Body: []byte(`{"update_id":10}`)}}
 	n, err := q.Accept(t.Context(), up, now)
 	if err != nil || n != 1 {
 		t.Fatalf("first accept = %d, %v", n, err)
@@ -41,9 +42,9 @@ func TestDuplicateUpdateIsAcceptedOnce(t *testing.T) {
 func TestQueueKeepsChatOrderAndExclusiveLease(t *testing.T) {
 	q := newQueue(t)
 	now := time.Now()
-	var ups []work.Update
+	var ups []intake.Update
 	for i := int64(1); i <= 3; i++ {
-		ups = append(ups, work.Update{ID: i, Chat: 7, Body: []byte("a")}, work.Update{ID: 100 + i, Chat: 8, Body: []byte("b")})
+		ups = append(ups, intake.Update{ID: i, Chat: 7, Body: []byte("a")}, intake.Update{ID: 100 + i, Chat: 8, Body: []byte("b")})
 	}
 	if _, err := q.Accept(t.Context(), ups, now); err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestQueueKeepsChatOrderAndExclusiveLease(t *testing.T) {
 func TestCrashedWorkerLeaseExpiresAndUpdateIsHandledAgain(t *testing.T) {
 	q := newQueue(t)
 	now := time.Now()
-	if _, err := q.Accept(t.Context(), []work.Update{{ID: 5, Chat: 3, Body: []byte("x")}}, now); err != nil {
+	if _, err := q.Accept(t.Context(), []intake.Update{{ID: 5, Chat: 3, Body: []byte("x")}}, now); err != nil {
 		t.Fatal(err)
 	}
 	dead, _ := q.Claim(t.Context(), now)
@@ -81,19 +82,19 @@ func TestCrashedWorkerLeaseExpiresAndUpdateIsHandledAgain(t *testing.T) {
 	if again == nil || again.UpdateID != 5 || again.Attempts != 2 {
 		t.Fatalf("after lease expiry = %+v", again)
 	}
-	if _, err := q.Done(t.Context(), dead, true, []byte("{}"), false, now); !errors.Is(err, work.ErrLeaseLost) {
+	if _, err := q.Done(t.Context(), dead, true, []byte("{}"), false, now); !errors.Is(err, intake.ErrLeaseLost) {
 		t.Fatalf("the dead worker's save = %v, want ErrLeaseLost", err)
 	}
 }
 
 func TestConversationCompareAndSet(t *testing.T) {
 	r := statetest.New(t)
-	q := work.NewQueue(r.Client, r.Prefix)
+	q := intake.NewQueue(r.Client, r.Prefix)
 	now := time.Now()
-	_, _ = q.Accept(t.Context(), []work.Update{{ID: 1, Chat: 9, Body: []byte("x")}, {ID: 2, Chat: 9, Body: []byte("y")}}, now)
+	_, _ = q.Accept(t.Context(), []intake.Update{{ID: 1, Chat: 9, Body: []byte("x")}, {ID: 2, Chat: 9, Body: []byte("y")}}, now)
 	c, _ := q.Claim(t.Context(), now)
 	c.Rev = 41 // pretend we loaded a revision that is not the stored one
-	if _, err := q.Done(t.Context(), c, true, []byte("{}"), true, now); !errors.Is(err, work.ErrConflict) {
+	if _, err := q.Done(t.Context(), c, true, []byte("{}"), true, now); !errors.Is(err, intake.ErrConflict) {
 		t.Fatalf("stale save = %v, want ErrConflict", err)
 	}
 	c, _ = q.Claim(t.Context(), now)
@@ -112,7 +113,7 @@ func TestConversationCompareAndSet(t *testing.T) {
 func TestExtendAndRelease(t *testing.T) {
 	q := newQueue(t)
 	now := time.Now()
-	_, _ = q.Accept(t.Context(), []work.Update{{ID: 1, Chat: 4, Body: []byte("x")}}, now)
+	_, _ = q.Accept(t.Context(), []intake.Update{{ID: 1, Chat: 4, Body: []byte("x")}}, now)
 	c, _ := q.Claim(t.Context(), now)
 	later := now.Add(q.Lease - time.Second)
 	if err := q.Extend(t.Context(), c, later); err != nil {
@@ -141,11 +142,11 @@ func TestAcceptTellsStoredOfNewUpdatesOnly(t *testing.T) {
 		calls++
 	}
 	ctx := t.Context()
-	up := work.Update{ID: 41, Chat: 7, Body: []byte(`{"update_id":41}`)}
-	if _, err := q.Accept(ctx, []work.Update{up}, time.Now()); err != nil {
+	up := intake.Update{ID: 41, Chat: 7, Body: []byte(`{"update_id":41}`)}
+	if _, err := q.Accept(ctx, []intake.Update{up}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Accept(ctx, []work.Update{up}, time.Now()); err != nil {
+	if _, err := q.Accept(ctx, []intake.Update{up}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {

@@ -1,14 +1,15 @@
-package work
+package intake
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"shopbot/state/redisstore"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"shopbot/state/redisstore"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -77,6 +78,11 @@ func NewQueue(rdb redis.UniversalClient, prefix string) *Queue {
 func (q *Queue) tag(shard int) string   { return q.p + "{c:" + strconv.Itoa(shard) + "}:" }
 func (q *Queue) ready(shard int) string { return q.tag(shard) + "ready" }
 func (q *Queue) lease(shard int) string { return q.tag(shard) + "lease" }
+
+// ShardTag is the key prefix of chat's shard, prefix + "{c:<n>}:" (the
+// layout above): the key layout's migration (work.MigrateLayout) moves the
+// chat's legacy keys under it.
+func (q *Queue) ShardTag(chat int64) string { return q.tag(chatShard(chat)) }
 
 // chatKeys are the keys of chat's claim scripts: ready, lease, q, att, conv.
 func (q *Queue) chatKeys(chat int64) []string {
@@ -403,7 +409,7 @@ func (q *Queue) ConvKey(chat int64) string { return q.chatKeys(chat)[4] }
 // Pending returns how many chats have updates waiting or in progress, over
 // every shard.
 func (q *Queue) Pending(ctx context.Context) (int64, error) {
-	n, err := sumCard(ctx, q.rdb, ChatShards, q.ready)
+	n, err := redisstore.SumCard(ctx, q.rdb, ChatShards, q.ready)
 	if err != nil {
 		return 0, fmt.Errorf("count pending chats: %w", err)
 	}

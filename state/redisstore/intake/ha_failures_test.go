@@ -1,13 +1,14 @@
-package work
+package intake
 
 import (
 	"context"
 	"errors"
-	"shopbot/state/redisstore"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"shopbot/state/redisstore"
 
 	"shopbot/state/statetest"
 )
@@ -46,41 +47,5 @@ func TestAcceptNotConfirmedByTheReplicaIsNotAcknowledged(t *testing.T) {
 	}
 	if v := replica.Client.LLen(ctx, q.chatKeys(10)[2]).Val(); v != 2 {
 		t.Fatalf("the replica has %d updates of chat 10, want 2", v)
-	}
-}
-
-// Two replicas starting together: the second waits while the first
-// migrates (the lock), returns once the first is done without moving
-// anything itself, and gives up with an error when its context ends first.
-func TestMigrateLayoutWaitsForAnotherReplica(t *testing.T) {
-	r := statetest.New(t)
-	if statetest.Cluster() {
-		t.Skip("no migration on a cluster")
-	}
-	ctx := context.Background()
-	r.Client.Set(ctx, r.Prefix+migrateLock, "1", time.Minute)
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	if _, err := MigrateLayout(short, r.Client, r.Prefix); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("with the lock held past the deadline: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		rep, err := MigrateLayout(ctx, r.Client, r.Prefix)
-		if err == nil && rep != (MigrateReport{}) {
-			err = errors.New("the waiting replica moved keys too")
-		}
-		done <- err
-	}()
-	// The first replica finishes.
-	r.Client.Set(ctx, r.Prefix+migrateDone, "now", 0)
-	r.Client.Del(ctx, r.Prefix+migrateLock)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiting replica never returned")
 	}
 }

@@ -1,25 +1,26 @@
-package work_test
+package sched_test
 
 import (
 	"errors"
 	"fmt"
-	"shopbot/state/redisstore/work"
 	"sync"
 	"testing"
 	"time"
 
+	"shopbot/state/redisstore/sched"
+
 	"shopbot/state/statetest"
 )
 
-func newSchedule(t *testing.T) (*statetest.Redis, *work.Schedule) {
+func newSchedule(t *testing.T) (*statetest.Redis, *sched.Schedule) {
 	t.Helper()
 	r := statetest.New(t)
-	return r, work.NewSchedule(r.Client, r.Prefix)
+	return r, sched.NewSchedule(r.Client, r.Prefix)
 }
 
 var schedT0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
-func jobNames(jobs []work.Job) []string {
+func jobNames(jobs []sched.Job) []string {
 	var out []string
 	for _, j := range jobs {
 		out = append(out, j.Name)
@@ -76,7 +77,7 @@ func TestScheduleLeaseExpiryReturnsTheJob(t *testing.T) {
 		"Reschedule": s.Reschedule(ctx, first[0], schedT0),
 		"Extend":     s.Extend(ctx, first[0], schedT0.Add(time.Hour)),
 	} {
-		if !errors.Is(err, work.ErrJobLeaseLost) {
+		if !errors.Is(err, sched.ErrJobLeaseLost) {
 			t.Errorf("stale %s: %v", name, err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestScheduleRescheduleExtendAndPut(t *testing.T) {
 	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Done(ctx, jobs[0]); !errors.Is(err, work.ErrJobLeaseLost) {
+	if err := s.Done(ctx, jobs[0]); !errors.Is(err, sched.ErrJobLeaseLost) {
 		t.Fatalf("Done after Reschedule released the lease: %v", err)
 	}
 	again, _ := s.Claim(ctx, schedT0.Add(10*time.Second), time.Minute, 5)
@@ -116,7 +117,7 @@ func TestScheduleRescheduleExtendAndPut(t *testing.T) {
 	if err := s.Put(ctx, "track:1", schedT0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Done(ctx, again[0]); !errors.Is(err, work.ErrJobLeaseLost) {
+	if err := s.Done(ctx, again[0]); !errors.Is(err, sched.ErrJobLeaseLost) {
 		t.Fatalf("Done after Put: %v", err)
 	}
 	if due, _, _ := s.Due(ctx, "track:1"); !due.Equal(schedT0.Add(time.Hour)) {
@@ -149,7 +150,7 @@ func TestScheduleConcurrentClaimersNeverShareAJob(t *testing.T) {
 	seen := map[string]int{}
 	var wg sync.WaitGroup
 	for w := range 8 {
-		replica := work.NewSchedule(r.Client, r.Prefix) // each worker as its own replica
+		replica := sched.NewSchedule(r.Client, r.Prefix) // each worker as its own replica
 		wg.Go(func() {
 			for {
 				got, err := replica.Claim(ctx, schedT0.Add(time.Second), time.Hour, 1+w%5)
@@ -182,13 +183,13 @@ func TestScheduleConcurrentClaimersNeverShareAJob(t *testing.T) {
 func TestScheduleHurryMakesAWaitingJobDueButLeavesARunningOneAlone(t *testing.T) {
 	_, s := newSchedule(t)
 	ctx := t.Context()
-	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != work.HurryMissing {
+	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != sched.HurryMissing {
 		t.Fatalf("unscheduled job: %v, %v", got, err)
 	}
 	if err := s.Put(ctx, "order:1", schedT0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != work.HurryQueued {
+	if got, err := s.Hurry(ctx, "order:1", schedT0); err != nil || got != sched.HurryQueued {
 		t.Fatalf("waiting job: %v, %v", got, err)
 	}
 	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0) {
@@ -198,7 +199,7 @@ func TestScheduleHurryMakesAWaitingJobDueButLeavesARunningOneAlone(t *testing.T)
 	if len(jobs) != 1 {
 		t.Fatalf("claimed %v", jobNames(jobs))
 	}
-	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != work.HurryRunning {
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != sched.HurryRunning {
 		t.Fatalf("leased job: %v", got)
 	}
 	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour)); err != nil {
@@ -206,7 +207,7 @@ func TestScheduleHurryMakesAWaitingJobDueButLeavesARunningOneAlone(t *testing.T)
 	}
 	// A lease that ran out (its worker died) counts as waiting.
 	jobs, _ = s.Claim(ctx, schedT0.Add(time.Hour), time.Minute, 1)
-	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Hour+2*time.Minute)); len(jobs) != 1 || got != work.HurryQueued {
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Hour+2*time.Minute)); len(jobs) != 1 || got != sched.HurryQueued {
 		t.Fatalf("expired lease: %v", got)
 	}
 }
@@ -224,7 +225,7 @@ func TestScheduleHurryWhileRunningIsKeptByTheReschedule(t *testing.T) {
 	if len(jobs) != 1 {
 		t.Fatalf("claimed %v", jobNames(jobs))
 	}
-	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != work.HurryRunning {
+	if got, _ := s.Hurry(ctx, "order:1", schedT0.Add(time.Second)); got != sched.HurryRunning {
 		t.Fatalf("leased job: %v", got)
 	}
 	if err := s.Reschedule(ctx, jobs[0], schedT0.Add(time.Hour)); err != nil {
@@ -271,5 +272,36 @@ func TestScheduleHurryWhileRunningIsKeptByTheReschedule(t *testing.T) {
 	}
 	if at, _, _ := s.Due(ctx, "order:1"); !at.Equal(schedT0.Add(4 * time.Hour)) {
 		t.Fatalf("due %v: a wake outlived its job", at)
+	}
+}
+
+func TestNamedSchedulesDoNotShareJobs(t *testing.T) {
+	r := statetest.New(t)
+	ctx := t.Context()
+	orders := sched.NewSchedule(r.Client, r.Prefix)
+	chats := sched.NewNamedSchedule(r.Client, r.Prefix, "chat")
+	if err := orders.Put(ctx, "order:1", schedT0); err != nil {
+		t.Fatal(err)
+	}
+	if err := chats.Put(ctx, "chat:1", schedT0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := orders.Claim(ctx, schedT0, time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].Name != "order:1" {
+		t.Fatalf("order schedule claimed %v (%v)", jobNames(got), err)
+	}
+	got, err = chats.Claim(ctx, schedT0, time.Minute, 10)
+	if err != nil || len(got) != 1 || got[0].Name != "chat:1" {
+		t.Fatalf("chat schedule claimed %v (%v)", jobNames(got), err)
+	}
+	if _, ok, _ := orders.Due(ctx, "chat:1"); ok {
+		t.Fatal("a chat job is visible in the order schedule")
+	}
+	// A lease on one schedule is unknown to the other.
+	if err := chats.Done(ctx, got[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := orders.Len(ctx); n != 1 {
+		t.Fatalf("order schedule has %d jobs after the chat job finished", n)
 	}
 }

@@ -1,4 +1,4 @@
-package work
+package sched
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"shopbot/state/redisstore"
 )
 
 // ErrJobLeaseLost means the job's lease expired and another worker claimed
@@ -25,9 +27,12 @@ type Job struct {
 	Due   time.Time
 }
 
+// Shards is how many shards a job schedule has.
+const Shards = 8
+
 // Schedule is the durable job schedule behind tracking, placing and refund
 // retries: a ZSET of job names scored by due time (ms) and a HASH of lease
-// tokens, sharded by job name over ScheduleShards cluster slots (keys
+// tokens, sharded by job name over Shards cluster slots (keys
 // prefix + "{sched:<n>}:due" and ":tok"; a job's two records share its
 // shard's slot). Any replica may Claim due jobs; a claim
 // moves the job's score to the end of its lease, so a job whose worker died
@@ -61,7 +66,11 @@ func (s *Schedule) keys(n int) []string {
 }
 
 // jobKeys are the keys of job's shard.
-func (s *Schedule) jobKeys(job string) []string { return s.keys(shardOf(job, ScheduleShards)) }
+func (s *Schedule) jobKeys(job string) []string { return s.keys(redisstore.Shard(job, Shards)) }
+
+// DueKey is the due ZSET of job's shard, where the key layout's migration
+// (work.MigrateLayout) moves the job's legacy entry.
+func (s *Schedule) DueKey(job string) string { return s.jobKeys(job)[0] }
 
 func schedMS(t time.Time) int64 { return t.UnixMilli() }
 
@@ -110,9 +119,9 @@ func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration
 		return nil, errors.New("claim jobs: lease must be positive")
 	}
 	max := strconv.FormatInt(schedMS(now), 10)
-	peeks := make([]*redis.ZSliceCmd, ScheduleShards)
+	peeks := make([]*redis.ZSliceCmd, Shards)
 	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for n := range ScheduleShards {
+		for n := range Shards {
 			peeks[n] = p.ZRangeByScoreWithScores(ctx, s.keys(n)[0], &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(limit)})
 		}
 		return nil
@@ -137,15 +146,15 @@ func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration
 			all = append(all, due{n, z.Score})
 		}
 	}
-	if failed == ScheduleShards {
+	if failed == Shards {
 		return nil, fmt.Errorf("claim jobs: %w", firstErr)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
-	per := make([]int, ScheduleShards)
+	per := make([]int, Shards)
 	for _, d := range all[:min(limit, len(all))] {
 		per[d.shard]++
 	}
-	token := newToken()
+	token := redisstore.NewToken()
 	var jobs []Job
 	for n, k := range per {
 		if k == 0 {
@@ -251,7 +260,7 @@ func (s *Schedule) Due(ctx context.Context, job string) (time.Time, bool, error)
 
 // Len returns how many jobs are scheduled, claimed ones included.
 func (s *Schedule) Len(ctx context.Context) (int64, error) {
-	n, err := sumCard(ctx, s.rdb, ScheduleShards, func(n int) string { return s.keys(n)[0] })
+	n, err := redisstore.SumCard(ctx, s.rdb, Shards, func(n int) string { return s.keys(n)[0] })
 	if err != nil {
 		return 0, fmt.Errorf("count jobs: %w", err)
 	}

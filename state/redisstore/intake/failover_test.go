@@ -1,18 +1,19 @@
-package work
+package intake
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"shopbot/state"
-	"shopbot/state/redisstore"
-	"shopbot/state/redisstore/records"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"shopbot/state"
+	"shopbot/state/redisstore"
+	"shopbot/state/redisstore/records"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
