@@ -53,9 +53,5 @@ func (a *Account) UnmarshalJSON(data []byte) error {
 
 // Me returns the caller's own account: GET /me.
 func (c *Client) Me(ctx context.Context) (*Account, error) {
-	a := new(Account)
-	if err := c.get(ctx, "GET /me", "/me", nil, a); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return getJSON[Account](ctx, c, "GET /me", "/me", nil)
 }

@@ -129,12 +129,8 @@ func (c *Client) Chat(ctx context.Context, orderNumber int64) (*Chat, error) {
 	if err := check.Number("number", orderNumber); err != nil {
 		return nil, err
 	}
-	out := new(Chat)
 	path := "/orders/" + strconv.FormatInt(orderNumber, 10) + "/chat"
-	if err := c.get(ctx, "GET /orders/{number}/chat", path, nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[Chat](ctx, c, "GET /orders/{number}/chat", path, nil)
 }
 
 // SendChatMessage sends text and/or an image to an order chat: POST

@@ -150,21 +150,31 @@ const (
 	policyUnsent = transport.Unsent
 )
 
-// get performs a GET.
-func (c *Client) get(ctx context.Context, route, path string, q url.Values, out any) error {
-	return c.tr.Get(ctx, route, path, q, out)
+// getJSON performs a GET and decodes the answer into a new T: the one body
+// of every GET endpoint method.
+func getJSON[T any](ctx context.Context, c *Client, route, path string, q url.Values) (*T, error) {
+	out := new(T)
+	if err := c.tr.Get(ctx, route, path, q, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// postJSON performs a POST with a JSON body.
-func (c *Client) postJSON(ctx context.Context, route, path string, p transport.Policy, in, out any) error {
-	return c.tr.PostJSON(ctx, route, path, p, in, out)
+// postJSON performs a POST with a JSON body and decodes the answer into a
+// new T.
+func postJSON[T any](ctx context.Context, c *Client, route, path string, p transport.Policy, in any) (*T, error) {
+	out := new(T)
+	if err := c.tr.PostJSON(ctx, route, path, p, in, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // createOrder performs an order-creating POST and checks that the answer is
 // an order.
 func (c *Client) createOrder(ctx context.Context, route, path string, in any) (*Order, error) {
-	o := new(Order)
-	if err := c.postJSON(ctx, route, path, policyCreate, in, o); err != nil {
+	o, err := postJSON[Order](ctx, c, route, path, policyCreate, in)
+	if err != nil {
 		return nil, err
 	}
 	if o.Number < 1 {

@@ -156,11 +156,7 @@ func (c *Client) GameKeys(ctx context.Context, opts *GameKeysOptions) (*List[Gam
 			q.Set("limit", strconv.Itoa(opts.Limit))
 		}
 	}
-	out := new(List[GameKeyGame])
-	if err := c.get(ctx, "GET /game-keys", "/game-keys", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[GameKeyGame]](ctx, c, "GET /game-keys", "/game-keys", q)
 }
 
 // GameKeyOffers returns a game's visible key offers: GET
@@ -170,11 +166,7 @@ func (c *Client) GameKeyOffers(ctx context.Context, gameID string) (*GameKeyOffe
 	if err != nil {
 		return nil, err
 	}
-	out := new(GameKeyOffers)
-	if err := c.get(ctx, "GET /game-keys/{gameId}/keys", "/game-keys/"+id+"/keys", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[GameKeyOffers](ctx, c, "GET /game-keys/{gameId}/keys", "/game-keys/"+id+"/keys", nil)
 }
 
 // GameKeyRegionRestriction returns where a game's key activates: GET
@@ -185,11 +177,7 @@ func (c *Client) GameKeyRegionRestriction(ctx context.Context, gameID string) (*
 	if err != nil {
 		return nil, err
 	}
-	out := new(RegionRestriction)
-	if err := c.get(ctx, "GET /game-keys/{gameId}/region-restriction", "/game-keys/"+id+"/region-restriction", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[RegionRestriction](ctx, c, "GET /game-keys/{gameId}/region-restriction", "/game-keys/"+id+"/region-restriction", nil)
 }
 
 // CreateGameKeyOrder orders game keys and charges the balance: POST

@@ -139,11 +139,7 @@ func (c *Client) GiftCardCategories(ctx context.Context, opts *GiftCardCategorie
 			q.Set("limit", strconv.Itoa(opts.Limit))
 		}
 	}
-	out := new(List[GiftCategory])
-	if err := c.get(ctx, "GET /gift-cards/categories", "/gift-cards/categories", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[GiftCategory]](ctx, c, "GET /gift-cards/categories", "/gift-cards/categories", q)
 }
 
 // GiftCardOffers returns a category's visible cards: GET
@@ -153,11 +149,7 @@ func (c *Client) GiftCardOffers(ctx context.Context, categoryID string) (*GiftCa
 	if err != nil {
 		return nil, err
 	}
-	out := new(GiftCardOffers)
-	if err := c.get(ctx, "GET /gift-cards/categories/{id}/cards", "/gift-cards/categories/"+id+"/cards", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[GiftCardOffers](ctx, c, "GET /gift-cards/categories/{id}/cards", "/gift-cards/categories/"+id+"/cards", nil)
 }
 
 // CreateGiftCardOrder orders gift-card codes and charges the balance: POST
@@ -177,11 +169,7 @@ func (c *Client) GiftCardBrands(ctx context.Context, opts *GiftCardBrandsOptions
 	if opts != nil {
 		setQ(q, opts.Q)
 	}
-	out := new(List[GiftCardBrand])
-	if err := c.get(ctx, "GET /gift-cards/brands", "/gift-cards/brands", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[GiftCardBrand]](ctx, c, "GET /gift-cards/brands", "/gift-cards/brands", q)
 }
 
 // setQ sets the search parameter q when not empty.

@@ -116,11 +116,7 @@ func (r ManualServiceOrderRequest) MarshalJSON() ([]byte, error) {
 
 // ManualServices lists the manual services: GET /manual-services.
 func (c *Client) ManualServices(ctx context.Context) (*List[ManualService], error) {
-	out := new(List[ManualService])
-	if err := c.get(ctx, "GET /manual-services", "/manual-services", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[ManualService]](ctx, c, "GET /manual-services", "/manual-services", nil)
 }
 
 // ManualServiceOffers returns a service's offers and required buyer fields:
@@ -130,11 +126,7 @@ func (c *Client) ManualServiceOffers(ctx context.Context, serviceID string) (*Ma
 	if err != nil {
 		return nil, err
 	}
-	out := new(ManualOffers)
-	if err := c.get(ctx, "GET /manual-services/{id}/offers", "/manual-services/"+id+"/offers", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[ManualOffers](ctx, c, "GET /manual-services/{id}/offers", "/manual-services/"+id+"/offers", nil)
 }
 
 // CreateManualServiceOrder orders a manual service and charges the balance:

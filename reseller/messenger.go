@@ -93,11 +93,7 @@ func (r *PremiumOrderRequest) Validate() error {
 
 // StarsPricing returns the price of Stars: GET /messenger/stars.
 func (c *Client) StarsPricing(ctx context.Context) (*StarsPricing, error) {
-	out := new(StarsPricing)
-	if err := c.get(ctx, "GET /messenger/stars", "/messenger/stars", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[StarsPricing](ctx, c, "GET /messenger/stars", "/messenger/stars", nil)
 }
 
 // BuyStars orders Stars for a messenger user and charges the balance: POST
@@ -111,11 +107,7 @@ func (c *Client) BuyStars(ctx context.Context, req *StarsOrderRequest) (*Order, 
 
 // PremiumPricing returns the Premium plans: GET /messenger/premium.
 func (c *Client) PremiumPricing(ctx context.Context) (*PremiumPricing, error) {
-	out := new(PremiumPricing)
-	if err := c.get(ctx, "GET /messenger/premium", "/messenger/premium", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[PremiumPricing](ctx, c, "GET /messenger/premium", "/messenger/premium", nil)
 }
 
 // BuyPremium orders Premium for a messenger user and charges the balance:

@@ -322,11 +322,7 @@ func (c *Client) Orders(ctx context.Context, opts *OrdersOptions) (*OrderList, e
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	l := new(OrderList)
-	if err := c.get(ctx, "GET /orders", "/orders", opts.query(), l); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return getJSON[OrderList](ctx, c, "GET /orders", "/orders", opts.query())
 }
 
 // AllOrders iterates over every order matching opts, newest first,
@@ -403,12 +399,8 @@ func (c *Client) Order(ctx context.Context, number int64) (*Order, error) {
 	if err := check.Number("number", number); err != nil {
 		return nil, err
 	}
-	o := new(Order)
 	path := "/orders/" + strconv.FormatInt(number, 10)
-	if err := c.get(ctx, "GET /orders/{number}", path, nil, o); err != nil {
-		return nil, err
-	}
-	return o, nil
+	return getJSON[Order](ctx, c, "GET /orders/{number}", path, nil)
 }
 
 // RawList is a JSON array kept as one raw JSON value per item. It also

@@ -100,11 +100,7 @@ func (c *Client) StoreGames(ctx context.Context, opts *StoreGamesOptions) (*List
 	if opts != nil && opts.Limit != 0 {
 		q.Set("limit", strconv.Itoa(opts.Limit))
 	}
-	out := new(List[StoreGame])
-	if err := c.get(ctx, "GET /store-gifts/games", "/store-gifts/games", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[StoreGame]](ctx, c, "GET /store-gifts/games", "/store-gifts/games", q)
 }
 
 // StoreGiftOffers returns a game's giftable editions with per-region
@@ -113,12 +109,8 @@ func (c *Client) StoreGiftOffers(ctx context.Context, appID int64) (*StoreGiftOf
 	if err := check.Number("app_id", appID); err != nil {
 		return nil, err
 	}
-	out := new(StoreGiftOffers)
 	path := "/store-gifts/games/" + strconv.FormatInt(appID, 10)
-	if err := c.get(ctx, "GET /store-gifts/games/{appid}", path, nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[StoreGiftOffers](ctx, c, "GET /store-gifts/games/{appid}", path, nil)
 }
 
 // CreateStoreGiftOrder orders a store gift and charges the balance: POST

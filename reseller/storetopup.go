@@ -156,11 +156,7 @@ func (c *Client) CheckStoreLogin(ctx context.Context, storeLogin string) (*Store
 	in := struct {
 		StoreLogin string `json:"store_login"`
 	}{storeLogin}
-	out := new(StoreLoginCheck)
-	if err := c.postJSON(ctx, "POST /store-topup/check-login", "/store-topup/check-login", policySafe, in, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return postJSON[StoreLoginCheck](ctx, c, "POST /store-topup/check-login", "/store-topup/check-login", policySafe, in)
 }
 
 // CreateStoreTopupOrder tops up a store wallet and charges the balance: POST
@@ -175,9 +171,5 @@ func (c *Client) CreateStoreTopupOrder(ctx context.Context, req *StoreTopupOrder
 
 // StoreRates returns the store top-up exchange rates: GET /store-topup/rates.
 func (c *Client) StoreRates(ctx context.Context) (*StoreRates, error) {
-	out := new(StoreRates)
-	if err := c.get(ctx, "GET /store-topup/rates", "/store-topup/rates", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[StoreRates](ctx, c, "GET /store-topup/rates", "/store-topup/rates", nil)
 }

@@ -169,11 +169,7 @@ func (c *Client) TopUpCategories(ctx context.Context, opts *TopUpCategoriesOptio
 			q.Set("limit", strconv.Itoa(opts.Limit))
 		}
 	}
-	out := new(List[TopUpCategory])
-	if err := c.get(ctx, "GET /top-ups/categories", "/top-ups/categories", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[TopUpCategory]](ctx, c, "GET /top-ups/categories", "/top-ups/categories", q)
 }
 
 // TopUpOffers returns a category's offers and required buyer fields: GET
@@ -183,11 +179,7 @@ func (c *Client) TopUpOffers(ctx context.Context, categoryID string) (*TopUpOffe
 	if err != nil {
 		return nil, err
 	}
-	out := new(TopUpOffers)
-	if err := c.get(ctx, "GET /top-ups/categories/{id}/offers", "/top-ups/categories/"+id+"/offers", nil, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[TopUpOffers](ctx, c, "GET /top-ups/categories/{id}/offers", "/top-ups/categories/"+id+"/offers", nil)
 }
 
 // TopUpBrands lists top-up categories grouped by brand: GET
@@ -197,11 +189,7 @@ func (c *Client) TopUpBrands(ctx context.Context, opts *TopUpBrandsOptions) (*Li
 	if opts != nil {
 		setQ(q, opts.Q)
 	}
-	out := new(List[TopUpBrand])
-	if err := c.get(ctx, "GET /top-ups/brands", "/top-ups/brands", q, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return getJSON[List[TopUpBrand]](ctx, c, "GET /top-ups/brands", "/top-ups/brands", q)
 }
 
 // CreateTopUpOrder orders an in-game top-up and charges the balance: POST

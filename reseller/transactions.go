@@ -148,11 +148,7 @@ func (c *Client) Transactions(ctx context.Context, opts *TransactionsOptions) (*
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	l := new(TransactionList)
-	if err := c.get(ctx, "GET /transactions", "/transactions", opts.query(), l); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return getJSON[TransactionList](ctx, c, "GET /transactions", "/transactions", opts.query())
 }
 
 // AllTransactions iterates over every transaction matching opts, newest
@@ -181,10 +177,6 @@ func (c *Client) Transaction(ctx context.Context, number int64) (*Transaction, e
 	if err := check.Number("number", number); err != nil {
 		return nil, err
 	}
-	t := new(Transaction)
 	path := "/transactions/" + strconv.FormatInt(number, 10)
-	if err := c.get(ctx, "GET /transactions/{number}", path, nil, t); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return getJSON[Transaction](ctx, c, "GET /transactions/{number}", path, nil)
 }
