@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
+	"shopbot/reseller/internal/check"
 	"shopbot/reseller/internal/transport"
 )
 
@@ -192,4 +194,29 @@ type List[T any] struct {
 	// Total is the number of matching entries where the endpoint reports it
 	// (gift-card and top-up categories and brands, game keys); 0 otherwise.
 	Total int `json:"total"`
+}
+
+// checkPage checks the page size (1 to 100, 0 for the server's default) and
+// the cursor (at least 1, 0 for the first page) of a cursor-paged list.
+func checkPage(limit int, cursor int64) error {
+	if err := check.Limit(limit, 100); err != nil {
+		return err
+	}
+	if cursor < 0 {
+		return invalid("cursor", "must be at least 1, got %d", cursor)
+	}
+	return nil
+}
+
+// pageQuery returns the query of a cursor-paged list's page size and
+// cursor, leaving out zero values.
+func pageQuery(limit int, cursor int64) url.Values {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != 0 {
+		q.Set("cursor", strconv.FormatInt(cursor, 10))
+	}
+	return q
 }

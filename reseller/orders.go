@@ -281,11 +281,8 @@ func (o *OrdersOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if err := check.Limit(o.Limit, 100); err != nil {
+	if err := checkPage(o.Limit, o.Cursor); err != nil {
 		return err
-	}
-	if o.Cursor < 0 {
-		return invalid("cursor", "must be at least 1, got %d", o.Cursor)
 	}
 	if o.Status != "" && !orderStatusFilters[o.Status.Filter()] {
 		return invalid("status", "unknown order status %q", o.Status)
@@ -297,16 +294,10 @@ func (o *OrdersOptions) Validate() error {
 }
 
 func (o *OrdersOptions) query() url.Values {
-	q := url.Values{}
 	if o == nil {
-		return q
+		return url.Values{}
 	}
-	if o.Limit != 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
-	}
-	if o.Cursor != 0 {
-		q.Set("cursor", strconv.FormatInt(o.Cursor, 10))
-	}
+	q := pageQuery(o.Limit, o.Cursor)
 	if o.Status != "" {
 		q.Set("status", o.Status.Filter())
 	}

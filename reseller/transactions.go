@@ -95,11 +95,8 @@ func (o *TransactionsOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if err := check.Limit(o.Limit, 100); err != nil {
+	if err := checkPage(o.Limit, o.Cursor); err != nil {
 		return err
-	}
-	if o.Cursor < 0 {
-		return invalid("cursor", "must be at least 1, got %d", o.Cursor)
 	}
 	switch o.Direction {
 	case "", TxCredit, TxDebit:
@@ -120,16 +117,10 @@ func (o *TransactionsOptions) Validate() error {
 }
 
 func (o *TransactionsOptions) query() url.Values {
-	q := url.Values{}
 	if o == nil {
-		return q
+		return url.Values{}
 	}
-	if o.Limit != 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
-	}
-	if o.Cursor != 0 {
-		q.Set("cursor", strconv.FormatInt(o.Cursor, 10))
-	}
+	q := pageQuery(o.Limit, o.Cursor)
 	if o.Direction != "" {
 		q.Set("direction", string(o.Direction))
 	}
