@@ -212,11 +212,24 @@ func checkPage(limit int, cursor int64) error {
 // cursor, leaving out zero values.
 func pageQuery(limit int, cursor int64) url.Values {
 	q := url.Values{}
-	if limit != 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
+	setLimit(q, limit)
 	if cursor != 0 {
 		q.Set("cursor", strconv.FormatInt(cursor, 10))
 	}
 	return q
+}
+
+// setQ sets the search parameter q when not empty.
+func setQ(q url.Values, s string) {
+	if s != "" {
+		q.Set("q", s)
+	}
+}
+
+// setLimit sets the page size limit when not 0 (0 leaves the server's
+// default).
+func setLimit(q url.Values, n int) {
+	if n != 0 {
+		q.Set("limit", strconv.Itoa(n))
+	}
 }

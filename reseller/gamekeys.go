@@ -3,7 +3,6 @@ package reseller
 import (
 	"context"
 	"net/url"
-	"strconv"
 
 	"shopbot/reseller/internal/check"
 )
@@ -152,9 +151,7 @@ func (c *Client) GameKeys(ctx context.Context, opts *GameKeysOptions) (*List[Gam
 		if opts.Platform != "" {
 			q.Set("platform", opts.Platform)
 		}
-		if opts.Limit != 0 {
-			q.Set("limit", strconv.Itoa(opts.Limit))
-		}
+		setLimit(q, opts.Limit)
 	}
 	return getJSON[List[GameKeyGame]](ctx, c, "GET /game-keys", "/game-keys", q)
 }

@@ -3,7 +3,6 @@ package reseller
 import (
 	"context"
 	"net/url"
-	"strconv"
 
 	"shopbot/reseller/internal/check"
 )
@@ -135,9 +134,7 @@ func (c *Client) GiftCardCategories(ctx context.Context, opts *GiftCardCategorie
 	q := url.Values{}
 	if opts != nil {
 		setQ(q, opts.Q)
-		if opts.Limit != 0 {
-			q.Set("limit", strconv.Itoa(opts.Limit))
-		}
+		setLimit(q, opts.Limit)
 	}
 	return getJSON[List[GiftCategory]](ctx, c, "GET /gift-cards/categories", "/gift-cards/categories", q)
 }
@@ -170,11 +167,4 @@ func (c *Client) GiftCardBrands(ctx context.Context, opts *GiftCardBrandsOptions
 		setQ(q, opts.Q)
 	}
 	return getJSON[List[GiftCardBrand]](ctx, c, "GET /gift-cards/brands", "/gift-cards/brands", q)
-}
-
-// setQ sets the search parameter q when not empty.
-func setQ(q url.Values, s string) {
-	if s != "" {
-		q.Set("q", s)
-	}
 }

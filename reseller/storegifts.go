@@ -97,8 +97,8 @@ func (c *Client) StoreGames(ctx context.Context, opts *StoreGamesOptions) (*List
 		return nil, err
 	}
 	q := url.Values{}
-	if opts != nil && opts.Limit != 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
+	if opts != nil {
+		setLimit(q, opts.Limit)
 	}
 	return getJSON[List[StoreGame]](ctx, c, "GET /store-gifts/games", "/store-gifts/games", q)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"strconv"
 
 	"shopbot/reseller/internal/check"
 )
@@ -165,9 +164,7 @@ func (c *Client) TopUpCategories(ctx context.Context, opts *TopUpCategoriesOptio
 	q := url.Values{}
 	if opts != nil {
 		setQ(q, opts.Q)
-		if opts.Limit != 0 {
-			q.Set("limit", strconv.Itoa(opts.Limit))
-		}
+		setLimit(q, opts.Limit)
 	}
 	return getJSON[List[TopUpCategory]](ctx, c, "GET /top-ups/categories", "/top-ups/categories", q)
 }
