@@ -103,12 +103,45 @@ func (s *Sim) getMe(q *wire.Request) (any, error) {
 	}, nil
 }
 
-func (s *Sim) listTransactions(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 20, 1, 100)
-	if err != nil {
-		return nil, err
+// pageParams reads the page size (limit, 1 to 100, default 20) and the
+// cursor (at least 1; absent: from the newest) of a cursor-paged list.
+func pageParams(q *wire.Request) (limit, cursor int, err error) {
+	if limit, err = q.Int("limit", 20, 1, 100); err != nil {
+		return 0, 0, err
 	}
-	cursor, err := q.Int("cursor", math.MaxInt, 1, math.MaxInt)
+	if cursor, err = q.Int("cursor", math.MaxInt, 1, math.MaxInt); err != nil {
+		return 0, 0, err
+	}
+	return limit, cursor, nil
+}
+
+// newestPage builds one page of a cursor-paged list from items kept in
+// number order: newest first, the items numbered below cursor that keep
+// accepts, at most limit of them, with has_more and next_cursor (the last
+// number listed) when more follow.
+func newestPage[T, J any](items []T, limit, cursor int, number func(T) int, keep func(T) bool, toJSON func(T) J) pageJSON {
+	data := []J{}
+	page := pageJSON{Object: "list", Limit: limit}
+	last := 0
+	for i := len(items) - 1; i >= 0; i-- {
+		it := items[i]
+		if number(it) >= cursor || !keep(it) {
+			continue
+		}
+		if len(data) == limit {
+			page.HasMore = true
+			page.NextCursor = &last
+			break
+		}
+		data = append(data, toJSON(it))
+		last = number(it)
+	}
+	page.Data = data
+	return page
+}
+
+func (s *Sim) listTransactions(q *wire.Request) (any, error) {
+	limit, cursor, err := pageParams(q)
 	if err != nil {
 		return nil, err
 	}
@@ -124,24 +157,11 @@ func (s *Sim) listTransactions(q *wire.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := []transactionJSON{}
-	page := pageJSON{Object: "list", Limit: limit}
-	for i := len(s.txs) - 1; i >= 0; i-- {
-		t := s.txs[i]
-		if t.account != selfAccount || t.Number >= cursor ||
-			(dir != "" && t.Direction != dir) || (typ != "" && t.Type != typ) || (status != "" && t.Status != status) {
-			continue
-		}
-		if len(data) == limit {
-			page.HasMore = true
-			last := data[len(data)-1].Number
-			page.NextCursor = &last
-			break
-		}
-		data = append(data, t.json())
+	keep := func(t *txn) bool {
+		return t.account == selfAccount &&
+			(dir == "" || t.Direction == dir) && (typ == "" || t.Type == typ) && (status == "" || t.Status == status)
 	}
-	page.Data = data
-	return page, nil
+	return newestPage(s.txs, limit, cursor, func(t *txn) int { return t.Number }, keep, (*txn).json), nil
 }
 
 func (s *Sim) getTransaction(q *wire.Request) (any, error) {

@@ -3,7 +3,6 @@ package resellersim
 import (
 	"fmt"
 	"maps"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -476,11 +475,7 @@ var orderTypes = []string{"STORE_TOPUP", "MESSENGER_STARS", "MESSENGER_PREMIUM",
 	"STORE_GIFT", "GIFT_CARD", "GAME_KEY", "GAME_TOPUP"}
 
 func (s *Sim) listOrders(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 20, 1, 100)
-	if err != nil {
-		return nil, err
-	}
-	cursor, err := q.Int("cursor", math.MaxInt, 1, math.MaxInt)
+	limit, cursor, err := pageParams(q)
 	if err != nil {
 		return nil, err
 	}
@@ -493,23 +488,9 @@ func (s *Sim) listOrders(q *wire.Request) (any, error) {
 		return nil, err
 	}
 	status, typ = strings.ToLower(status), strings.ToLower(typ)
-	data := []orderJSON{}
-	page := pageJSON{Object: "list", Limit: limit}
-	for i := len(s.orders) - 1; i >= 0; i-- {
-		o := s.orders[i]
-		if o.Number >= cursor || (status != "" && o.Status != status) || (typ != "" && o.Type != typ) {
-			continue
-		}
-		if len(data) == limit {
-			page.HasMore = true
-			last := data[len(data)-1].Number
-			page.NextCursor = &last
-			break
-		}
-		data = append(data, o.json(false))
-	}
-	page.Data = data
-	return page, nil
+	keep := func(o *order) bool { return (status == "" || o.Status == status) && (typ == "" || o.Type == typ) }
+	list := func(o *order) orderJSON { return o.json(false) }
+	return newestPage(s.orders, limit, cursor, func(o *order) int { return o.Number }, keep, list), nil
 }
 
 func (s *Sim) getOrder(q *wire.Request) (any, error) {
