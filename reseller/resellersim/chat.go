@@ -104,30 +104,29 @@ func (s *Sim) serveFile(w http.ResponseWriter, seg string) {
 	w.Write(f.Data)
 }
 
-// manualOrder finds a manual-service order for the chat hooks.
-func (s *Sim) manualOrder(n int) (*order, error) {
+// onManualOrder runs change on manual-service order n under the lock, or
+// says why there is no such order.
+func (s *Sim) onManualOrder(n int, change func(o *order)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	o, ok := s.ordersByNum[n]
 	if !ok {
-		return nil, fmt.Errorf("order %d not found", n)
+		return fmt.Errorf("order %d not found", n)
 	}
 	if o.Type != LineManualService {
-		return nil, fmt.Errorf("order %d is a %s order, not a manual service order", n, o.Type)
+		return fmt.Errorf("order %d is a %s order, not a manual service order", n, o.Type)
 	}
-	return o, nil
+	change(o)
+	return nil
 }
 
 // OperatorSays adds an operator message to the chat of manual-service order
 // n, opening the chat if needed.
 func (s *Sim) OperatorSays(n int, text string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.manualOrder(n)
-	if err != nil {
-		return err
-	}
-	o.chat.Opened = true
-	s.addMessage(o, AuthorOperator, text, 0, s.clock())
-	return nil
+	return s.onManualOrder(n, func(o *order) {
+		o.chat.Opened = true
+		s.addMessage(o, AuthorOperator, text, 0, s.clock())
+	})
 }
 
 // OperatorSendsImage adds an operator message with an image (and text, which
@@ -140,32 +139,22 @@ func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) e
 	if contentType == "" {
 		contentType = http.DetectContentType(data)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.manualOrder(n)
-	if err != nil {
-		return err
-	}
-	o.chat.Opened = true
-	imageID := s.nextMessageID
-	s.files[imageID] = chat.File{ContentType: contentType, Data: slices.Clone(data)}
-	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
-	return nil
+	return s.onManualOrder(n, func(o *order) {
+		o.chat.Opened = true
+		imageID := s.nextMessageID
+		s.files[imageID] = chat.File{ContentType: contentType, Data: slices.Clone(data)}
+		s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
+	})
 }
 
 // OperatorSendsImageURL adds an operator message whose "image" field is
 // the given URL verbatim, for tests of what the shop fetches.
 func (s *Sim) OperatorSendsImageURL(n int, text, imageURL string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.manualOrder(n)
-	if err != nil {
-		return err
-	}
-	o.chat.Opened = true
-	s.addMessage(o, AuthorOperator, strings.TrimSpace(text), 0, s.clock())
-	o.chat.Messages[len(o.chat.Messages)-1].ImageURL = imageURL
-	return nil
+	return s.onManualOrder(n, func(o *order) {
+		o.chat.Opened = true
+		s.addMessage(o, AuthorOperator, strings.TrimSpace(text), 0, s.clock())
+		o.chat.Messages[len(o.chat.Messages)-1].ImageURL = imageURL
+	})
 }
 
 // ChatImage returns the content of the image of a chat message (0 or an
@@ -180,27 +169,13 @@ func (s *Sim) ChatImage(image int) ([]byte, bool) {
 // FreezeChat freezes the chat of manual-service order n: chat_frozen becomes
 // true and the buyer can no longer write.
 func (s *Sim) FreezeChat(n int) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.manualOrder(n)
-	if err != nil {
-		return err
-	}
-	o.chat.Frozen = true
-	return nil
+	return s.onManualOrder(n, func(o *order) { o.chat.Frozen = true })
 }
 
 // SetChatReadOnly sets chat_read_only on the chat of manual-service order n;
 // a read-only chat rejects buyer messages.
 func (s *Sim) SetChatReadOnly(n int, readOnly bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, err := s.manualOrder(n)
-	if err != nil {
-		return err
-	}
-	o.chat.ReadOnly = readOnly
-	return nil
+	return s.onManualOrder(n, func(o *order) { o.chat.ReadOnly = readOnly })
 }
 
 // ChatMessages returns the messages of the chat of order n, oldest first
