@@ -81,6 +81,19 @@ func hashN(s string, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
+// seedStock is the stock item id starts with: the one demo gives it if
+// any, else none for about one item in soldOutOneIn, else base plus a
+// stable number below spread.
+func seedStock(id string, base, spread, soldOutOneIn int, demo map[string]int) int {
+	if n, ok := demo[id]; ok {
+		return n
+	}
+	if hashN(id, soldOutOneIn) == 0 {
+		return 0
+	}
+	return base + hashN(id, spread)
+}
+
 // Default returns the built-in catalog: deterministic, looking like the
 // real service, with out-of-stock and hidden items (see the Demo* constants).
 func Default() *Catalog {
@@ -163,16 +176,10 @@ func defaultGiftCategories() []GiftCategory {
 					ID:          cid,
 					Name:        fmt.Sprintf("%s %d %s", b.name, d, rm.currency),
 					Price:       decimal.NewFromInt(int64(d)).Mul(dec(rm.usdPer)).Mul(markup).Round(2),
-					Stock:       20 + hashN(cid, 480),
+					Stock:       seedStock(cid, 20, 480, 9, stock),
 					MinQuantity: 1,
 					MaxQuantity: 50,
 					Hidden:      cid == DemoGiftCardHidden,
-				}
-				if hashN(cid, 9) == 0 {
-					card.Stock = 0
-				}
-				if n, ok := stock[cid]; ok {
-					card.Stock = n
 				}
 				if card.Price.GreaterThan(dec("90")) {
 					card.MaxQuantity = 10
@@ -259,16 +266,10 @@ func defaultGames() []Game {
 					ID:          kid,
 					Name:        fmt.Sprintf("%s %s (%s, %s)", g.name, e.name, v.platform, v.region),
 					Price:       dec(e.usd).Mul(f).Round(2),
-					Stock:       5 + hashN(kid, 300),
+					Stock:       seedStock(kid, 5, 300, 7, stock),
 					MinQuantity: 1,
 					MaxQuantity: 20,
 					Hidden:      kid == DemoGameKeyHidden,
-				}
-				if hashN(kid, 7) == 0 {
-					k.Stock = 0
-				}
-				if n, ok := stock[kid]; ok {
-					k.Stock = n
 				}
 				game.Keys = append(game.Keys, k)
 			}
