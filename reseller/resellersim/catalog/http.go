@@ -119,26 +119,35 @@ func (st *Store) GetManualOffers(q *wire.Request) (any, error) {
 	}{"manual_offers", m.ID, wire.NullString(m.Name), wire.NullString(m.Kind), m.Chat, wire.NullString(m.Info), fields, offers}, nil
 }
 
+// limitedList answers a catalog list whose size the limit parameter bounds
+// (default def, 1 to hi): the entries of the items that entry keeps, in
+// catalog order, at most limit of them, with the total before the limit.
+func limitedList[T, E any](q *wire.Request, def, hi int, items []T, entry func(*T) (E, bool)) (any, error) {
+	limit, err := q.Int("limit", def, 1, hi)
+	if err != nil {
+		return nil, err
+	}
+	var data []E
+	for i := range items {
+		if e, ok := entry(&items[i]); ok {
+			data = append(data, e)
+		}
+	}
+	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
+}
+
 // Store gifts.
 
 // ListStoreGames answers GET /store-gifts/games.
 func (st *Store) ListStoreGames(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 100, 1, 500)
-	if err != nil {
-		return nil, err
-	}
 	type entry struct {
 		Object string `json:"object"`
 		AppID  int    `json:"app_id"`
 		Name   string `json:"name"`
 	}
-	var data []entry
-	for _, g := range st.Cat.StoreGames {
-		if !g.Hidden {
-			data = append(data, entry{"store_game", g.AppID, g.Name})
-		}
-	}
-	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
+	return limitedList(q, 100, 500, st.Cat.StoreGames, func(g *StoreGame) (entry, bool) {
+		return entry{"store_game", g.AppID, g.Name}, !g.Hidden
+	})
 }
 
 // GetStoreGame answers GET /store-gifts/games/{app_id}: a game's editions with their regional prices.
@@ -179,10 +188,6 @@ func (st *Store) GetStoreGame(q *wire.Request) (any, error) {
 
 // ListGiftCategories answers GET /gift-cards/categories.
 func (st *Store) ListGiftCategories(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 200, 1, 600)
-	if err != nil {
-		return nil, err
-	}
 	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
@@ -190,13 +195,9 @@ func (st *Store) ListGiftCategories(q *wire.Request) (any, error) {
 		Name       string  `json:"name"`
 		Image      *string `json:"image"`
 	}
-	var data []entry
-	for _, c := range st.Cat.GiftCategories {
-		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"gift_category", c.ID, c.Name, q.Image(c.Image)})
-		}
-	}
-	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
+	return limitedList(q, 200, 600, st.Cat.GiftCategories, func(c *GiftCategory) (entry, bool) {
+		return entry{"gift_category", c.ID, c.Name, q.Image(c.Image)}, !c.Hidden && matchQ(search, c.ID, c.Name)
+	})
 }
 
 // GetGiftCards answers GET /gift-cards/categories/{id}/cards.
@@ -292,23 +293,13 @@ func (g *Game) json(q *wire.Request, object string) gameJSON {
 
 // ListGames answers GET /game-keys.
 func (st *Store) ListGames(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 200, 1, 500)
-	if err != nil {
-		return nil, err
-	}
 	search := strings.ToLower(q.String("q"))
 	region, platform := q.String("region"), q.String("platform")
-	var data []gameJSON
-	for i := range st.Cat.Games {
-		g := &st.Cat.Games[i]
-		if g.Hidden || !matchQ(search, g.ID, g.Name) ||
-			(region != "" && !strings.EqualFold(region, g.Region)) ||
-			(platform != "" && !strings.EqualFold(platform, g.Platform)) {
-			continue
-		}
-		data = append(data, g.json(q, "game"))
-	}
-	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
+	return limitedList(q, 200, 500, st.Cat.Games, func(g *Game) (gameJSON, bool) {
+		return g.json(q, "game"), !g.Hidden && matchQ(search, g.ID, g.Name) &&
+			(region == "" || strings.EqualFold(region, g.Region)) &&
+			(platform == "" || strings.EqualFold(platform, g.Platform))
+	})
 }
 
 func (st *Store) pathGame(id string) (*Game, error) {
@@ -376,10 +367,6 @@ func (st *Store) GetRegionRestriction(q *wire.Request) (any, error) {
 
 // ListTopUpCategories answers GET /top-ups/categories.
 func (st *Store) ListTopUpCategories(q *wire.Request) (any, error) {
-	limit, err := q.Int("limit", 200, 1, 600)
-	if err != nil {
-		return nil, err
-	}
 	search := strings.ToLower(q.String("q"))
 	type entry struct {
 		Object     string  `json:"object"`
@@ -388,13 +375,9 @@ func (st *Store) ListTopUpCategories(q *wire.Request) (any, error) {
 		Note       *string `json:"note"`
 		Image      *string `json:"image"`
 	}
-	var data []entry
-	for _, c := range st.Cat.TopUpCategories {
-		if !c.Hidden && matchQ(search, c.ID, c.Name) {
-			data = append(data, entry{"top_up_category", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image)})
-		}
-	}
-	return wire.List{Object: "list", Data: wire.ApplyLimit(data, limit), Total: len(data)}, nil
+	return limitedList(q, 200, 600, st.Cat.TopUpCategories, func(c *TopUpCategory) (entry, bool) {
+		return entry{"top_up_category", c.ID, c.Name, wire.NullString(c.Note), q.Image(c.Image)}, !c.Hidden && matchQ(search, c.ID, c.Name)
+	})
 }
 
 // GetTopUpOffers answers GET /top-ups/categories/{id}/offers: a category with its fields and offers.
