@@ -93,7 +93,11 @@ var allowed = map[string][]string{
 	"shopbot/bot/storefront": {"shopbot/bot", "shopbot/bot/admin", "shopbot/bot/books", "shopbot/bot/checkout", "shopbot/bot/fulfil", "shopbot/bot/images", "shopbot/bot/orderchat",
 		"shopbot/bot/referral", "shopbot/bot/support", "shopbot/flows", "shopbot/reseller", "shopbot/state", "shopbot/state/redisstore", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched", "shopbot/state/redisstore/work"},
 	// The whole shop for tests, as storefront.New assembles it.
-	"shopbot/bot/bottest":   {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/bot/storefront", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
+	"shopbot/bot/bottest": {"shopbot/bot", "shopbot/bot/botapitest", "shopbot/bot/storefront", "shopbot/flows", "shopbot/locales", "shopbot/state/statetest"},
+	// The whole shop with its upstream (the simulator) and order stores,
+	// for the features' end-to-end tests of fulfilment.
+	"shopbot/bot/bottest/shoptest": {"shopbot/bot/botapitest", "shopbot/bot/bottest", "shopbot/bot/fulfil", "shopbot/bot/storefront", "shopbot/reseller", "shopbot/reseller/resellersim",
+		"shopbot/state", "shopbot/state/redisstore/records", "shopbot/state/redisstore/sched"},
 	"shopbot/cmd/shopbot":   {"*"},
 	"shopbot/cmd/loadbench": {"shopbot/bot/botapitest", "shopbot/locales", "shopbot/reseller/resellersim", "shopbot/state/redisstore", "shopbot/state/redisstore/records"},
 }

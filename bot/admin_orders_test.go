@@ -49,17 +49,17 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.sim, s.client, s.start = sim, client, sim.Balance()
-	s.orders.Now = clk
-	cfg := s.cfg
+	s.Sim, s.Client, s.Start = sim, client, sim.Balance()
+	s.Orders.Now = clk
+	cfg := s.Cfg
 	if tune != nil {
 		tune(&cfg)
 	}
-	b := s.newBot(func(o *storefront.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
+	b := s.NewBot(func(o *storefront.Options) { o.Reseller, o.Fulfil, o.Admins, o.Now = client, cfg, []int64{admin}, clk })
 	fakePace(b.API) // many messages to one buyer: paced on a fake clock, so the tests do not wait for it
-	s.run(b)
+	s.Run(b)
 	t.Cleanup(func() {
-		if v := s.fake.Violations(); len(v) > 0 {
+		if v := s.Fake.Violations(); len(v) > 0 {
 			t.Errorf("Bot API schema violations: %v", v)
 		}
 	})
@@ -69,15 +69,15 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 // finished pays for q and waits until the order reaches want and the buyer
 // heard about it, so orders are made one after another (stable numbers).
 func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
-	s.t.Helper()
-	o := s.paid(q, method)
-	s.waitStatus(o.ID, want)
+	s.T.Helper()
+	o := s.Paid(q, method)
+	s.WaitStatus(o.ID, want)
 	if want == state.OrderDelivered || want == state.OrderRefunded {
-		s.waitTold(o.ID)
+		s.WaitTold(o.ID)
 	}
-	got, err := s.orders.Get(context.Background(), o.ID)
+	got, err := s.Orders.Get(context.Background(), o.ID)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return got
 }
@@ -87,30 +87,30 @@ func (s *adminShop) finished(q state.Quote, method, want string) *state.Order {
 // unknown (fault). The other orders stay foreign, and their cost is spent
 // outside the shop.
 func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
-	s.t.Helper()
+	s.T.Helper()
 	ctx := context.Background()
 	var nums []string
 	for range 2 {
-		up, err := s.client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		up, err := s.Client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
 		if err != nil {
-			s.t.Fatal(err)
+			s.T.Fatal(err)
 		}
-		s.foreign[int(up.Number)] = true
-		s.external = s.external.Add(up.ChargedUSD.Decimal)
+		s.Foreign[int(up.Number)] = true
+		s.External = s.External.Add(up.ChargedUSD.Decimal)
 		nums = append(nums, itoa(up.Number))
 	}
 	// The shop has seen them (its orphan scan lists every upstream order).
-	if err := s.orders.NoteUpstream(ctx, int64(s.newest().Number)); err != nil {
-		s.t.Fatal(err)
+	if err := s.Orders.NoteUpstream(ctx, int64(s.newest().Number)); err != nil {
+		s.T.Fatal(err)
 	}
 	// The order's create, as the worker sends it, with its answer lost.
-	o := s.paidUnscheduled(giftCards(1), state.PayStars)
-	fault(s.sim)
+	o := s.PaidUnscheduled(giftCards(1), state.PayStars)
+	fault(s.Sim)
 	req := &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1}
-	if _, err := s.client.CreateGiftCardOrder(ctx, req); err == nil {
-		s.t.Fatal("the fault let the create through")
+	if _, err := s.Client.CreateGiftCardOrder(ctx, req); err == nil {
+		s.T.Fatal("the fault let the create through")
 	}
-	if n := s.newest(); !s.foreign[n.Number] {
+	if n := s.newest(); !s.Foreign[n.Number] {
 		nums = append(nums, itoa(int64(n.Number)))
 	}
 	// The worker's placement protocol proves such an order its own; an
@@ -119,56 +119,56 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	// there as the worker would put it.
 	raw, _ := json.Marshal(map[string]any{"type": reseller.OrderTypeGiftCard,
 		"params": map[string]string{"category_id": req.CategoryID, "card_id": req.CardID, "quantity": "1"}})
-	o, err := s.orders.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(n *state.Order) error {
+	o, err := s.Orders.Transition(ctx, o.ID, []string{state.OrderPaid}, state.OrderPlacing, func(n *state.Order) error {
 		n.AttemptID, n.Request, n.Attempts, n.PlacingAt = "0123456789abcdef", raw, 1, n.CreatedAt
 		return nil
 	}, "attempt 0123456789abcdef")
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	why := "upstream orders that may be this order's, unprovable: " + strings.Join(nums, ", ")
-	o, err = s.orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderNeedsReview, func(n *state.Order) error {
+	o, err = s.Orders.Transition(ctx, o.ID, []string{state.OrderPlacing}, state.OrderNeedsReview, func(n *state.Order) error {
 		n.Reason = why
 		return nil
 	}, why)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	if _, err := s.b.Alerts.Raise(ctx, fulfil.ReviewAlert(o.ID), en("alert.order_review", "id", o.ID, "why", why)); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return o
 }
 
 // newest is the last upstream order the simulator has.
 func (s *adminShop) newest() resellersim.OrderSnapshot {
-	all := s.sim.Orders()
+	all := s.Sim.Orders()
 	return all[len(all)-1]
 }
 
 // command sends an admin command and returns the first new bot message
 // containing want.
 func (s *adminShop) command(cmd, arg, want string) botapitest.Message {
-	s.t.Helper()
-	before := len(s.fake.MessagesIn(admin))
-	s.fake.SendCommand(admin, cmd, arg)
+	s.T.Helper()
+	before := len(s.Fake.MessagesIn(admin))
+	s.Fake.SendCommand(admin, cmd, arg)
 	return s.newMessage(admin, before, want)
 }
 
 // sayAdmin sends text as the admin and returns the first new bot message
 // containing want.
 func (s *adminShop) sayAdmin(text, want string) botapitest.Message {
-	s.t.Helper()
-	before := len(s.fake.MessagesIn(admin))
-	s.fake.SendText(admin, text)
+	s.T.Helper()
+	before := len(s.Fake.MessagesIn(admin))
+	s.Fake.SendText(admin, text)
 	return s.newMessage(admin, before, want)
 }
 
 func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest.Message {
-	s.t.Helper()
+	s.T.Helper()
 	var found botapitest.Message
-	if s.until(func() bool {
-		msgs := s.fake.MessagesIn(chatID)
+	if s.Until(func() bool {
+		msgs := s.Fake.MessagesIn(chatID)
 		for _, m := range msgs[min(before, len(msgs)):] {
 			if m.From != nil && m.From.IsBot && strings.Contains(m.RawText, want) {
 				found = m
@@ -177,32 +177,32 @@ func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest
 		}
 		return false
 	}) {
-		s.idle(s.b)
+		s.Idle(s.b)
 		return found
 	}
-	s.t.Fatalf("no new message in chat %d containing %q", chatID, want)
+	s.T.Fatalf("no new message in chat %d containing %q", chatID, want)
 	return botapitest.Message{}
 }
 
 // press taps the button labelled label on the message as it is now, waits
 // for the answer and for the bot to finish, and returns the answer.
 func (s *adminShop) press(m botapitest.Message, label string) botapitest.CallbackAnswer {
-	s.t.Helper()
-	q, err := s.fake.PressButton(admin, m.MessageID, label)
+	s.T.Helper()
+	q, err := s.Fake.PressButton(admin, m.MessageID, label)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	a := s.waitAnswer(q)
-	s.idle(s.b)
+	a := s.WaitAnswer(q)
+	s.Idle(s.b)
 	return a
 }
 
 // now is the message as it is now (after edits).
 func (s *adminShop) now(m botapitest.Message) botapitest.Message {
-	s.t.Helper()
-	cur, ok := s.fake.Message(admin, m.MessageID)
+	s.T.Helper()
+	cur, ok := s.Fake.Message(admin, m.MessageID)
 	if !ok {
-		s.t.Fatalf("message %d is gone", m.MessageID)
+		s.T.Fatalf("message %d is gone", m.MessageID)
 	}
 	return cur
 }
@@ -242,9 +242,9 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayStars, state.OrderDelivered)
 	s.finished(priced(giftCards(2), "22.77", 1752), state.PayWallet, state.OrderDelivered)
 	s.finished(stars, state.PayStars, state.OrderDelivered)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayWallet, state.OrderRefunded)
-	s.sim.ClearBehavior(resellersim.DemoGiftCard)
+	s.Sim.ClearBehavior(resellersim.DemoGiftCard)
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayStars, state.OrderDelivered)
 	s.finished(keys, state.PayStars, state.OrderDelivered)
 	s.finished(priced(giftCards(3), "34.16", 2628), state.PayStars, state.OrderDelivered)
@@ -293,12 +293,12 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	two := giftCards(2)
 	two.ShopUSD, two.Stars = decimal.RequireFromString("22.77"), 1752
 	delivered := s.finished(two, state.PayStars, state.OrderDelivered)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	refunded := s.finished(giftCards(1), state.PayWallet, state.OrderRefunded)
-	s.sim.ClearBehavior(resellersim.DemoGiftCard)
+	s.Sim.ClearBehavior(resellersim.DemoGiftCard)
 	review := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
-	s.foreign[s.newest().Number] = true // nobody adopts it in this test
-	s.external = s.external.Add(s.newest().ChargedUSD)
+	s.Foreign[s.newest().Number] = true // nobody adopts it in this test
+	s.External = s.External.Add(s.newest().ChargedUSD)
 
 	view := s.command("order", itoa(delivered.ID), "Order #"+itoa(delivered.ID)+"</b>")
 	golden.Check(t, "adminorders/order_delivered", stable(renderMessage(view)))
@@ -353,28 +353,28 @@ func TestAdminOrderByUpstreamNumberAndBadNumbers(t *testing.T) {
 func TestNonAdminOrdersIsTheBuyersListAndOrderIsUnknown(t *testing.T) {
 	s := newAdminShop(t, nil)
 	o := s.finished(giftCards(1), state.PayStars, state.OrderDelivered)
-	before := len(s.fake.MessagesIn(chat))
-	s.fake.SendCommand(chat, "orders", "")
+	before := len(s.Fake.MessagesIn(chat))
+	s.Fake.SendCommand(chat, "orders", "")
 	list := s.newMessage(chat, before, en("orders.title"))
 	if strings.Contains(list.RawText, "Shop orders") || !strings.Contains(list.RawText, "#1 · Apple Gift Card 10 USD") {
 		t.Fatalf("a buyer's /orders = %q", list.RawText)
 	}
 	for _, arg := range []string{itoa(o.ID), ""} {
-		before = len(s.fake.MessagesIn(chat))
-		s.fake.SendCommand(chat, "order", arg)
+		before = len(s.Fake.MessagesIn(chat))
+		s.Fake.SendCommand(chat, "order", arg)
 		if m := s.newMessage(chat, before, ""); m.RawText != en("err.unknown_command") {
 			t.Fatalf("a buyer's /order %s answered %q", arg, m.RawText)
 		}
 	}
 	// Admin actions cannot be forged by a buyer: outside the admin flow they
 	// are outdated buttons.
-	q := s.fake.Press(chat, list.MessageID, "1:0:aory")
-	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
+	q := s.Fake.Press(chat, list.MessageID, "1:0:aory")
+	if a := s.WaitAnswer(q); a.Text != en("err.outdated") {
 		t.Fatalf("forged refund answered %q", a.Text)
 	}
-	s.idle(s.b)
-	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderDelivered || s.starRefunds(o.ChargeID) != 0 {
-		t.Fatalf("forged refund: order %s, %d refunds", cur.Status, s.starRefunds(o.ChargeID))
+	s.Idle(s.b)
+	if cur, _ := s.Orders.Get(context.Background(), o.ID); cur.Status != state.OrderDelivered || s.StarRefunds(o.ChargeID) != 0 {
+		t.Fatalf("forged refund: order %s, %d refunds", cur.Status, s.StarRefunds(o.ChargeID))
 	}
 }
 
@@ -386,18 +386,18 @@ func TestAdminRetryDeliverySendsTheCodesOncePerPress(t *testing.T) {
 	if a := s.press(view, en("ao.btn.retry")); a.Text != en("ao.ans.retry_sent") {
 		t.Fatalf("retry answered %q", a.Text)
 	}
-	if n := s.countMessages(chat, code); n != 2 {
+	if n := s.CountMessages(chat, code); n != 2 {
 		t.Fatalf("codes sent %d times after one retry", n)
 	}
 	// A double tap: the second press is on an outdated menu.
 	data := button(t, s.now(view), en("ao.btn.retry"))
-	q1, q2 := s.fake.Press(admin, view.MessageID, data), s.fake.Press(admin, view.MessageID, data)
-	answers := []string{s.waitAnswer(q1).Text, s.waitAnswer(q2).Text}
-	s.idle(s.b)
-	if n := s.countMessages(chat, code); n != 3 {
+	q1, q2 := s.Fake.Press(admin, view.MessageID, data), s.Fake.Press(admin, view.MessageID, data)
+	answers := []string{s.WaitAnswer(q1).Text, s.WaitAnswer(q2).Text}
+	s.Idle(s.b)
+	if n := s.CountMessages(chat, code); n != 3 {
 		t.Fatalf("codes sent %d times after a double tap, want 3 (answers %q)", n, answers)
 	}
-	got, _ := s.orders.Get(context.Background(), o.ID)
+	got, _ := s.Orders.Get(context.Background(), o.ID)
 	notes := 0
 	for _, h := range got.History {
 		if h.Note == "admin "+itoa(admin)+": sent to the buyer again" {
@@ -411,38 +411,38 @@ func TestAdminRetryDeliverySendsTheCodesOncePerPress(t *testing.T) {
 
 func TestAdminRunNowPollsAWaitingOrder(t *testing.T) {
 	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	o := s.paid(giftCards(1), state.PayStars)
-	placed := s.waitStatus(o.ID, state.OrderPlaced)
-	if !s.until(func() bool { // the first poll is done and the next is an hour away
-		at, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
+	if !s.Until(func() bool { // the first poll is done and the next is an hour away
+		at, ok, _ := s.Sched.Due(context.Background(), fulfil.OrderJob(o.ID))
 		return ok && at.After(aoBase.Add(30*time.Minute))
 	}) {
 		t.Fatal("the order's next poll was never scheduled")
 	}
-	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	if a := s.press(view, en("ao.btn.run")); a.Text != en("ao.ans.run_queued") {
 		t.Fatalf("run now answered %q", a.Text)
 	}
-	s.waitStatus(o.ID, state.OrderDelivered)
-	s.waitTold(o.ID)
+	s.WaitStatus(o.ID, state.OrderDelivered)
+	s.WaitTold(o.ID)
 }
 
 func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 	for _, method := range []string{state.PayStars, state.PayWallet} {
 		t.Run(method, func(t *testing.T) {
 			s := newAdminShop(t, nil)
-			s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-			o := s.paid(giftCards(1), method)
-			placed := s.waitStatus(o.ID, state.OrderPlaced)
+			s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+			o := s.Paid(giftCards(1), method)
+			placed := s.WaitStatus(o.ID, state.OrderPlaced)
 			// The warning names the status the order last saw upstream:
 			// wait for the poll that sees it processing (the create
 			// answered "created").
-			if !s.untilWithin(15*time.Second, func() bool {
-				cur, err := s.orders.Get(context.Background(), o.ID)
+			if !s.UntilWithin(15*time.Second, func() bool {
+				cur, err := s.Orders.Get(context.Background(), o.ID)
 				return err == nil && cur.UpstreamStatus == "processing"
 			}) {
 				t.Fatal("the order never saw its upstream order processing")
@@ -454,29 +454,29 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 			if !strings.Contains(confirm.RawText, warn) {
 				t.Fatalf("the confirmation does not warn about the upstream order: %q", confirm.RawText)
 			}
-			if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
+			if cur, _ := s.Orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
 				t.Fatalf("asking to confirm changed the order to %s", cur.Status)
 			}
 			data := button(t, confirm, en("ao.btn.refund_yes"))
-			q1, q2 := s.fake.Press(admin, view.MessageID, data), s.fake.Press(admin, view.MessageID, data)
-			a1, a2 := s.waitAnswer(q1).Text, s.waitAnswer(q2).Text
+			q1, q2 := s.Fake.Press(admin, view.MessageID, data), s.Fake.Press(admin, view.MessageID, data)
+			a1, a2 := s.WaitAnswer(q1).Text, s.WaitAnswer(q2).Text
 			if (a1 == en("ao.ans.refund_started")) == (a2 == en("ao.ans.refund_started")) {
 				t.Fatalf("double tap answered %q and %q", a1, a2)
 			}
-			got := s.waitStatus(o.ID, state.OrderRefunded)
-			s.waitTold(o.ID)
+			got := s.WaitStatus(o.ID, state.OrderRefunded)
+			s.WaitTold(o.ID)
 			// Count once the worker is done with the order (its job is gone).
 			ctx := context.Background()
-			if !s.until(func() bool { _, due, err := s.sched.Due(ctx, fulfil.OrderJob(o.ID)); return err == nil && !due }) {
+			if !s.Until(func() bool { _, due, err := s.Sched.Due(ctx, fulfil.OrderJob(o.ID)); return err == nil && !due }) {
 				t.Fatal("the refunded order kept its job")
 			}
 			switch method {
 			case state.PayStars:
-				if n := s.starRefunds(o.ChargeID); n != 1 {
+				if n := s.StarRefunds(o.ChargeID); n != 1 {
 					t.Fatalf("%d Stars refunds", n)
 				}
 			case state.PayWallet:
-				entries, _ := s.wallets.Ledger(ctx, chat, 0, 10)
+				entries, _ := s.Wallets.Ledger(ctx, chat, 0, 10)
 				if len(entries) != 3 { // credit, debit, one refund
 					t.Fatalf("ledger has %d entries", len(entries))
 				}
@@ -489,7 +489,7 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 				t.Fatalf("the admin's refund is not in the history: %+v", got.History)
 			}
 			// The upstream gives up on the order later; its charge comes back.
-			if err := s.sim.FailOrder(int(placed.UpstreamNumber), "timeout"); err != nil {
+			if err := s.Sim.FailOrder(int(placed.UpstreamNumber), "timeout"); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -498,16 +498,16 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 
 func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.T) {
 	s := newAdminShop(t, nil)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	o := s.paid(giftCards(1), state.PayStars)
-	placed := s.waitStatus(o.ID, state.OrderPlaced)
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.refund"))
-	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
-	s.waitStatus(o.ID, state.OrderDelivered)
-	before := len(s.fake.MessagesIn(admin))
+	s.WaitStatus(o.ID, state.OrderDelivered)
+	before := len(s.Fake.MessagesIn(admin))
 	if a := s.press(view, en("ao.btn.refund_yes")); a.Text != en("ao.ans.refund_refused") {
 		t.Fatalf("refund of a delivered order answered %q", a.Text)
 	}
@@ -519,16 +519,16 @@ func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.
 	if !strings.Contains(cur.RawText, en("ao.order.no_refund")) {
 		t.Fatalf("the view does not say why there is no refund: %q", cur.RawText)
 	}
-	s.waitTold(o.ID)
-	if n := s.starRefunds(o.ChargeID); n != 0 {
+	s.WaitTold(o.ID)
+	if n := s.StarRefunds(o.ChargeID); n != 0 {
 		t.Fatalf("%d refunds of a delivered order", n)
 	}
 }
 
 func (s *adminShop) reviewAlertRaised(id int64) bool {
-	n, err := s.rdb.Client.Exists(context.Background(), s.rdb.Prefix+"alert:order:"+itoa(id)+":review").Result()
+	n, err := s.Rdb.Client.Exists(context.Background(), s.Rdb.Prefix+"alert:order:"+itoa(id)+":review").Result()
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return n == 1
 }
@@ -539,7 +539,7 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 	o := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
 	ours := s.newest() // what our cut create made
 	// The worker raises the alert just after the order reaches needs_review.
-	if !s.untilWithin(5*time.Second, func() bool { return s.reviewAlertRaised(o.ID) }) {
+	if !s.UntilWithin(5*time.Second, func() bool { return s.reviewAlertRaised(o.ID) }) {
 		t.Fatal("no review alert")
 	}
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
@@ -554,24 +554,24 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 		{"99999", en("ao.adopt.not_found", "number", "99999")},
 	} {
 		s.sayAdmin(c.text, c.want)
-		s.newMessage(admin, len(s.fake.MessagesIn(admin))-1, ask) // the question again
+		s.newMessage(admin, len(s.Fake.MessagesIn(admin))-1, ask) // the question again
 	}
 	confirm := s.sayAdmin(strconv.Itoa(ours.Number), "Adopt upstream order #"+strconv.Itoa(ours.Number))
 	if !strings.Contains(confirm.RawText, en("ao.adopt.match_yes")) {
 		t.Fatalf("confirmation = %q", confirm.RawText)
 	}
-	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderNeedsReview {
+	if cur, _ := s.Orders.Get(context.Background(), o.ID); cur.Status != state.OrderNeedsReview {
 		t.Fatalf("the order moved to %s before the admin confirmed", cur.Status)
 	}
 	if a := s.press(confirm, en("ao.btn.adopt_yes", "number", strconv.Itoa(ours.Number))); a.Text != en("ao.ans.adopted") {
 		t.Fatalf("adopt answered %q", a.Text)
 	}
-	got := s.waitStatus(o.ID, state.OrderDelivered)
-	s.waitTold(o.ID)
+	got := s.WaitStatus(o.ID, state.OrderDelivered)
+	s.WaitTold(o.ID)
 	if got.UpstreamNumber != int64(ours.Number) || len(got.Codes) != 1 {
 		t.Fatalf("delivered with upstream %d and %d codes", got.UpstreamNumber, len(got.Codes))
 	}
-	s.waitMessage(chat, "<code>"+got.Codes[0]+"</code>")
+	s.WaitMessage(chat, "<code>"+got.Codes[0]+"</code>")
 	if s.reviewAlertRaised(o.ID) {
 		t.Fatal("the review alert was not cleared")
 	}
@@ -588,8 +588,8 @@ func TestAdminResolvesReviewByAdoptingTheUpstreamOrder(t *testing.T) {
 func TestAdminResolvesReviewByRefunding(t *testing.T) {
 	s := newAdminShop(t, nil)
 	o := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
-	s.foreign[s.newest().Number] = true // refunded: the upstream order stays nobody's
-	s.external = s.external.Add(s.newest().ChargedUSD)
+	s.Foreign[s.newest().Number] = true // refunded: the upstream order stays nobody's
+	s.External = s.External.Add(s.newest().ChargedUSD)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.refund"))
 	if !strings.Contains(s.now(view).RawText, "It is not known whether an upstream order was created") {
@@ -598,9 +598,9 @@ func TestAdminResolvesReviewByRefunding(t *testing.T) {
 	if a := s.press(view, en("ao.btn.refund_yes")); a.Text != en("ao.ans.refund_started") {
 		t.Fatalf("refund answered %q", a.Text)
 	}
-	s.waitStatus(o.ID, state.OrderRefunded)
-	s.waitTold(o.ID)
-	if n := s.starRefunds(o.ChargeID); n != 1 {
+	s.WaitStatus(o.ID, state.OrderRefunded)
+	s.WaitTold(o.ID)
+	if n := s.StarRefunds(o.ChargeID); n != 1 {
 		t.Fatalf("%d refunds", n)
 	}
 	if s.reviewAlertRaised(o.ID) {
@@ -613,7 +613,7 @@ func TestAdminPlacesAReviewedOrderAgain(t *testing.T) {
 	// The create fails before the upstream executes it, but the two lookalike
 	// orders make the outcome look ambiguous.
 	o := s.inReview(func(sim *resellersim.Sim) { sim.FailNextOn("/gift-cards/order", 1, http.StatusBadGateway) })
-	creates := s.sim.CreateCount()
+	creates := s.Sim.CreateCount()
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.replace"))
 	if !strings.Contains(s.now(view).RawText, "bought twice") {
@@ -622,10 +622,10 @@ func TestAdminPlacesAReviewedOrderAgain(t *testing.T) {
 	if a := s.press(view, en("ao.btn.replace_yes")); a.Text != en("ao.ans.replaced") {
 		t.Fatalf("place again answered %q", a.Text)
 	}
-	got := s.waitStatus(o.ID, state.OrderDelivered)
-	s.waitTold(o.ID)
-	if s.sim.CreateCount() != creates+1 || s.foreign[int(got.UpstreamNumber)] {
-		t.Fatalf("creates %d -> %d, upstream %d", creates, s.sim.CreateCount(), got.UpstreamNumber)
+	got := s.WaitStatus(o.ID, state.OrderDelivered)
+	s.WaitTold(o.ID)
+	if s.Sim.CreateCount() != creates+1 || s.Foreign[int(got.UpstreamNumber)] {
+		t.Fatalf("creates %d -> %d, upstream %d", creates, s.Sim.CreateCount(), got.UpstreamNumber)
 	}
 	if s.reviewAlertRaised(o.ID) {
 		t.Fatal("the review alert was not cleared")
@@ -634,62 +634,62 @@ func TestAdminPlacesAReviewedOrderAgain(t *testing.T) {
 
 func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	s := newAdminShop(t, nil)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	o := s.paid(giftCards(1), state.PayStars)
-	placed := s.waitStatus(o.ID, state.OrderPlaced)
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	old := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	refund := button(t, old, en("ao.btn.refund"))
 	list := s.command("orders", "", "Shop orders") // a new menu: the view's buttons are outdated
-	q := s.fake.Press(admin, old.MessageID, refund)
-	if a := s.waitAnswer(q); a.Text != en("err.outdated") {
+	q := s.Fake.Press(admin, old.MessageID, refund)
+	if a := s.WaitAnswer(q); a.Text != en("err.outdated") {
 		t.Fatalf("stale refund answered %q", a.Text)
 	}
-	s.idle(s.b)
+	s.Idle(s.b)
 	if m := s.now(old); len(m.ReplyMarkup.Buttons()) != 0 {
 		t.Fatal("the stale keyboard is still there")
 	}
 	if m := s.now(list); !strings.Contains(m.Text, "Shop orders") {
 		t.Fatalf("the current screen changed: %q", m.Text)
 	}
-	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
+	if cur, _ := s.Orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
 		t.Fatalf("a stale refund moved the order to %s", cur.Status)
 	}
 	// A confirmation forged onto the current menu without asking first
 	// refunds nothing either.
 	data := button(t, s.now(list), en("btn.orders"))
 	forged := strings.Replace(data, ":aomy", ":aory", 1)
-	q = s.fake.Press(admin, list.MessageID, forged)
-	s.waitAnswer(q)
-	s.idle(s.b)
-	if cur, _ := s.orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
+	q = s.Fake.Press(admin, list.MessageID, forged)
+	s.WaitAnswer(q)
+	s.Idle(s.b)
+	if cur, _ := s.Orders.Get(context.Background(), o.ID); cur.Status != state.OrderPlaced {
 		t.Fatalf("a forged confirmation moved the order to %s", cur.Status)
 	}
-	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
-	s.waitStatus(o.ID, state.OrderDelivered)
-	s.waitTold(o.ID)
+	s.WaitStatus(o.ID, state.OrderDelivered)
+	s.WaitTold(o.ID)
 }
 
 // /balance with the upstream simulator: two paid orders held in
 // processing upstream, one paid in Stars and one from a wallet.
 func TestBalanceReport(t *testing.T) {
 	s := newShop(t)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	b := s.worker(nil)
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	b := s.Worker(nil)
 	fakePace(b.API)
-	s.run(b)
-	stars := s.paid(giftCards(1), state.PayStars)   // 962 Stars
-	wallet := s.paid(giftCards(2), state.PayWallet) // $12.50
-	o1, o2 := s.waitStatus(stars.ID, state.OrderPlaced), s.waitStatus(wallet.ID, state.OrderPlaced)
+	s.Run(b)
+	stars := s.Paid(giftCards(1), state.PayStars)   // 962 Stars
+	wallet := s.Paid(giftCards(2), state.PayWallet) // $12.50
+	o1, o2 := s.WaitStatus(stars.ID, state.OrderPlaced), s.WaitStatus(wallet.ID, state.OrderPlaced)
 	// Upstream: 1,000 at the start, minus the 1 + 2 cards at 10.35 each.
-	if !s.sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
-		t.Fatalf("upstream balance %s, charged %s + %s", s.sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
+	if !s.Sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
+		t.Fatalf("upstream balance %s, charged %s + %s", s.Sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
 	}
-	if s.fake.StarBalance() != 962 {
-		t.Fatalf("star balance %d", s.fake.StarBalance())
+	if s.Fake.StarBalance() != 962 {
+		t.Fatalf("star balance %d", s.Fake.StarBalance())
 	}
-	m := s.command(b, admin, "balance", "")
+	m := s.Command(b, admin, "balance", "")
 	for _, want := range []string{
 		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
 		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
@@ -702,10 +702,10 @@ func TestBalanceReport(t *testing.T) {
 	golden.Check(t, "reports/balance", renderMessage(m))
 	// Finish both so the shop's invariants hold.
 	for _, o := range []*state.Order{o1, o2} {
-		if err := s.sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
+		if err := s.Sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
 			t.Fatal(err)
 		}
-		s.waitStatus(o.ID, state.OrderDelivered)
+		s.WaitStatus(o.ID, state.OrderDelivered)
 	}
-	s.noViolations()
+	s.NoViolations()
 }

@@ -63,11 +63,7 @@ func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
 func (h *harness) menu() botapitest.Message              { h.t.Helper(); return h.Menu() }
 func (h *harness) tap(b *storefront.Shop, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
 func (h *harness) say(b *storefront.Shop, text string)   { h.t.Helper(); h.Say(b, text) }
-func (h *harness) command(b *storefront.Shop, chatID int64, cmd, arg string) botapitest.Message {
-	h.t.Helper()
-	return h.Command(b, chatID, cmd, arg)
-}
-func (h *harness) until(cond func() bool) bool { return h.Until(cond) }
+func (h *harness) until(cond func() bool) bool           { return h.Until(cond) }
 func (h *harness) untilWithin(d time.Duration, cond func() bool) bool {
 	return h.UntilWithin(d, cond)
 }

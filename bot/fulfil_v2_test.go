@@ -2,15 +2,14 @@ package bot_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"shopbot/state/redisstore"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
@@ -20,37 +19,11 @@ import (
 // Named tests of placement protocol v2 (issue 11), one per failure the
 // chaos run and the review found. Each failed on protocol v1.
 
-func topUp(player string) state.Quote {
-	return state.Quote{Line: "games", Category: resellersim.DemoTopUpCategory, Item: resellersim.DemoTopUpOffer,
-		Fields: map[string]string{"player_id": player}, Quantity: 1}
-}
-
-// crashAt returns a failpoint that stops the worker at step (as kill -9
-// would) once, and a channel closed when it did.
-func crashAt(step string) (func(string, int64) error, <-chan struct{}) {
-	hit := make(chan struct{})
-	var once sync.Once
-	return func(s string, _ int64) error {
-		if s != step {
-			return nil
-		}
-		fired := false
-		once.Do(func() { close(hit); fired = true })
-		if fired {
-			return errors.New("kill -9")
-		}
-		return nil
-	}, hit
-}
-
-func waitClosed(t *testing.T, c <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-c:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("never reached %s", what)
-	}
-}
+var (
+	topUp      = shoptest.TopUp
+	crashAt    = shoptest.CrashAt
+	waitClosed = shoptest.WaitClosed
+)
 
 // Redis loses everything after a snapshot taken before the placing
 // intent; the POST had succeeded, and the replica that made it is gone.
@@ -60,22 +33,22 @@ func waitClosed(t *testing.T, c <-chan struct{}, what string) {
 // instead of buying again.
 func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
 	s := newShop(t)
-	warm := s.run(s.worker(nil))
-	s.waitWatermark()
+	warm := s.Run(s.Worker(nil))
+	s.WaitWatermark()
 	warm()
-	o := s.paid(state.Quote{Line: "stars", Item: "stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, state.PayStars)
-	rollback := s.rdb.Snapshot(t)
+	o := s.Paid(state.Quote{Line: "stars", Item: "stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, state.PayStars)
+	rollback := s.Rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.run(s.worker(fp))
+	stop := s.Run(s.Worker(fp))
 	waitClosed(t, hit, "the stored upstream number")
 	stop()
 	rollback()
-	if got, _ := s.orders.Get(context.Background(), o.ID); got.Status != state.OrderPaid || got.UpstreamNumber != 0 {
+	if got, _ := s.Orders.Get(context.Background(), o.ID); got.Status != state.OrderPaid || got.UpstreamNumber != 0 {
 		t.Fatalf("the rollback left %s/%d", got.Status, got.UpstreamNumber)
 	}
-	s.run(s.worker(nil))
-	got := s.waitDelivered(o.ID)
-	if n := s.sim.CreateCount(); n != 1 {
+	s.Run(s.Worker(nil))
+	got := s.WaitDelivered(o.ID)
+	if n := s.Sim.CreateCount(); n != 1 {
 		t.Fatalf("%d upstream creates for one order (upstream %d)", n, got.UpstreamNumber)
 	}
 }
@@ -88,24 +61,24 @@ func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
 // stranger's.
 func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
 	s := newShop(t)
-	warm := s.run(s.worker(nil))
-	s.waitWatermark()
+	warm := s.Run(s.Worker(nil))
+	s.WaitWatermark()
 	warm()
-	o := s.paid(topUp("5123456789"), state.PayStars)
-	rollback := s.rdb.Snapshot(t)
+	o := s.Paid(topUp("5123456789"), state.PayStars)
+	rollback := s.Rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.run(s.worker(fp))
+	stop := s.Run(s.Worker(fp))
 	waitClosed(t, hit, "the stored upstream number")
 	stop()
 	rollback()
-	s.run(s.worker(nil))
-	got := s.waitStatus(o.ID, state.OrderNeedsReview)
-	if n := s.sim.CreateCount(); n != 1 || got.UpstreamNumber != 0 {
+	s.Run(s.Worker(nil))
+	got := s.WaitStatus(o.ID, state.OrderNeedsReview)
+	if n := s.Sim.CreateCount(); n != 1 || got.UpstreamNumber != 0 {
 		t.Fatalf("%d creates, upstream %d", n, got.UpstreamNumber)
 	}
-	for _, up := range s.sim.Orders() {
-		s.foreign[up.Number] = true // the admin decides
-		s.external = s.external.Add(up.ChargedUSD)
+	for _, up := range s.Sim.Orders() {
+		s.Foreign[up.Number] = true // the admin decides
+		s.External = s.External.Add(up.ChargedUSD)
 	}
 }
 
@@ -124,29 +97,29 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 		t.Cleanup(func() { _ = j.Close() })
 		return j
 	}
-	warm := s.run(s.worker(nil))
-	s.waitWatermark()
+	warm := s.Run(s.Worker(nil))
+	s.WaitWatermark()
 	warm()
-	o := s.paid(topUp("5123456789"), state.PayStars)
-	other := s.paid(topUp("5987654321"), state.PayStars) // a look-alike paid at the same time
-	rollback := s.rdb.Snapshot(t)
+	o := s.Paid(topUp("5123456789"), state.PayStars)
+	other := s.Paid(topUp("5987654321"), state.PayStars) // a look-alike paid at the same time
+	rollback := s.Rdb.Snapshot(t)
 	fp, hit := crashAt(fulfil.FailpointPlaced)
-	stop := s.run(s.newBot(func(opt *storefront.Options) {
-		cfg := s.cfg
+	stop := s.Run(s.NewBot(func(opt *storefront.Options) {
+		cfg := s.Cfg
 		cfg.Failpoint = fp
-		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, journal()
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.Client, cfg, []int64{admin}, journal()
 	}))
 	waitClosed(t, hit, "the stored upstream number")
 	stop() // kill -9: its memory is gone
 	rollback()
-	s.run(s.newBot(func(opt *storefront.Options) {
-		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, s.cfg, []int64{admin}, journal()
+	s.Run(s.NewBot(func(opt *storefront.Options) {
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.Client, s.Cfg, []int64{admin}, journal()
 	}))
-	got, gotOther := s.waitDelivered(o.ID), s.waitDelivered(other.ID)
-	if n := s.sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
+	got, gotOther := s.WaitDelivered(o.ID), s.WaitDelivered(other.ID)
+	if n := s.Sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
 		t.Fatalf("%d creates for two orders (upstream %d and %d)", n, got.UpstreamNumber, gotOther.UpstreamNumber)
 	}
-	for _, up := range s.sim.Orders() {
+	for _, up := range s.Sim.Orders() {
 		if int64(up.Number) == got.UpstreamNumber && up.Fields["player_id"] != "5123456789" ||
 			int64(up.Number) == gotOther.UpstreamNumber && up.Fields["player_id"] != "5987654321" {
 			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
@@ -170,21 +143,21 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = j.Close() })
-		return s.newBot(func(opt *storefront.Options) {
-			cfg := s.cfg
+		return s.NewBot(func(opt *storefront.Options) {
+			cfg := s.Cfg
 			cfg.Failpoint = fp
-			opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j
+			opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.Client, cfg, []int64{admin}, j
 		})
 	}
-	warm := s.run(withJournal(nil)) // one journal for every replica, from the start
-	s.waitWatermark()
+	warm := s.Run(withJournal(nil)) // one journal for every replica, from the start
+	s.WaitWatermark()
 	warm()
-	o := s.paid(topUp("5123456789"), state.PayStars)
-	rollback := s.rdb.Snapshot(t)
-	s.sim.ScriptCreates(resellersim.CreatedThenFail(http.StatusBadGateway))
-	stop := s.run(withJournal(nil))
+	o := s.Paid(topUp("5123456789"), state.PayStars)
+	rollback := s.Rdb.Snapshot(t)
+	s.Sim.ScriptCreates(resellersim.CreatedThenFail(http.StatusBadGateway))
+	stop := s.Run(withJournal(nil))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if cur, err := s.orders.Get(context.Background(), o.ID); err == nil && !cur.UncertainAt.IsZero() {
+		if cur, err := s.Orders.Get(context.Background(), o.ID); err == nil && !cur.UncertainAt.IsZero() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -193,13 +166,13 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 	}
 	stop() // kill -9
 	rollback()
-	other := s.paid(topUp("5987654321"), state.PayStars)
-	s.run(withJournal(nil))
-	got, gotOther := s.waitDelivered(o.ID), s.waitDelivered(other.ID)
-	if n := s.sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
+	other := s.Paid(topUp("5987654321"), state.PayStars)
+	s.Run(withJournal(nil))
+	got, gotOther := s.WaitDelivered(o.ID), s.WaitDelivered(other.ID)
+	if n := s.Sim.CreateCount(); n != 2 || got.UpstreamNumber == gotOther.UpstreamNumber {
 		t.Fatalf("%d creates for two orders (upstream %d and %d)", n, got.UpstreamNumber, gotOther.UpstreamNumber)
 	}
-	for _, up := range s.sim.Orders() {
+	for _, up := range s.Sim.Orders() {
 		if int64(up.Number) == got.UpstreamNumber && up.Fields["player_id"] != "5123456789" ||
 			int64(up.Number) == gotOther.UpstreamNumber && up.Fields["player_id"] != "5987654321" {
 			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
@@ -218,32 +191,32 @@ func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = j.Close() })
-	s.sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
-	s.run(s.newBot(func(opt *storefront.Options) {
-		cfg := s.cfg
+	s.Sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
+	s.Run(s.NewBot(func(opt *storefront.Options) {
+		cfg := s.Cfg
 		cfg.AnsweredGrace = 3 * time.Second // far longer than a create
-		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.client, cfg, []int64{admin}, j
+		opt.Reseller, opt.Fulfil, opt.Admins, opt.Journal = s.Client, cfg, []int64{admin}, j
 	}))
-	s.waitWatermark()
-	first := s.paid(topUp("5100000001"), state.PayStars)
+	s.WaitWatermark()
+	first := s.Paid(topUp("5100000001"), state.PayStars)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if cur, err := s.orders.Get(context.Background(), first.ID); err == nil && !cur.UncertainAt.IsZero() {
+		if cur, err := s.Orders.Get(context.Background(), first.ID); err == nil && !cur.UncertainAt.IsZero() {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the first create never came back uncertain")
 		}
 	}
-	second := s.paid(topUp("5100000002"), state.PayStars)
-	gotSecond := s.waitDelivered(second.ID)
-	if cur, _ := s.orders.Get(context.Background(), first.ID); cur.Status != state.OrderPlacing {
+	second := s.Paid(topUp("5100000002"), state.PayStars)
+	gotSecond := s.WaitDelivered(second.ID)
+	if cur, _ := s.Orders.Get(context.Background(), first.ID); cur.Status != state.OrderPlacing {
 		t.Fatalf("the first order is %s: the second should have been served within the first's grace", cur.Status)
 	}
-	gotFirst := s.waitDelivered(first.ID)
-	if n := s.sim.CreateCount(); n != 3 || gotFirst.UpstreamNumber == gotSecond.UpstreamNumber {
+	gotFirst := s.WaitDelivered(first.ID)
+	if n := s.Sim.CreateCount(); n != 3 || gotFirst.UpstreamNumber == gotSecond.UpstreamNumber {
 		t.Fatalf("%d create requests (want the 502, then one each), upstream %d and %d", n, gotFirst.UpstreamNumber, gotSecond.UpstreamNumber)
 	}
-	for _, up := range s.sim.Orders() {
+	for _, up := range s.Sim.Orders() {
 		if int64(up.Number) == gotFirst.UpstreamNumber && up.Fields["player_id"] != "5100000001" ||
 			int64(up.Number) == gotSecond.UpstreamNumber && up.Fields["player_id"] != "5100000002" {
 			t.Fatalf("upstream %d (player %s) went to the wrong order", up.Number, up.Fields["player_id"])
@@ -257,26 +230,26 @@ func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 // adopted, never placed a third time.
 func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 	s := newShop(t)
-	s.sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
-	s.run(s.worker(nil))
-	o := s.paid(giftCards(1), state.PayStars)
+	s.Sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
+	s.Run(s.Worker(nil))
+	o := s.Paid(giftCards(1), state.PayStars)
 	// The worker dropped the refused attempt and waits out Retry-After;
 	// make its job due now instead of waiting 25 s in a test.
 	// The note is written before the job is rescheduled, so wait for both:
 	// hurrying in between would be overwritten by the 25 s reschedule.
-	if !s.untilWithin(15*time.Second, func() bool {
-		cur, _ := s.orders.Get(context.Background(), o.ID)
-		due, ok, _ := s.sched.Due(context.Background(), fulfil.OrderJob(o.ID))
+	if !s.UntilWithin(15*time.Second, func() bool {
+		cur, _ := s.Orders.Get(context.Background(), o.ID)
+		due, ok, _ := s.Sched.Due(context.Background(), fulfil.OrderJob(o.ID))
 		return cur != nil && len(cur.History) > 0 && strings.Contains(cur.History[len(cur.History)-1].Note, "not sent") &&
 			ok && due.After(cur.History[len(cur.History)-1].At.Add(20*time.Second)) // past the 15 s lease: rescheduled
 	}) {
 		t.Fatal("the 429 was not returned to the worker")
 	}
-	if _, err := s.sched.Hurry(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
+	if _, err := s.Sched.Hurry(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	got := s.waitDelivered(o.ID)
-	if n := s.sim.CreateCount(); n != 2 || got.UpstreamNumber == 0 {
+	got := s.WaitDelivered(o.ID)
+	if n := s.Sim.CreateCount(); n != 2 || got.UpstreamNumber == 0 {
 		t.Fatalf("%d create requests (want the 429 and the 502), upstream %d", n, got.UpstreamNumber)
 	}
 }
@@ -286,24 +259,24 @@ func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 // ends with the upstream order of their own player id.
 func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
 	s := newShop(t)
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	s.sim.ScriptCreates(resellersim.CreatedThenCut())
-	a := s.paid(topUp("5111111111"), state.PayStars)
-	b := s.paid(topUp("5222222222"), state.PayStars)
-	ga, gb := s.waitDelivered(a.ID), s.waitDelivered(b.ID)
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	s.Sim.ScriptCreates(resellersim.CreatedThenCut())
+	a := s.Paid(topUp("5111111111"), state.PayStars)
+	b := s.Paid(topUp("5222222222"), state.PayStars)
+	ga, gb := s.WaitDelivered(a.ID), s.WaitDelivered(b.ID)
 	if ga.UpstreamNumber == gb.UpstreamNumber {
 		t.Fatalf("both buyers got upstream %d", ga.UpstreamNumber)
 	}
 	players := map[int]string{}
-	for _, up := range s.sim.Orders() {
+	for _, up := range s.Sim.Orders() {
 		players[up.Number] = up.Fields["player_id"]
 	}
 	if players[int(ga.UpstreamNumber)] != "5111111111" || players[int(gb.UpstreamNumber)] != "5222222222" {
 		t.Fatalf("buyer A got %d (player %s), buyer B got %d (player %s)", ga.UpstreamNumber, players[int(ga.UpstreamNumber)],
 			gb.UpstreamNumber, players[int(gb.UpstreamNumber)])
 	}
-	if n := s.sim.CreateCount(); n != 2 {
+	if n := s.Sim.CreateCount(); n != 2 {
 		t.Fatalf("%d creates for two orders", n)
 	}
 }
@@ -313,13 +286,13 @@ func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
 // is found and adopted.
 func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
 	s := newShop(t)
-	s.sim.SetClockOffset(-10 * time.Minute)
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	s.sim.CutAfterCreate(1)
-	o := s.paid(giftCards(1), state.PayStars)
-	got := s.waitDelivered(o.ID)
-	if n := s.sim.CreateCount(); n != 1 || got.UpstreamNumber == 0 {
+	s.Sim.SetClockOffset(-10 * time.Minute)
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	s.Sim.CutAfterCreate(1)
+	o := s.Paid(giftCards(1), state.PayStars)
+	got := s.WaitDelivered(o.ID)
+	if n := s.Sim.CreateCount(); n != 1 || got.UpstreamNumber == 0 {
 		t.Fatalf("%d creates, upstream %d", n, got.UpstreamNumber)
 	}
 }
@@ -329,25 +302,25 @@ func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
 // reported to admins once, with what it cost.
 func TestOrphanUpstreamOrderIsReportedOnce(t *testing.T) {
 	s := newShop(t)
-	s.cfg.OrphanEvery, s.cfg.OrphanAfter = 20*time.Millisecond, 50*time.Millisecond
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	up, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
+	s.Cfg.OrphanEvery, s.Cfg.OrphanAfter = 20*time.Millisecond, 50*time.Millisecond
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	up, err := s.Sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
 		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.foreign[up.Number] = true
-	s.external = s.external.Add(up.ChargedUSD)
-	s.waitMessage(admin, "belongs to no order of ours")
+	s.Foreign[up.Number] = true
+	s.External = s.External.Add(up.ChargedUSD)
+	s.WaitMessage(admin, "belongs to no order of ours")
 	// Wait for a later pass to move past it before counting.
-	if !s.untilWithin(5*time.Second, func() bool {
-		mark, _ := s.orders.OrphanMark(context.Background())
+	if !s.UntilWithin(5*time.Second, func() bool {
+		mark, _ := s.Orders.OrphanMark(context.Background())
 		return mark >= int64(up.Number)
 	}) {
 		t.Fatal("the orphan scan never moved past the reported order")
 	}
-	if n := s.countMessages(admin, "belongs to no order of ours"); n != 1 {
+	if n := s.CountMessages(admin, "belongs to no order of ours"); n != 1 {
 		t.Fatalf("the orphan was reported %d times", n)
 	}
 }
@@ -359,21 +332,21 @@ func TestAdminRefundRacingAnUpstreamCompletionDelivers(t *testing.T) {
 	// The worker polls placed orders rarely here, so only the refund's own
 	// re-read can see the completion.
 	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	o := s.paid(giftCards(1), state.PayStars)
-	placed := s.waitStatus(o.ID, state.OrderPlaced)
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	s.press(view, en("ao.btn.refund"))
 	confirm := s.now(view)
-	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
 	if a := s.press(confirm, en("ao.btn.refund_yes")); a.Text != en("ao.ans.refund_refused") {
 		t.Fatalf("the refund answered %q", a.Text)
 	}
-	s.waitMessage(admin, en("ao.refund.refused_completed", "id", itoa(o.ID)))
-	got := s.waitDelivered(o.ID)
-	if n := s.starRefunds(got.ChargeID); n != 0 {
+	s.WaitMessage(admin, en("ao.refund.refused_completed", "id", itoa(o.ID)))
+	got := s.WaitDelivered(o.ID)
+	if n := s.StarRefunds(got.ChargeID); n != 0 {
 		t.Fatalf("%d refunds of a delivered order", n)
 	}
 }
@@ -385,43 +358,43 @@ func TestAdminRefundRacingAnUpstreamCompletionDelivers(t *testing.T) {
 // whose order object does not tell buyers apart.
 func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 	s := newShop(t)
-	s.cfg.Settle = time.Minute // nobody may give up on it meanwhile
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	s.sim.SetBehavior(resellersim.DemoTopUpOffer, resellersim.Behavior{Mode: resellersim.Stay})
-	o := s.paidUnscheduled(topUp("5123456789"), state.PayStars)
-	rollback := s.rdb.Snapshot(t)
-	if err := s.sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
+	s.Cfg.Settle = time.Minute // nobody may give up on it meanwhile
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	s.Sim.SetBehavior(resellersim.DemoTopUpOffer, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.PaidUnscheduled(topUp("5123456789"), state.PayStars)
+	rollback := s.Rdb.Snapshot(t)
+	if err := s.Sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	placed := s.waitStatus(o.ID, state.OrderPlaced)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	// The worker bumps its canary right after storing the number; wait for
 	// that, so the rollback takes the bump with it.
-	canaries, err := redisstore.NewCanary(s.rdb.Client, s.rdb.Prefix+"fulfil:").Keys(context.Background())
+	canaries, err := redisstore.NewCanary(s.Rdb.Client, s.Rdb.Prefix+"fulfil:").Keys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	bumps := func() (n int64) {
 		for _, k := range canaries {
-			v, _ := s.rdb.Client.Get(context.Background(), k).Int64()
+			v, _ := s.Rdb.Client.Get(context.Background(), k).Int64()
 			n += v
 		}
 		return n
 	}
 	before := bumps()
-	if !s.untilWithin(5*time.Second, func() bool { return bumps() > before }) {
+	if !s.UntilWithin(5*time.Second, func() bool { return bumps() > before }) {
 		t.Fatal("the worker never bumped its canary")
 	}
 	rollback() // the order is back in paid, with no job
-	if err := s.sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
+	if err := s.Sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err) // resume would give it one at the next start
 	}
-	s.sim.ClearBehavior(resellersim.DemoTopUpOffer)
-	if err := s.sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+	s.Sim.ClearBehavior(resellersim.DemoTopUpOffer)
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
-	got := s.waitDelivered(o.ID)
-	if n := s.sim.CreateCount(); n != 1 || got.UpstreamNumber != placed.UpstreamNumber {
+	got := s.WaitDelivered(o.ID)
+	if n := s.Sim.CreateCount(); n != 1 || got.UpstreamNumber != placed.UpstreamNumber {
 		t.Fatalf("%d creates, upstream %d (first %d)", n, got.UpstreamNumber, placed.UpstreamNumber)
 	}
 }
@@ -433,23 +406,23 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 // not reached anyone, so nobody else can be handed them later.
 func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 	s := newShop(t)
-	s.cfg.CodeSettle = time.Minute
-	warm := s.run(s.worker(nil))
-	s.waitWatermark()
+	s.Cfg.CodeSettle = time.Minute
+	warm := s.Run(s.Worker(nil))
+	s.WaitWatermark()
 	warm()
-	o := s.paid(giftCards(1), state.PayStars)
-	rollback := s.rdb.Snapshot(t)
-	stop := s.run(s.worker(nil))
-	got := s.waitStatus(o.ID, state.OrderDelivered)
+	o := s.Paid(giftCards(1), state.PayStars)
+	rollback := s.Rdb.Snapshot(t)
+	stop := s.Run(s.Worker(nil))
+	got := s.WaitStatus(o.ID, state.OrderDelivered)
 	if len(got.Codes) == 0 || got.ClaimedAt.IsZero() {
 		t.Fatalf("delivered with codes %v, claimed at %v", got.Codes, got.ClaimedAt)
 	}
 	codes := got.Codes
 	stop()
 	rollback() // the crash: the claim and the delivered record are gone
-	s.run(s.worker(nil))
-	end := s.waitStatusIn(o.ID, state.OrderDelivered, state.OrderNeedsReview)
-	for _, m := range s.fake.MessagesIn(chat) {
+	s.Run(s.Worker(nil))
+	end := s.WaitStatusIn(o.ID, state.OrderDelivered, state.OrderNeedsReview)
+	for _, m := range s.Fake.MessagesIn(chat) {
 		for _, c := range codes {
 			if strings.Contains(m.RawText, c) {
 				t.Fatalf("code %q reached the buyer before its claim was settled: %q", c, m.RawText)
@@ -457,9 +430,9 @@ func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 		}
 	}
 	if end.Status == state.OrderNeedsReview {
-		for _, up := range s.sim.Orders() {
-			s.foreign[up.Number] = true // the admin decides
-			s.external = s.external.Add(up.ChargedUSD)
+		for _, up := range s.Sim.Orders() {
+			s.Foreign[up.Number] = true // the admin decides
+			s.External = s.External.Add(up.ChargedUSD)
 		}
 	}
 }
@@ -467,59 +440,38 @@ func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 // With the claim settled the codes go out, and not before.
 func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 	s := newShop(t)
-	s.cfg.CodeSettle = 300 * time.Millisecond
-	s.run(s.worker(nil))
-	o := s.paid(giftCards(1), state.PayStars)
-	got := s.waitDelivered(o.ID)
+	s.Cfg.CodeSettle = 300 * time.Millisecond
+	s.Run(s.Worker(nil))
+	o := s.Paid(giftCards(1), state.PayStars)
+	got := s.WaitDelivered(o.ID)
 	if got.DeliveredAt.Sub(got.ClaimedAt) < 300*time.Millisecond {
 		t.Fatalf("codes left %v after the claim", got.DeliveredAt.Sub(got.ClaimedAt))
 	}
-	s.waitMessage(chat, got.Codes[0])
-}
-
-// waitStatusIn waits until order id reaches one of statuses.
-func (s *shop) waitStatusIn(id int64, statuses ...string) *state.Order {
-	s.t.Helper()
-	var o *state.Order
-	if s.untilWithin(15*time.Second, func() bool {
-		var err error
-		if o, err = s.orders.Get(context.Background(), id); err == nil {
-			for _, st := range statuses {
-				if o.Status == st && (st != state.OrderDelivered || o.UpstreamNumber != 0) {
-					return true
-				}
-			}
-		}
-		return false
-	}) {
-		return o
-	}
-	s.t.Fatalf("order %d stayed %s, want one of %v", id, o.Status, statuses)
-	return nil
+	s.WaitMessage(chat, got.Codes[0])
 }
 
 // Creates of one kind go one at a time; the next order in line is woken
 // when the slot is released, not at its next poll.
 func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 	s := newShop(t)
-	s.cfg.PollMin = 10 * time.Second // a poll would come far too late
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	a := s.paid(topUp("5111111111"), state.PayStars)
-	b := s.paid(topUp("5222222222"), state.PayStars)
-	c := s.paid(topUp("5333333333"), state.PayStars)
+	s.Cfg.PollMin = 10 * time.Second // a poll would come far too late
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	a := s.Paid(topUp("5111111111"), state.PayStars)
+	b := s.Paid(topUp("5222222222"), state.PayStars)
+	c := s.Paid(topUp("5333333333"), state.PayStars)
 	deadline := time.Now().Add(5 * time.Second)
 	for _, o := range []*state.Order{a, b, c} {
 		var got *state.Order
-		if !s.untilWithin(time.Until(deadline), func() bool {
+		if !s.UntilWithin(time.Until(deadline), func() bool {
 			var err error
-			got, err = s.orders.Get(context.Background(), o.ID)
+			got, err = s.Orders.Get(context.Background(), o.ID)
 			return err == nil && got.UpstreamNumber != 0
 		}) {
 			t.Fatalf("order %d was not placed within 5 s (%s): it waited for a poll", o.ID, got.Status)
 		}
 	}
-	if n := s.sim.CreateCount(); n != 3 {
+	if n := s.Sim.CreateCount(); n != 3 {
 		t.Fatalf("%d creates for three orders", n)
 	}
 }
@@ -531,14 +483,14 @@ func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 // run of faults reaches minutes).
 func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
 	s := newShop(t)
-	s.run(s.worker(nil))
-	s.waitWatermark()
-	s.sim.RateLimitNext(1, 20*time.Second)
-	first := s.paid(topUp("5100000011"), state.PayStars)
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	s.Sim.RateLimitNext(1, 20*time.Second)
+	first := s.Paid(topUp("5100000011"), state.PayStars)
 	ctx := context.Background()
 	var due time.Time
-	if !s.untilWithin(5*time.Second, func() bool {
-		at, ok, err := s.sched.Due(ctx, fulfil.OrderJob(first.ID))
+	if !s.UntilWithin(5*time.Second, func() bool {
+		at, ok, err := s.Sched.Due(ctx, fulfil.OrderJob(first.ID))
 		due = at
 		return err == nil && ok && time.Until(at) > 10*time.Second
 	}) {
@@ -547,19 +499,19 @@ func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
 	if d := time.Until(due); d > 25*time.Second {
 		t.Fatalf("the rate-limited order comes back in %v, want after its Retry-After of 20 s", d)
 	}
-	second := s.paid(topUp("5100000012"), state.PayStars)
-	got := s.waitDelivered(second.ID)
+	second := s.Paid(topUp("5100000012"), state.PayStars)
+	got := s.WaitDelivered(second.ID)
 	if got.DeliveredAt.IsZero() {
 		t.Fatal("the next order of the kind waited for the rate-limited one")
 	}
-	if cur, _ := s.orders.Get(ctx, first.ID); cur.UpstreamNumber != 0 {
+	if cur, _ := s.Orders.Get(ctx, first.ID); cur.UpstreamNumber != 0 {
 		t.Fatalf("the rate-limited order was placed (upstream %d) before its Retry-After", cur.UpstreamNumber)
 	}
 	// As an admin's "run now" would: the first is then served too.
-	if _, err := s.sched.Hurry(ctx, fulfil.OrderJob(first.ID), time.Now()); err != nil {
+	if _, err := s.Sched.Hurry(ctx, fulfil.OrderJob(first.ID), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.waitDelivered(first.ID); got.DeliveredAt.IsZero() {
+	if got := s.WaitDelivered(first.ID); got.DeliveredAt.IsZero() {
 		t.Fatal("the rate-limited order was not delivered once run")
 	}
 }
@@ -569,15 +521,15 @@ func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
 // is the account's, and waiting longer only delays the buyer.
 func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 	s := newShop(t)
-	s.cfg.RetryMin, s.cfg.PollMin = 10*time.Second, 200*time.Millisecond
-	s.sim.ScriptCreates(resellersim.RateLimited(time.Second), resellersim.Created())
-	s.run(s.worker(nil))
-	o := s.paid(giftCards(1), state.PayStars)
+	s.Cfg.RetryMin, s.Cfg.PollMin = 10*time.Second, 200*time.Millisecond
+	s.Sim.ScriptCreates(resellersim.RateLimited(time.Second), resellersim.Created())
+	s.Run(s.Worker(nil))
+	o := s.Paid(giftCards(1), state.PayStars)
 	ctx := context.Background()
 	var wait time.Duration
-	if !s.untilWithin(10*time.Second, func() bool {
-		cur, _ := s.orders.Get(ctx, o.ID)
-		due, ok, _ := s.sched.Due(ctx, fulfil.OrderJob(o.ID))
+	if !s.UntilWithin(10*time.Second, func() bool {
+		cur, _ := s.Orders.Get(ctx, o.ID)
+		due, ok, _ := s.Sched.Due(ctx, fulfil.OrderJob(o.ID))
 		if cur == nil || len(cur.History) == 0 || !ok {
 			return false
 		}
@@ -590,7 +542,7 @@ func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 	if wait > 3*time.Second {
 		t.Fatalf("the refused create comes back in %v, want after its Retry-After of 1 s", wait)
 	}
-	if got := s.waitDelivered(o.ID); got.UpstreamNumber == 0 {
+	if got := s.WaitDelivered(o.ID); got.UpstreamNumber == 0 {
 		t.Fatal("not delivered after the 429")
 	}
 }
@@ -602,25 +554,25 @@ func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 // order of a busy kind is still placed, one after the other.
 func TestWaitersOfABusyKindAreWokenNotPolled(t *testing.T) {
 	s := newShop(t)
-	s.cfg.PollMin, s.cfg.SlotWait = time.Hour, time.Hour
-	s.run(s.worker(nil))
-	s.waitWatermark()
+	s.Cfg.PollMin, s.Cfg.SlotWait = time.Hour, time.Hour
+	s.Run(s.Worker(nil))
+	s.WaitWatermark()
 	var list []*state.Order
 	for i := range 6 { // fewer than the worker's places: the buyer's one chat paces their notices
-		list = append(list, s.paid(topUp(fmt.Sprintf("51000001%02d", i)), state.PayStars))
+		list = append(list, s.Paid(topUp(fmt.Sprintf("51000001%02d", i)), state.PayStars))
 	}
 	ctx := context.Background()
 	for _, o := range list {
 		var got *state.Order
-		if !s.untilWithin(20*time.Second, func() bool {
+		if !s.UntilWithin(20*time.Second, func() bool {
 			var err error
-			got, err = s.orders.Get(ctx, o.ID)
+			got, err = s.Orders.Get(ctx, o.ID)
 			return err == nil && got.UpstreamNumber != 0
 		}) {
 			t.Fatalf("order %d was never placed (%s): a waiter was not woken", o.ID, got.Status)
 		}
 	}
-	if n := s.sim.CreateCount(); n != len(list) {
+	if n := s.Sim.CreateCount(); n != len(list) {
 		t.Fatalf("%d creates for %d orders", n, len(list))
 	}
 }

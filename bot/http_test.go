@@ -199,19 +199,19 @@ func scrape(t *testing.T, url string) (int, string) {
 // store gauges read at scrape time, and the build info.
 func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 	s := newShop(t)
-	s.sim.SetBehavior(resellersim.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(resellersim.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
 	web, met := listenLocal(t), listenLocal(t)
-	b := s.newBot(func(o *storefront.Options) {
-		o.Reseller, o.Fulfil, o.Admins = s.client, s.cfg, []int64{admin}
+	b := s.NewBot(func(o *storefront.Options) {
+		o.Reseller, o.Fulfil, o.Admins = s.Client, s.Cfg, []int64{admin}
 		o.WebhookURL, o.WebhookSecret = "https://shop.example/hook", "s3cret"
 		o.HTTPListener, o.MetricsListener = web, met
 	})
-	b.Alerts.WatchUpstream(s.client, decimal.NewFromInt(1), time.Hour)
-	good := s.paid(giftCards(1), state.PayStars)
-	bad := s.paid(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, state.PayStars)
-	s.run(b)
-	s.waitStatus(good.ID, state.OrderDelivered)
-	s.waitStatus(bad.ID, state.OrderRefunded)
+	b.Alerts.WatchUpstream(s.Client, decimal.NewFromInt(1), time.Hour)
+	good := s.Paid(giftCards(1), state.PayStars)
+	bad := s.Paid(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, state.PayStars)
+	s.Run(b)
+	s.WaitStatus(good.ID, state.OrderDelivered)
+	s.WaitStatus(bad.ID, state.OrderRefunded)
 
 	if code, _ := scrape(t, "http://"+web.Addr().String()+"/metrics"); code != http.StatusNotFound {
 		t.Fatalf("the webhook listener answers /metrics with %d", code)
