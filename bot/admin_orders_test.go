@@ -525,6 +525,32 @@ func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.
 	}
 }
 
+// An admin confirms a refund of a placed order just after the upstream
+// completed it (between two polls): the refund re-reads the upstream
+// order, refuses, and the buyer gets the goods, not their Stars back too.
+func TestAdminRefundRacingAnUpstreamCompletionDelivers(t *testing.T) {
+	// The worker polls placed orders rarely here, so only the refund's own
+	// re-read can see the completion.
+	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
+	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	o := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(o.ID, state.OrderPlaced)
+	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
+	s.press(view, en("ao.btn.refund"))
+	confirm := s.now(view)
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+		t.Fatal(err)
+	}
+	if a := s.press(confirm, en("ao.btn.refund_yes")); a.Text != en("ao.ans.refund_refused") {
+		t.Fatalf("the refund answered %q", a.Text)
+	}
+	s.WaitMessage(admin, en("ao.refund.refused_completed", "id", itoa(o.ID)))
+	got := s.WaitDelivered(o.ID)
+	if n := s.StarRefunds(got.ChargeID); n != 0 {
+		t.Fatalf("%d refunds of a delivered order", n)
+	}
+}
+
 func (s *adminShop) reviewAlertRaised(id int64) bool {
 	n, err := s.Rdb.Client.Exists(context.Background(), s.Rdb.Prefix+"alert:order:"+itoa(id)+":review").Result()
 	if err != nil {

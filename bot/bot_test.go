@@ -20,6 +20,7 @@ import (
 
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
+	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -74,6 +75,14 @@ func (h *harness) waitText(chatID int64, part string) botapitest.Message {
 }
 
 var button = bottest.Button
+
+// shop is the shop with its upstream (shoptest), with the helpers of this
+// package's tests as its methods.
+type shop struct{ *shoptest.Shop }
+
+func newShop(t *testing.T) *shop { t.Helper(); return &shop{shoptest.New(t)} }
+
+var giftCards = shoptest.GiftCards
 
 func TestStartShowsMainMenuAndRegistersCommands(t *testing.T) {
 	h := newHarness(t)

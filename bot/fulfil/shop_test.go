@@ -1,4 +1,4 @@
-package bot_test
+package fulfil_test
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
-	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -29,14 +28,6 @@ import (
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
-
-// shop is the shop with its upstream (shoptest), with the helpers of this
-// package's tests as its methods.
-type shop struct{ *shoptest.Shop }
-
-func newShop(t *testing.T) *shop { t.Helper(); return &shop{shoptest.New(t)} }
-
-var giftCards = shoptest.GiftCards
 
 func TestHappyDeliveryPerLine(t *testing.T) {
 	cases := []struct {
