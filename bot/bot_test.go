@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +73,11 @@ func (h *harness) waitText(chatID int64, part string) botapitest.Message {
 	return h.WaitText(chatID, part)
 }
 
-var button = bottest.Button
+var (
+	button    = bottest.Button
+	hasButton = bottest.HasButton
+	en        = bottest.En
+)
 
 // shop is the shop with its upstream (shoptest), with the helpers of this
 // package's tests as its methods.
@@ -478,5 +481,3 @@ func (h *onMessage) Handle(_ context.Context, r slog.Record) error {
 func helpText(lang locales.Lang) string {
 	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"))
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

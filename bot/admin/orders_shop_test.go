@@ -1,4 +1,4 @@
-package bot_test
+package admin_test
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 
 	"shopbot/bot/botapitest"
 	"shopbot/bot/bottest"
+	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
-	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -29,17 +29,17 @@ import (
 // seconds, so every time shows as 10:00).
 var aoBase = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 
-// adminShop is newShop with one bot (fulfilment worker, admin) running on
-// a clock starting at aoBase: the bot's, the order store's and the
-// upstream simulator's.
+// adminShop is the shop with its upstream (shoptest) and one bot
+// (fulfilment worker, admin) running on a clock starting at aoBase: the
+// bot's, the order store's and the upstream simulator's.
 type adminShop struct {
-	*shop
+	*shoptest.Shop
 	b *storefront.Shop
 }
 
 func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 	t.Helper()
-	s := newShop(t)
+	s := shoptest.New(t)
 	t0 := time.Now()
 	clk := func() time.Time { return aoBase.Add(time.Since(t0)) }
 	sim := resellersim.New(resellersim.Config{Seed: 1, Now: clk})
@@ -63,7 +63,7 @@ func newAdminShop(t *testing.T, tune func(*fulfil.Config)) *adminShop {
 			t.Errorf("Bot API schema violations: %v", v)
 		}
 	})
-	return &adminShop{shop: s, b: b}
+	return &adminShop{Shop: s, b: b}
 }
 
 // finished pays for q and waits until the order reaches want and the buyer
@@ -207,9 +207,16 @@ func (s *adminShop) now(m botapitest.Message) botapitest.Message {
 	return cur
 }
 
-var hasButton = bottest.HasButton
+var (
+	button        = bottest.Button
+	hasButton     = bottest.HasButton
+	fakePace      = bottest.FakePace
+	renderMessage = bottest.Render
+	giftCards     = shoptest.GiftCards
+	en            = bottest.En
+)
 
-func en(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // volatile are the parts of a rendered admin view that differ between runs:
 // Telegram charge ids (drawn from the fake server's sequence), placing
@@ -695,43 +702,4 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	}
 	s.WaitStatus(o.ID, state.OrderDelivered)
 	s.WaitTold(o.ID)
-}
-
-// /balance with the upstream simulator: two paid orders held in
-// processing upstream, one paid in Stars and one from a wallet.
-func TestBalanceReport(t *testing.T) {
-	s := newShop(t)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
-	b := s.Worker(nil)
-	fakePace(b.API)
-	s.Run(b)
-	stars := s.Paid(giftCards(1), state.PayStars)   // 962 Stars
-	wallet := s.Paid(giftCards(2), state.PayWallet) // $12.50
-	o1, o2 := s.WaitStatus(stars.ID, state.OrderPlaced), s.WaitStatus(wallet.ID, state.OrderPlaced)
-	// Upstream: 1,000 at the start, minus the 1 + 2 cards at 10.35 each.
-	if !s.Sim.Balance().Equal(decimal.RequireFromString("968.95")) || !o1.ChargedUSD.Add(o2.ChargedUSD).Equal(decimal.RequireFromString("31.05")) {
-		t.Fatalf("upstream balance %s, charged %s + %s", s.Sim.Balance(), o1.ChargedUSD, o2.ChargedUSD)
-	}
-	if s.Fake.StarBalance() != 962 {
-		t.Fatalf("star balance %d", s.Fake.StarBalance())
-	}
-	m := s.Command(b, admin, "balance", "")
-	for _, want := range []string{
-		"Balance: <b>$968.95</b>", "Orders placed: 2 · spent: $31.05", "active",
-		"962 ⭐ (≈ $12.51 at $0.013 a Star)",                                                      // 962 × 0.013 = 12.506
-		"2 orders", "Buyers paid 962 ⭐ (≈ $12.51) and $12.50 from shop wallets, ≈ $25.01 in all", // 12.506 + 12.50
-	} {
-		if !strings.Contains(m.RawText, strings.ReplaceAll(want, " ⭐", "\u00a0⭐")) {
-			t.Errorf("/balance lacks %q:\n%s", want, m.RawText)
-		}
-	}
-	golden.Check(t, "reports/balance", renderMessage(m))
-	// Finish both so the shop's invariants hold.
-	for _, o := range []*state.Order{o1, o2} {
-		if err := s.Sim.CompleteOrder(int(o.UpstreamNumber)); err != nil {
-			t.Fatal(err)
-		}
-		s.WaitStatus(o.ID, state.OrderDelivered)
-	}
-	s.NoViolations()
 }
