@@ -94,7 +94,7 @@ func TestForgedButtonsAreAnsweredAsOutdated(t *testing.T) {
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Fatalf("forged presses logged errors:\n%s", logs.String())
 	}
-	noViolations(t, h.fake)
+	h.noViolations()
 }
 
 // An admin screen checks the admin flag when it is shown, not only when it
@@ -133,7 +133,7 @@ func TestAdminScreenChecksTheAdminFlagWhenShown(t *testing.T) {
 	if strings.Contains(string(doc), "broadcast") {
 		t.Fatalf("the former admin is still in the broadcast flow: %s", doc)
 	}
-	noViolations(t, h.fake)
+	h.noViolations()
 }
 
 // A button press on a message in a group (or on an inline message) is
@@ -155,5 +155,5 @@ func TestGroupPressIsAnsweredAndIgnored(t *testing.T) {
 			t.Errorf("%s in chat %d after group updates", m, c.Int("chat_id"))
 		}
 	}
-	noViolations(t, h.fake)
+	h.noViolations()
 }

@@ -7,8 +7,9 @@ import (
 	"shopbot/bot/bottest/shoptest"
 )
 
-// The fulfilment worker end to end: the whole shop (as storefront.New assembles it) with
-// the upstream simulator, orders created as payments would.
+// The fulfilment worker end to end: the whole shop (as storefront.New
+// assembles it) with the upstream simulator, orders created as payments
+// would.
 
 const (
 	chat  = bottest.Chat

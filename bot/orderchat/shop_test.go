@@ -1,4 +1,4 @@
-package bot_test
+package orderchat_test
 
 import (
 	"bytes"

@@ -1,5 +1,0 @@
-package bot_test
-
-import "shopbot/bot/bottest"
-
-var renderMessage = bottest.Render
