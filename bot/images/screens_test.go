@@ -1,4 +1,4 @@
-package bot_test
+package images_test
 
 import (
 	"fmt"
