@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"shopbot/bot/bottest"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
@@ -149,13 +150,11 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 	rollback := s.Rdb.Snapshot(t)
 	s.Sim.ScriptCreates(resellersim.CreatedThenFail(http.StatusBadGateway))
 	stop := s.Run(withJournal(nil))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if cur, err := s.Orders.Get(context.Background(), o.ID); err == nil && !cur.UncertainAt.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the create never came back uncertain")
-		}
+	if !s.UntilWithin(10*time.Second, func() bool {
+		cur, err := s.Orders.Get(context.Background(), o.ID)
+		return err == nil && !cur.UncertainAt.IsZero()
+	}) {
+		t.Fatal("the create never came back uncertain")
 	}
 	stop() // kill -9
 	rollback()
@@ -192,13 +191,11 @@ func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 	}))
 	s.WaitWatermark()
 	first := s.Paid(topUp("5100000001"), state.PayStars)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if cur, err := s.Orders.Get(context.Background(), first.ID); err == nil && !cur.UncertainAt.IsZero() {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first create never came back uncertain")
-		}
+	if !s.UntilWithin(10*time.Second, func() bool {
+		cur, err := s.Orders.Get(context.Background(), first.ID)
+		return err == nil && !cur.UncertainAt.IsZero()
+	}) {
+		t.Fatal("the first create never came back uncertain")
 	}
 	second := s.Paid(topUp("5100000002"), state.PayStars)
 	gotSecond := s.WaitDelivered(second.ID)
@@ -422,7 +419,9 @@ func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 	s := newShop(t)
 	s.Cfg.PollMin = 10 * time.Second // a poll would come far too late
-	s.Run(s.Worker(nil))
+	w := s.Worker(nil)
+	bottest.FakePace(w.API) // the buyer's one chat gets every order's notices: paced on a fake clock, so the test does not wait for it
+	s.Run(w)
 	s.WaitWatermark()
 	a := s.Paid(topUp("5111111111"), state.PayStars)
 	b := s.Paid(topUp("5222222222"), state.PayStars)
@@ -522,10 +521,12 @@ func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 func TestWaitersOfABusyKindAreWokenNotPolled(t *testing.T) {
 	s := newShop(t)
 	s.Cfg.PollMin, s.Cfg.SlotWait = time.Hour, time.Hour
-	s.Run(s.Worker(nil))
+	b := s.Worker(nil)
+	bottest.FakePace(b.API) // the buyer's one chat gets every order's notices: paced on a fake clock, so the test does not wait for it
+	s.Run(b)
 	s.WaitWatermark()
 	var list []*state.Order
-	for i := range 6 { // fewer than the worker's places: the buyer's one chat paces their notices
+	for i := range 6 { // fewer than the worker's places
 		list = append(list, s.Paid(topUp(fmt.Sprintf("51000001%02d", i)), state.PayStars))
 	}
 	ctx := context.Background()
