@@ -223,6 +223,7 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 	for _, method := range []string{state.PayStars, state.PayWallet} {
 		t.Run(method, func(t *testing.T) {
+			t.Parallel() // each waits out a crashed worker's lease: together
 			s := newShop(t)
 			s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 			o := s.Paid(giftCards(1), method)
@@ -333,6 +334,7 @@ func TestRestartAtEachLifecycleStep(t *testing.T) {
 	}
 	for _, tc := range steps {
 		t.Run(tc.step, func(t *testing.T) {
+			t.Parallel() // each waits out a crashed worker's lease: together
 			s := newShop(t)
 			want := state.OrderDelivered
 			if tc.fail {
