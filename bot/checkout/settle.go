@@ -10,6 +10,7 @@ import (
 	"shopbot/bot/fulfil"
 	"shopbot/locales"
 	"shopbot/state"
+	"shopbot/state/redisstore/sched"
 )
 
 // starCharge is one incoming Stars payment, from an update or the sweep.
@@ -206,15 +207,19 @@ func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge st
 	return o
 }
 
-// ensureScheduled puts a paid order that has no fulfilment job (its
-// payment was recorded but the process died before scheduling) on the
-// schedule. A job that exists is left alone: it may be leased.
+// ensureScheduled makes a paid order's fulfilment job due now: it puts
+// one on the schedule when there is none (the payment was recorded but the
+// process died before scheduling), and makes an existing one due now
+// without cutting the lease of a worker running it (sched.Hurry).
 func (p *Checkout) ensureScheduled(ctx context.Context, o *state.Order) error {
 	if o.Status != state.OrderPaid {
 		return nil
 	}
-	_, ok, err := p.Schedule.Due(ctx, fulfil.OrderJob(o.ID))
-	if err != nil || ok {
+	// Due now, whatever time an entry under this job name had: after a
+	// Redis rollback the name may be a lost order's, whose job waited for
+	// a later poll (a rebuilt order waited 15 s for it in the chaos run).
+	res, err := p.Schedule.Hurry(ctx, fulfil.OrderJob(o.ID), p.now())
+	if err != nil || res != sched.HurryMissing {
 		return err
 	}
 	return p.Schedule.Put(ctx, fulfil.OrderJob(o.ID), p.now())

@@ -3,6 +3,7 @@ package checkout_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -79,5 +80,40 @@ func TestWalletOrderRedisLostWithTheMoneySpentIsNotRebuilt(t *testing.T) {
 	head := text[:20]
 	if got := len(s.texts(chat, head)); got != 1 {
 		t.Fatalf("buyer told %d times, want once", got)
+	}
+}
+
+// After a rollback the rebuilt order takes the id of a lost one, whose job
+// the snapshot kept, due only at a later poll: the rebuilt order's job is
+// made due now, not left to that time (a rebuilt order waited 15 s in a
+// chaos run).
+func TestRebuiltOrderIsDueNowThoughItsJobNameWaitedForALaterPoll(t *testing.T) {
+	s := newPayShop(t, false, true)
+	s.startedSweep()
+	ctx := context.Background()
+	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(100), "admin:1", "", "9001"); err != nil {
+		t.Fatal(err)
+	}
+	q := s.quote(1)
+	rollback := s.Rdb.Snapshot(t)
+	s.checkout(q)
+	lost := s.order(q.ID)
+	rollback()
+	job := "order:" + itoa(lost.ID)
+	if err := s.pay.Schedule.Put(ctx, job, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.sweep(); n != 1 {
+		t.Fatalf("sweep repaired %d, want the lost order", n)
+	}
+	if o := s.order(q.ID); o.ID != lost.ID {
+		t.Skipf("the rebuilt order took id %d, not the lost %d: nothing to test", o.ID, lost.ID)
+	}
+	due, ok, err := s.pay.Schedule.Due(ctx, job)
+	if err != nil || !ok {
+		t.Fatalf("job: %v %v", ok, err)
+	}
+	if time.Until(due) > time.Minute {
+		t.Fatalf("the rebuilt order's job is due in %v, want now", time.Until(due).Round(time.Second))
 	}
 }
