@@ -67,11 +67,19 @@ type Queue struct {
 	Stored func(chats []int64)
 }
 
+// DefaultLease is how long a chat's claim holds before another worker may
+// take the chat: a killed replica's chats come back after it. Short, as
+// Telegram waits only 10 s for the answer to a pre-checkout query (with
+// 30 s, a pre-checkout whose replica was killed was answered too late and
+// the buyer's payment failed); the dispatcher renews it every third of it
+// while it works.
+const DefaultLease = 6 * time.Second
+
 // NewQueue returns the intake queue stored under prefix.
 func NewQueue(rdb redis.UniversalClient, prefix string) *Queue {
 	return &Queue{
 		rdb: rdb, p: prefix,
-		SeenTTL: 48 * time.Hour, Lease: 30 * time.Second, ConvTTL: 60 * 24 * time.Hour,
+		SeenTTL: 48 * time.Hour, Lease: DefaultLease, ConvTTL: 60 * 24 * time.Hour,
 	}
 }
 
