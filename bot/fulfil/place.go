@@ -37,6 +37,12 @@ import (
 //     before placing again counts from when the uncertain answer arrived.
 //  4. A 429, 401 or 403 on create provably created nothing: the attempt is
 //     dropped and the slot freed; the worker tries again later.
+//  5. Only the current holder of the order's job sends its create: the
+//     worker renews its lease right before the POST (jobs.Lease), records
+//     the lease's generation on the attempt, and a lost lease cuts what it
+//     has in flight. The intent records when the create is over for sure
+//     (state.Order.AttemptDeadline); a worker that takes the order over
+//     treats it as in flight until then, whenever it found it.
 //
 // No wall clock of the upstream is ever compared with ours.
 

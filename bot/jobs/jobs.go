@@ -120,7 +120,10 @@ func (w *Worker) finish(ctx context.Context, j sched.Job) {
 	} else {
 		err = w.Sched.Reschedule(ctx, j, next)
 	}
-	if err != nil && !errors.Is(err, sched.ErrJobLeaseLost) {
+	// A step whose lease was lost (its context cancelled) has nothing
+	// left to finish: the job is another worker's, or comes back when the
+	// lease runs out.
+	if err != nil && !errors.Is(err, sched.ErrJobLeaseLost) && !errors.Is(ctx.Err(), context.Canceled) {
 		w.Log.Warn("finish job", "jobs", w.What, "job", j.Name, "err", err)
 	}
 }
