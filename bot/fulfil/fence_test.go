@@ -263,3 +263,30 @@ func TestWorkerThatLostItsLeaseDoesNotSend(t *testing.T) {
 		t.Fatalf("%d creates, order %s upstream %d", n, got.Status, got.UpstreamNumber)
 	}
 }
+
+// When an attempt's create is over for sure, from the order alone: at its
+// answer when one is on record, else at its deadline, whenever the worker
+// looking found it; an attempt from before deadlines were recorded counts
+// from its start.
+func TestCreateOverIsReadFromTheOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	now := t0.Add(8 * time.Second) // a worker that took the order over
+	f := &Fulfiller{clock: func() time.Time { return now }}
+	f.cfg.defaults()
+	deadline := t0.Add(f.cfg.Lease + f.cfg.CreateTimeout)
+	for _, tc := range []struct {
+		name string
+		o    state.Order
+		want time.Time
+	}{
+		{"answered", state.Order{AttemptID: "a", PlacingAt: t0, UncertainAt: t0.Add(time.Second), AttemptDeadline: t0.Add(time.Second)}, t0.Add(time.Second)},
+		{"no answer", state.Order{AttemptID: "a", PlacingAt: t0, AttemptDeadline: deadline}, deadline},
+		{"no deadline on record", state.Order{AttemptID: "a", PlacingAt: t0}, deadline},
+		{"put back later than its deadline", state.Order{AttemptID: "a", PlacingAt: t0, UncertainAt: deadline.Add(time.Minute)}, deadline.Add(time.Minute)},
+	} {
+		got, err := f.createOver(t.Context(), &tc.o)
+		if err != nil || !got.Equal(tc.want) {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
