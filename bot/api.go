@@ -153,8 +153,13 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 				return a.refused(method, chatID, call, fmt.Errorf("%s: %w for %v more", method, ErrFlooded, until.Sub(a.Now()).Round(time.Second)))
 			}
 		}
-		if err := a.wait(ctx, method, chatID, class); err != nil {
-			return err
+		// A pre-checkout answer is no message and is due within 10 s:
+		// it tries at once, whatever the bot's flood wait (a 429 of its
+		// own is waited out like any).
+		if attempt > 1 || method != "answerPreCheckoutQuery" {
+			if err := a.wait(ctx, method, chatID, class); err != nil {
+				return err
+			}
 		}
 		err := call(ctx)
 		var tooMany *tgbot.TooManyRequestsError

@@ -12,6 +12,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 
 	"shopbot/bot"
+	"shopbot/state/redisstore/work"
 )
 
 // Buyers pressing as fast as they like, in many chats at once, get every
@@ -198,5 +199,24 @@ func TestChatsRefusedAfterTheirOwnBurstsDoNotPauseTheBot(t *testing.T) {
 	}
 	if a.FloodUntil(1).IsZero() {
 		t.Fatal("the refused chat does not wait")
+	}
+}
+
+// The answer to a pre-checkout query, due within Telegram's 10 s, is tried
+// at once even while the whole bot waits out a flood wait: it is no
+// message.
+func TestPreCheckoutAnswerDoesNotWaitForTheBotsFloodWait(t *testing.T) {
+	a, clock := newTestAPI()
+	a.Flooded(work.FloodAll, clock.Now().Add(30*time.Second))
+	answered := false
+	err := a.Do(bot.WithClass(context.Background(), bot.Reply), "answerPreCheckoutQuery", 0, func(context.Context) error {
+		answered = true
+		return nil
+	})
+	if err != nil || !answered {
+		t.Fatalf("answer: %v", err)
+	}
+	if slept := clock.Slept(); len(slept) != 0 {
+		t.Fatalf("the answer waited %v", slept)
 	}
 }
