@@ -175,6 +175,10 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 		if o.UpstreamNumber > 0 {
 			up = strconv.FormatInt(o.UpstreamNumber, 10)
 		}
+		cost, margin := csvMoney(f.cost), csvMoney(f.margin)
+		if f.delivered && !f.costKnown {
+			cost, margin = "", "" // an impossible upstream figure: unknown
+		}
 		stars := ""
 		if o.PayMethod == state.PayStars {
 			stars = strconv.FormatInt(o.Stars, 10)
@@ -182,7 +186,7 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 		w.row(
 			strconv.FormatInt(o.ID, 10), csvTime(o.CreatedAt), strconv.FormatInt(o.UserID, 10), o.Line,
 			lines.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
-			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), csvMoney(f.cost), csvMoney(f.margin), counted,
+			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), cost, margin, counted,
 			up, o.UpstreamStatus, csvTime(o.DeliveredAt),
 		)
 	}
