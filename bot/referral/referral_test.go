@@ -619,3 +619,36 @@ func TestReferralNoRewardFromAnImpossibleUpstreamCost(t *testing.T) {
 		t.Fatalf("a reward was decided: %+v", rw)
 	}
 }
+
+// TestReferralExistingCustomerWithoutStartIsNotAttributed: "new" is what
+// the shop knows of the buyer, not whether they sent /start: a buyer who
+// bought without /start, one with only a wallet movement, and one who
+// only wrote to the bot, then opening an invite link, are not attributed;
+// a buyer the shop has never seen is.
+func TestReferralExistingCustomerWithoutStartIsNotAttributed(t *testing.T) {
+	s := newShop(t, "10")
+	s.startWith(owner, "")
+	code, _ := s.link(owner)
+	ctx := context.Background()
+
+	s.finished(s.buy(friend, "").ID, state.OrderDelivered) // bought, never sent /start
+	if _, _, err := s.b.Checkout.Wallets.Credit(ctx, third, decimal.RequireFromString("5"), "topup:x", "wallet top-up", "topup"); err != nil {
+		t.Fatal(err)
+	}
+	s.Fake.SendText(fourth, "hello?")
+	s.WaitText(fourth, "")
+	s.Idle(s.b)
+	for _, u := range []int64{friend, third, fourth} {
+		s.startWith(u, "r"+code)
+		if got := s.referrer(u); got != 0 {
+			t.Errorf("existing customer %d was attributed to %d", u, got)
+		}
+	}
+	s.startWith(int64(7005), "r"+code)
+	if got := s.referrer(7005); got != owner {
+		t.Fatalf("a new buyer's referrer %d, want %d", got, owner)
+	}
+	if sum, _ := s.refs.SummaryOf(ctx, owner); sum.Buyers != 1 {
+		t.Fatalf("owner brought %d buyers, want 1", sum.Buyers)
+	}
+}
