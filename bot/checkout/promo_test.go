@@ -501,3 +501,26 @@ func TestPromoAdminCommands(t *testing.T) {
 	}
 	s.NoViolations()
 }
+
+// A code that cannot be used asks the buyer to send it again: the next
+// message is taken as a code on the summary (not "use the buttons"), and
+// anything else the buyer does there ends that invitation.
+func TestPromoWrongCodeThenSentAgainApplies(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.promo("add save1 $1")
+	s.toSummary()
+	s.applyCode("sav1")
+	if len(s.texts(chat, "There is no promo code SAV1")) == 0 {
+		t.Fatal("the wrong code is not explained")
+	}
+	s.Say(s.b, "save1")
+	if m := s.Menu(); !strings.Contains(m.Text, "Promo code SAVE1: −") {
+		t.Fatalf("the code sent again is not applied: %q", m.Text)
+	}
+	if n := len(s.texts(chat, en("err.use_buttons"))); n != 0 {
+		t.Fatalf("told to use the buttons %d times", n)
+	}
+	if q := s.payQuote(); q.PromoCode != "SAVE1" {
+		t.Fatalf("quote %+v", q)
+	}
+}

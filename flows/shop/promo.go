@@ -22,6 +22,10 @@ import (
 const (
 	actPromo  = "pc"
 	StepPromo = "promo"
+	// keyPromoRetry marks a confirmation shown after a code that could not
+	// be used: the buyer was told to send it again, so the next text
+	// message there is taken as a code.
+	keyPromoRetry = "pcr"
 )
 
 // minPriceUSD is the least a discounted order costs.
@@ -47,8 +51,16 @@ func (sh *Shop) handlePromo(ctx context.Context, env *flows.Env, f Pricer, s *fl
 		return nil, false, nil
 	}
 	if s.Step == StepConfirm && ev.Kind == flows.EvButton && ev.Button.Action == actPromo {
+		s.Set(keyPromoRetry, "")
 		s.Goto(StepPromo)
 		return &flows.Reply{Screen: PromoScreen(env), Save: true}, true, nil
+	}
+	if s.Step == StepConfirm && ev.Kind == flows.EvText && s.Get(keyPromoRetry) != "" {
+		r, err := sh.applyPromo(ctx, env, f, s, ev.Text)
+		return r, true, err
+	}
+	if s.Step == StepConfirm {
+		s.Set(keyPromoRetry, "") // anything else ends the invitation to retry
 	}
 	if s.Step != StepPromo {
 		return nil, false, nil
@@ -70,10 +82,13 @@ func (sh *Shop) handlePromo(ctx context.Context, env *flows.Env, f Pricer, s *fl
 // confirmation and goes back to it, with the discount or the reason why
 // there is none.
 func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flows.Session, text string) (*flows.Reply, error) {
-	s.GoBack() // to the confirmation, whatever happens
+	if s.Step == StepPromo {
+		s.GoBack() // to the confirmation, whatever happens
+	}
 	if s.Step != StepConfirm {
 		s.Step = StepConfirm
 	}
+	s.Set(keyPromoRetry, "")
 	// Every try counts against the rate limit: codes cannot be guessed fast.
 	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
 		return r, err
@@ -102,6 +117,7 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		default:
 			return nil, err
 		}
+		s.Set(keyPromoRetry, "1")
 		return sh.Again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
 	}
 	nq, reason := sh.discounted(env, q, p)
