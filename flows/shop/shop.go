@@ -524,6 +524,27 @@ func (sh *Shop) ShowConfirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 	return sh.confirmScreen(env, q), nil
 }
 
+// Abandon voids the quote of the line's summary when the buyer cancels:
+// the invoice already sent for it stays in the chat, and paying it is then
+// refused at pre-checkout, as the buyer was told nothing was charged.
+func (sh *Shop) Abandon(ctx context.Context, env *flows.Env, s *flows.Session) error {
+	id := s.Get("quote")
+	if id == "" {
+		return nil
+	}
+	q, err := sh.Quotes.Load(ctx, id)
+	switch {
+	case errors.Is(err, flows.ErrNoQuote):
+		return nil
+	case err != nil:
+		return err
+	case q.UserID != env.User.ID || q.Cancelled:
+		return nil
+	}
+	q.Cancelled = true
+	return sh.Quotes.Save(ctx, q)
+}
+
 // Confirm handles the confirmation step's own buttons: Pay hands a live
 // quote to checkout; an expired or lost quote is priced again and shown.
 // Edit goes to editStep. It reports false for other actions.
