@@ -12,6 +12,7 @@ import (
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/locales"
+	"shopbot/reseller/resellersim"
 )
 
 // payCounter is a checkout that counts what reached payment.
@@ -247,4 +248,22 @@ func (c oneRegionCatalog) GiftCardBrands(ctx context.Context) ([]flows.Brand, bo
 		}
 	}
 	return brands, stale, err
+}
+
+// A letters-only Player ID (PUBG declares the field as text) is refused
+// with the reason and never reaches the summary; the digits do, and the
+// summary shows them with a request to check them.
+func TestLettersOnlyPlayerIDIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.do("/start tu-" + resellersim.DemoTopUpCategory)
+	w.do("tap:")
+	w.do("PIayerOne")
+	if w.s.Step != "fields" || !strings.Contains(w.out.String(), "must contain digits only") {
+		t.Fatalf("step %q after letters:\n%s", w.s.Step, w.out.String())
+	}
+	w.do("5123456789")
+	sc := w.last.Screen.Text
+	if w.s.Step != shop.StepConfirm || !strings.Contains(sc, "Player ID: 5123456789") || !strings.Contains(sc, locales.T(locales.En, "confirm.check_details")) {
+		t.Fatalf("step %q, summary:\n%s", w.s.Step, sc)
+	}
 }

@@ -477,11 +477,18 @@ func (sh *Shop) confirmScreen(env *flows.Env, q *flows.Quote) *flows.Screen {
 	b.WriteString(env.T("confirm.item", "item", locales.Escape(q.ItemName)))
 	if q.For != "" {
 		key := "confirm.for"
-		if q.Line == "games" || q.Line == "services" {
+		fields := q.Line == "games" || q.Line == "services"
+		if fields {
 			key = "confirm.details" // the offer's fields, not a person
 		}
 		b.WriteString("\n")
 		b.WriteString(env.T(key, "who", locales.Escape(q.For)))
+		if fields {
+			// The order goes to exactly what the buyer typed: a typo is
+			// theirs to catch here, before they pay.
+			b.WriteString("\n")
+			b.WriteString(env.T("confirm.check_details"))
+		}
 	}
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
