@@ -162,7 +162,7 @@ func TestPromoCodeAppliedAndPaidInStars(t *testing.T) {
 		t.Fatalf("used %d, held %d", used, held)
 	}
 	st := s.Command(s.b, payAdmin, "stats", "")
-	if !strings.Contains(st.Text, "Promo codes: 1 order, $1.00 off · margin after discounts") {
+	if !strings.Contains(st.Text, "Promo codes: 1 order, $1.00 off · their margin after the discount") {
 		t.Fatalf("stats: %q", st.Text)
 	}
 	s.NoViolations()
@@ -179,6 +179,11 @@ func TestPromoDiscountFloorsAtUpstreamCost(t *testing.T) {
 	s.toSummary()
 	s.applyCode("HALF")
 	q := s.payQuote()
+	// The buyer is told the discount is smaller than the code's terms and why.
+	capped := s.texts(chat, "Promo code HALF applied: ")
+	if len(capped) != 1 || !strings.Contains(capped[0], "off instead of $") || !strings.Contains(capped[0], "cannot go any lower") {
+		t.Fatalf("the capped discount is not explained: %q", capped)
+	}
 	if !q.ShopUSD.Equal(q.UpstreamUSD.RoundUp(2)) || decimal.NewFromInt(q.Stars).Mul(decimal.RequireFromString("0.013")).LessThan(q.UpstreamUSD) {
 		t.Fatalf("HALF: price %s (%d Stars) for an upstream cost of %s", q.ShopUSD, q.Stars, q.UpstreamUSD)
 	}

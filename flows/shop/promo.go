@@ -120,7 +120,7 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		s.Set(keyPromoRetry, "1")
 		return sh.Again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
 	}
-	nq, reason := sh.discounted(env, q, p)
+	nq, reason, full := sh.discounted(env, q, p)
 	if reason != "" {
 		return sh.Again(ctx, env, f, s, reason)
 	}
@@ -128,24 +128,32 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		return nil, err
 	}
 	s.Set("quote", nq.ID)
-	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("promo.applied", "code", locales.Escape(p.Code))}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
+	applied := env.T("promo.applied", "code", locales.Escape(p.Code))
+	if nq.DiscountUSD.LessThan(full) {
+		// The code's terms give more than the price may lose: the buyer
+		// is told what they get and why, not left to do the sum.
+		applied = env.T("promo.applied_capped", "code", locales.Escape(p.Code),
+			"discount", locales.Money(env.Lang, nq.DiscountUSD), "full", locales.Money(env.Lang, full))
+	}
+	return &flows.Reply{Notices: []flows.Notice{{Text: applied}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
 }
 
 // discounted is a new quote for q at the price code p gives, or the
-// buyer's reason why p does not apply. A code replaces one applied before.
-// The discount never takes the price below the upstream cost unless the
-// code allows it, nor below a cent (or one Star).
-func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flows.Quote, string) {
+// buyer's reason why p does not apply, and the discount p's terms give
+// before any floor. A code replaces one applied before. The discount never
+// takes the price below the upstream cost unless the code allows it, nor
+// below a cent (or one Star).
+func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flows.Quote, string, decimal.Decimal) {
 	base := *q
 	if base.PromoCode != "" {
 		base.ShopUSD, base.Stars = base.ListUSD, base.ListStars
 	}
 	code := locales.Escape(p.Code)
 	if len(p.Lines) > 0 && !slices.Contains(p.Lines, q.Line) {
-		return nil, env.T("promo.not_line", "code", code)
+		return nil, env.T("promo.not_line", "code", code), decimal.Zero
 	}
 	if base.ShopUSD.LessThan(p.MinUSD) {
-		return nil, env.T("promo.min_order", "code", code, "min", locales.Money(env.Lang, p.MinUSD))
+		return nil, env.T("promo.min_order", "code", code, "min", locales.Money(env.Lang, p.MinUSD)), decimal.Zero
 	}
 	off := p.OffUSD.Add(base.ShopUSD.Mul(p.Percent).Div(hundred)).RoundDown(2)
 	price := base.ShopUSD.Sub(off)
@@ -155,7 +163,7 @@ func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flo
 	}
 	price = decimal.Max(price, floor)
 	if !price.LessThan(base.ShopUSD) {
-		return nil, env.T("promo.no_discount", "code", code)
+		return nil, env.T("promo.no_discount", "code", code), off
 	}
 	stars := min(max(sh.Pricing.Stars(price), 1), base.Stars)
 	nq := base
@@ -163,5 +171,5 @@ func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flo
 	nq.PromoCode, nq.ListUSD, nq.ListStars = p.Code, base.ShopUSD, base.Stars
 	nq.ShopUSD, nq.Stars, nq.DiscountUSD = price, stars, base.ShopUSD.Sub(price)
 	nq.Created = env.Now
-	return &nq, ""
+	return &nq, "", off
 }
