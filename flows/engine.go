@@ -539,7 +539,13 @@ func (e *Engine) help(env *Env) *Reply {
 	if pay == "" {
 		pay = "help.pay_stars"
 	}
-	n := Notice{Text: env.T("help.text", "payment", env.T(pay))}
+	// Commands other parts registered that buyers have (the referral
+	// program's /referrals when it is on) are listed with the rest.
+	more := ""
+	if _, ok := e.commands["referrals"]; ok {
+		more = "\n/referrals — " + env.T("cmd.referrals")
+	}
+	n := Notice{Text: env.T("help.text", "payment", env.T(pay), "more", more)}
 	if _, ok := e.buttons[ActSupport]; ok {
 		n.Rows = [][]Button{{{Text: env.T("btn.support_write"), Action: ActSupport, Global: true}}}
 	}
