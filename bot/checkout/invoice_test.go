@@ -161,3 +161,14 @@ func TestInvoiceAfterCancelIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// The invoice of two cards says "× 2" once and no "quantity" beside it.
+func TestInvoiceNamesTheQuantityOnce(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.toSummary()
+	s.payQuote()
+	inv := s.invoice()
+	if d := inv.Invoice.Description; d != "Apple Gift Card 10 USD × 2. Delivered in this chat right after payment." {
+		t.Fatalf("description %q", d)
+	}
+}
