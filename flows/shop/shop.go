@@ -279,6 +279,30 @@ func NavRow(env *flows.Env) []flows.Button {
 	return []flows.Button{{Text: env.T("btn.back"), Action: ActBack}, {Text: env.T("btn.cancel"), Action: flows.ActCancel}}
 }
 
+// knownNotes are upstream notes the shop has translated, by their English
+// text: the locale key of each.
+var knownNotes = map[string]string{
+	"Delivered to the player ID within minutes.":                            "note.player_minutes",
+	"Delivered by an operator within 24 hours.":                             "note.operator_24h",
+	"Delivered within one business day.":                                    "note.business_day",
+	"Large amounts may need a second login.":                                "note.second_login",
+	"Requires the account email; the code arrives by email from Supercell.": "note.supercell_email",
+}
+
+// Note shows an upstream note (HTML, italic, clipped to max): in the
+// buyer's language when the shop knows it, else as the upstream wrote it,
+// marked as the supplier's own words in a language other than English.
+func Note(env *flows.Env, note string, max int) string {
+	if key, ok := knownNotes[strings.TrimSpace(note)]; ok {
+		return "<i>" + env.T(key) + "</i>"
+	}
+	text := "<i>" + locales.Escape(locales.Clip(note, max)) + "</i>"
+	if env.Lang != locales.En {
+		text = env.T("note.supplier", "note", text)
+	}
+	return text
+}
+
 // WithStale adds the out-of-date note to a screen's text.
 func WithStale(env *flows.Env, text string, stale bool) string {
 	if stale {
