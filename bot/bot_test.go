@@ -479,5 +479,5 @@ func (h *onMessage) Handle(_ context.Context, r slog.Record) error {
 
 // helpText is /help as a buyer sees it when payments take Stars only.
 func helpText(lang locales.Lang) string {
-	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"))
+	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"), "more", "")
 }

@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -23,11 +25,23 @@ func NewProbe(apiURL, token string, timeout time.Duration) (*Probe, error) {
 	return &Probe{tg: tg}, nil
 }
 
+// ErrTokenRejected is what Probe's calls return (wrapped) when Telegram
+// answers 401 Unauthorized: the token is wrong or was revoked.
+var ErrTokenRejected = errors.New("telegram rejected the token")
+
+// probeErr marks a 401 answer with ErrTokenRejected.
+func probeErr(err error) error {
+	if errors.Is(err, tgbot.ErrorUnauthorized) {
+		return fmt.Errorf("%w: %w", ErrTokenRejected, err)
+	}
+	return err
+}
+
 // Me is the bot the token belongs to (getMe).
 func (p *Probe) Me(ctx context.Context) (username string, id int64, err error) {
 	me, err := p.tg.GetMe(ctx)
 	if err != nil {
-		return "", 0, err
+		return "", 0, probeErr(err)
 	}
 	return me.Username, me.ID, nil
 }
@@ -44,7 +58,7 @@ type WebhookInfo struct {
 func (p *Probe) Webhook(ctx context.Context) (WebhookInfo, error) {
 	info, err := p.tg.GetWebhookInfo(ctx)
 	if err != nil {
-		return WebhookInfo{}, err
+		return WebhookInfo{}, probeErr(err)
 	}
 	return WebhookInfo{
 		URL: info.URL, LastErrorMessage: info.LastErrorMessage,

@@ -131,6 +131,14 @@ type Canceler interface {
 	Cancel(ctx context.Context, env *Env, s *Session) (*Reply, error)
 }
 
+// Abandoner is a flow with something to undo when the buyer cancels it:
+// the engine calls Abandon before it leaves the flow (a product line voids
+// the quote of its summary, so an invoice for it cannot be paid after the
+// buyer was told nothing was charged).
+type Abandoner interface {
+	Abandon(ctx context.Context, env *Env, s *Session) error
+}
+
 // CommandFunc handles a command outside any flow (for example /orders).
 type CommandFunc func(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error)
 
@@ -391,6 +399,9 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		if f, ok := e.flows[s.Flow].(Canceler); ok {
 			return f.Cancel(ctx, env, s)
 		}
+		if err := e.abandon(ctx, env, s); err != nil {
+			return nil, err
+		}
 		had := s.Flow != ""
 		s.Clear()
 		msg := env.T("cancel.nothing")
@@ -480,6 +491,9 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		if f, ok := e.flows[s.Flow].(Canceler); ok {
 			return f.Cancel(ctx, env, s)
 		}
+		if err := e.abandon(ctx, env, s); err != nil {
+			return nil, err
+		}
 		s.Clear()
 		return &Reply{Answer: env.T("cancel.done"), Screen: e.menu(env), Save: true}, nil
 	case actLine:
@@ -525,11 +539,25 @@ func (e *Engine) help(env *Env) *Reply {
 	if pay == "" {
 		pay = "help.pay_stars"
 	}
-	n := Notice{Text: env.T("help.text", "payment", env.T(pay))}
+	// Commands other parts registered that buyers have (the referral
+	// program's /referrals when it is on) are listed with the rest.
+	more := ""
+	if _, ok := e.commands["referrals"]; ok {
+		more = "\n/referrals — " + env.T("cmd.referrals")
+	}
+	n := Notice{Text: env.T("help.text", "payment", env.T(pay), "more", more)}
 	if _, ok := e.buttons[ActSupport]; ok {
 		n.Rows = [][]Button{{{Text: env.T("btn.support_write"), Action: ActSupport, Global: true}}}
 	}
 	return &Reply{Notices: []Notice{n}, NoScreen: true}
+}
+
+// abandon lets the chat's flow undo what a cancel must undo.
+func (e *Engine) abandon(ctx context.Context, env *Env, s *Session) error {
+	if f, ok := e.flows[s.Flow].(Abandoner); ok {
+		return f.Abandon(ctx, env, s)
+	}
+	return nil
 }
 
 // MenuScreen renders the main menu (exported for flows that return to it).

@@ -392,3 +392,19 @@ func TestStartIsOneEffect(t *testing.T) {
 		}
 	}
 }
+
+// /help lists /referrals when the referral program registered it, and not
+// otherwise.
+func TestHelpListsReferralsWhenOn(t *testing.T) {
+	e := testEngine()
+	var s Session
+	r, _ := e.Handle(context.Background(), &s, command("help", ""))
+	if strings.Contains(r.Notices[0].Text, "/referrals") {
+		t.Fatalf("/referrals listed with the program off:\n%s", r.Notices[0].Text)
+	}
+	e.HandleCommand("referrals", func(context.Context, *Env, *Session, Event) (*Reply, error) { return &Reply{}, nil })
+	r, _ = e.Handle(context.Background(), &s, command("help", ""))
+	if !strings.Contains(r.Notices[0].Text, "/terms — условия магазина\n/referrals — Пригласить друзей и получать вознаграждения\n") {
+		t.Fatalf("/referrals not listed:\n%s", r.Notices[0].Text)
+	}
+}

@@ -204,6 +204,9 @@ type Quote struct {
 	DiscountUSD decimal.Decimal
 	ListUSD     decimal.Decimal
 	ListStars   int64
+	// Cancelled says the buyer cancelled the order on its summary: an
+	// invoice for it is refused at pre-checkout.
+	Cancelled bool
 }
 
 // Expired reports whether the quote may no longer be paid at now.

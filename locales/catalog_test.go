@@ -540,3 +540,13 @@ func TestIdentifiersAreNotGrouped(t *testing.T) {
 		t.Errorf("identifiers = %q, want %q", got, want)
 	}
 }
+
+// A delivered order has one name: the buyer's /orders says the word the
+// admin's /order says.
+func TestDeliveredIsOneWordForBuyerAndAdmin(t *testing.T) {
+	for _, l := range Supported() {
+		if b, a := T(l, "order.status.delivered"), T(l, "ao.status.delivered"); b != a {
+			t.Errorf("%s: the buyer reads %q, the admin %q", l, b, a)
+		}
+	}
+}

@@ -32,6 +32,10 @@ type Quote struct {
 	DiscountUSD decimal.Decimal `json:"discount_usd,omitzero"`
 	ListUSD     decimal.Decimal `json:"list_usd,omitzero"`
 	ListStars   int64           `json:"list_stars,omitempty"`
+	// Cancelled says the buyer cancelled the order on its summary (they
+	// were told nothing was charged): an invoice for it is refused at
+	// pre-checkout.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // Expired reports whether the quote may no longer be paid at now.

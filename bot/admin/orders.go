@@ -439,6 +439,13 @@ const (
 func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) *flows.Screen {
 	T := env.T
 	item := lines.ItemName(env.Lang, o)
+	// What the buyer typed (player id, server, recipient, login), as their
+	// summary showed it: what a "wrong account" complaint is checked
+	// against. Secret answers are masked there already.
+	entered := ""
+	if q, err := lines.QuoteOf(o); err == nil {
+		entered = q.For
+	}
 	lines := []string{T("ao.order.title", "id", itoa(o.ID))}
 	switch s.Get("via") {
 	case aoViaOurs:
@@ -450,12 +457,18 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 		lines = append(lines, T("ao.order.also_upstream", "number", s.Get("n"), "other", other))
 	}
 	lines = append(lines, "",
-		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(item)),
-		T("ao.order.buyer", "buyer", buyerLink(o.UserID)))
+		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(item)))
+	if entered != "" {
+		lines = append(lines, T("ao.order.entered", "who", locales.Escape(entered)))
+	}
+	lines = append(lines, T("ao.order.buyer", "buyer", buyerLink(o.UserID)))
 	if o.PayMethod == state.PayStars {
 		lines = append(lines, T("ao.order.paid_stars", "stars", locales.Stars(env.Lang, o.Stars), "charge", locales.Escape(o.ChargeID)))
 	} else {
 		lines = append(lines, T("ao.order.paid_wallet", "amount", locales.Money(env.Lang, o.ShopUSD), "charge", locales.Escape(o.ChargeID)))
+	}
+	if o.PromoCode != "" {
+		lines = append(lines, T("ao.order.promo", "code", locales.Escape(o.PromoCode), "discount", locales.Money(env.Lang, o.DiscountUSD)))
 	}
 	lines = append(lines,
 		T("ao.order.money", "revenue", locales.Money(env.Lang, a.paidUSD(o)), "charged", a.charged(env, o), "margin", a.margin(env, o)),

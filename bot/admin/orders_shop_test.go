@@ -703,3 +703,21 @@ func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	s.WaitStatus(o.ID, state.OrderDelivered)
 	s.WaitTold(o.ID)
 }
+
+// /order N shows what the buyer entered (here a player id, as their
+// summary showed it) and the promo code with its discount, so an admin can
+// check a "wrong account" complaint.
+func TestAdminOrderShowsWhatTheBuyerEnteredAndThePromoCode(t *testing.T) {
+	s := newAdminShop(t, nil)
+	q := shoptest.TopUp("5123456789")
+	q.For, q.UpstreamUSD = "Player ID: 5123456789", decimal.RequireFromString("0.99")
+	q.PromoCode, q.DiscountUSD = "SAVE1", decimal.RequireFromString("0.10")
+	o := s.finished(q, state.PayStars, state.OrderDelivered)
+	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
+	for _, want := range []string{"Entered by the buyer: Player ID: 5123456789", "Promo code SAVE1: −$0.10"} {
+		if !strings.Contains(view.Text, want) {
+			t.Fatalf("no %q in:\n%s", want, view.Text)
+		}
+	}
+	golden.Check(t, "adminorders/order_entered_promo", stable(renderMessage(view)))
+}

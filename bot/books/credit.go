@@ -120,6 +120,12 @@ func (f creditFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 	if s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == actCreditConfirm {
 		return f.confirm(ctx, env, s)
 	}
+	if s.Step == "done" && ev.Kind != flows.EvButton {
+		// The credit is over: what the admin types next is not an answer
+		// to it (showing "Credited" again reads as a second credit).
+		s.Clear()
+		return &flows.Reply{Screen: f.r.engine.MenuScreen(env), Save: true}, nil
+	}
 	sc, err := f.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc}, err
 }

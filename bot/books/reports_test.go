@@ -562,3 +562,29 @@ func TestReportsWithoutAnUpstream(t *testing.T) {
 	}
 	h.NoViolations()
 }
+
+// After a confirmed credit, what the admin types is not an answer to it:
+// a "1" does not show "Credited" again, as if it had credited twice.
+func TestCreditDoneThenTypingDoesNotShowItAgain(t *testing.T) {
+	h, b, w := creditShop(t, true)
+	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15,50"))
+	h.Press(b, admin, confirm, locales.T(locales.En, "rep.btn.confirm"))
+	h.Idle(b)
+	credited := func() int {
+		n := 0
+		for _, m := range h.BotMessages(admin) {
+			if strings.Contains(m.Text, "Credited") {
+				n++
+			}
+		}
+		return n
+	}
+	before := credited()
+	h.Fake.SendText(admin, "1")
+	h.Idle(b)
+	if n := credited(); n != before {
+		t.Fatalf("\"Credited\" shown %d times after typing 1, %d before", n, before)
+	}
+	checkCreditedOnce(t, h, w)
+	h.NoViolations()
+}

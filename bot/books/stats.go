@@ -52,9 +52,12 @@ type tally struct {
 	deliveredRevenue            decimal.Decimal
 	cost                        decimal.Decimal
 	// Promo codes: orders not refunded that used one, and what they took
-	// off. Revenue and margin already count the discounted prices.
+	// off. Revenue and margin already count the discounted prices;
+	// promoMargin is the margin of the delivered ones alone, so the admin
+	// sees what the discounted orders still earned.
 	discounts   int64
 	discountUSD decimal.Decimal
+	promoMargin decimal.Decimal
 }
 
 // figures are one order's part in the /stats figures (see tally): the
@@ -115,6 +118,9 @@ func (t *tally) add(f figures) {
 	if f.costKnown {
 		t.deliveredRevenue = t.deliveredRevenue.Add(f.revenue)
 		t.cost = t.cost.Add(f.cost)
+		if f.discount.IsPositive() {
+			t.promoMargin = t.promoMargin.Add(f.margin)
+		}
 	}
 }
 
@@ -231,7 +237,7 @@ func (r *Books) statsText(env *flows.Env, now time.Time, periods []*period, perL
 		}
 		b.WriteString("\n" + env.T("rep.stats.cost", "cost", money(t.cost), "margin", margin))
 		if t.discounts > 0 {
-			b.WriteString("\n" + env.N("rep.stats.discounts", t.discounts, "usd", money(t.discountUSD), "margin", money(t.margin())))
+			b.WriteString("\n" + env.N("rep.stats.discounts", t.discounts, "usd", money(t.discountUSD), "margin", money(t.promoMargin)))
 		}
 		if t.finished() == 0 {
 			b.WriteString("\n" + env.T("rep.stats.refunds_none"))

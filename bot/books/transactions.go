@@ -170,6 +170,15 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			"amount", amount, "balance", locales.Money(env.Lang, t.BalanceAfter.Decimal),
 			"note", locales.Escape(locales.Clip(t.Note, txNoteRunes))))
 	}
+	if numberGap(list.Data) {
+		// The upstream numbers transactions across all its accounts: a
+		// number missing here is not money missing from this account.
+		key := "rep.tx.gaps"
+		if dir != "" || typ != "" || st != "" {
+			key = "rep.tx.gaps_filtered"
+		}
+		b.WriteString("\n\n" + env.T(key))
+	}
 	if list.HasMore && list.NextCursor != nil {
 		nav = append(nav, flows.Button{Text: env.T("rep.btn.older"), Action: actTxOlder, Arg: strconv.FormatInt(*list.NextCursor, 10)})
 	}
@@ -177,4 +186,15 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		rows = append(rows, nav)
 	}
 	return &flows.Screen{Text: b.String(), Rows: rows}, nil
+}
+
+// numberGap reports whether the page (newest first) skips a transaction
+// number between two of its rows.
+func numberGap(txs []reseller.Transaction) bool {
+	for i := 1; i < len(txs); i++ {
+		if txs[i-1].Number-txs[i].Number > 1 {
+			return true
+		}
+	}
+	return false
 }

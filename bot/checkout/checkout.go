@@ -195,7 +195,7 @@ func (p *Checkout) chosen(ctx context.Context, env *flows.Env, s *flows.Session,
 	if err != nil && !errors.Is(err, state.ErrNoQuote) {
 		return nil, err
 	}
-	if err != nil || q.UserID != env.User.ID || q.Expired(env.Now) {
+	if err != nil || q.UserID != env.User.ID || q.Expired(env.Now) || q.Cancelled {
 		return &flows.Reply{Answer: env.T("pay.expired"), Alert: true, NoScreen: true}, nil
 	}
 	if r, err := p.alreadyPaid(ctx, env, q); r != nil || err != nil {

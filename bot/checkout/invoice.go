@@ -62,11 +62,17 @@ func (p *Checkout) invoice(ctx context.Context, env *flows.Env, q *state.Quote) 
 	if title == "" {
 		title = locales.Clip(env.T("line."+q.Line), 32)
 	}
-	desc := env.T("pay.invoice_description", "item", q.ItemName, "n", q.Quantity)
+	item := q.ItemName
+	if q.Quantity > 1 && (q.Line == "giftcards" || q.Line == "keys") {
+		// Cards and keys are sold by the unit; elsewhere the quantity is
+		// already in the item's name (500 Stars, 60 UC).
+		item = env.T("pay.invoice_units", "item", q.ItemName, "n", q.Quantity)
+	}
+	desc := env.T("pay.invoice_description", "item", item)
 	if who := recipient(q); who != "" {
 		// Two invoices of one item for two players (or accounts) must not
 		// look alike: a buyer pays the one they mean.
-		desc = env.T("pay.invoice_description_for", "item", q.ItemName, "n", q.Quantity, "who", who)
+		desc = env.T("pay.invoice_description_for", "item", item, "who", who)
 	}
 	desc = locales.Clip(desc, 255)
 	msgID, err := p.tg.SendInvoice(ctx, Invoice{
@@ -107,10 +113,13 @@ func (p *Checkout) langOf(ctx context.Context, quoteID string, code string) loca
 	return p.engine.LangFor(&flows.Session{}, flows.User{LanguageCode: code})
 }
 
-// recipient is who or what an order is for, as the buyer entered it (a
-// player id, a username, a store login: the values of the quote's fields,
-// in the order of their names; links left out), for the invoice text.
+// recipient is who or what an order is for, as the buyer's summary showed
+// it (a @username, a store login, "Player ID: 5123"), or else the values of
+// the quote's fields in the order of their names; links left out.
 func recipient(q *state.Quote) string {
+	if who := strings.TrimSpace(q.For); who != "" && !strings.Contains(who, "://") {
+		return locales.Clip(who, 120)
+	}
 	keys := slices.Sorted(maps.Keys(q.Fields))
 	var vals []string
 	for _, k := range keys {

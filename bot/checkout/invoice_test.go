@@ -2,7 +2,9 @@ package checkout_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/bot/storefront"
 	"shopbot/locales"
+	"shopbot/state"
 )
 
 // testClock is a clock the test moves by hand.
@@ -120,5 +123,52 @@ func TestTwoInvoicesOfOneQuoteMakeOneOrder(t *testing.T) {
 	}
 	if n, _ := s.pay.Orders.CountByUser(ctx, chat); n != 1 || o.ChargeID != paid.ChargeID {
 		t.Fatalf("%d orders, order %+v", n, o)
+	}
+}
+
+// After /cancel on the summary ("Nothing was charged"), the invoice left
+// in the chat is refused at pre-checkout with the reason, and no order is
+// made; the Cancel button does the same.
+func TestInvoiceAfterCancelIsRefused(t *testing.T) {
+	for _, how := range []string{"command", "button"} {
+		t.Run(how, func(t *testing.T) {
+			s := newPayShop(t, true, false)
+			s.toSummary()
+			q := s.payQuote()
+			if how == "command" {
+				s.Command(s.b, chat, "cancel", "")
+			} else {
+				var summary botapitest.Message
+				for _, m := range s.BotMessages(chat) {
+					if strings.Contains(m.Text, "Please check your order") {
+						summary = m
+					}
+				}
+				s.Press(s.b, chat, summary, en("btn.cancel"))
+			}
+			if len(s.texts(chat, "Cancelled. Nothing was charged.")) == 0 && how == "command" {
+				t.Fatal("no cancel notice")
+			}
+			res := s.payInvoice(botapitest.PayOptions{})
+			if !res.Declined || res.ErrorMessage != en("pay.refuse_cancelled") {
+				t.Fatalf("declined=%v %q", res.Declined, res.ErrorMessage)
+			}
+			s.Idle(s.b)
+			if _, err := s.pay.Orders.ByQuote(context.Background(), q.ID); !errors.Is(err, state.ErrOrderNotFound) {
+				t.Fatalf("an order for the cancelled quote: %v", err)
+			}
+			s.NoViolations()
+		})
+	}
+}
+
+// The invoice of two cards says "× 2" once and no "quantity" beside it.
+func TestInvoiceNamesTheQuantityOnce(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.toSummary()
+	s.payQuote()
+	inv := s.invoice()
+	if d := inv.Invoice.Description; d != "Apple Gift Card 10 USD × 2. Delivered in this chat right after payment." {
+		t.Fatalf("description %q", d)
 	}
 }

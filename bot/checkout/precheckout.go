@@ -48,6 +48,8 @@ func (p *Checkout) checkQuote(ctx context.Context, pq PreCheckoutQuery, from int
 		return "pay.refuse_unavailable"
 	case q.UserID != from:
 		return "pay.refuse_unknown"
+	case q.Cancelled:
+		return "pay.refuse_cancelled"
 	case q.Expired(p.now()):
 		return "pay.refuse_expired"
 	case pq.Currency != "XTR" || pq.Total != q.Stars:

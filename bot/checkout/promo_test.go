@@ -162,7 +162,7 @@ func TestPromoCodeAppliedAndPaidInStars(t *testing.T) {
 		t.Fatalf("used %d, held %d", used, held)
 	}
 	st := s.Command(s.b, payAdmin, "stats", "")
-	if !strings.Contains(st.Text, "Promo codes: 1 order, $1.00 off · margin after discounts") {
+	if !strings.Contains(st.Text, "Promo codes: 1 order, $1.00 off · their margin after the discount") {
 		t.Fatalf("stats: %q", st.Text)
 	}
 	s.NoViolations()
@@ -179,6 +179,11 @@ func TestPromoDiscountFloorsAtUpstreamCost(t *testing.T) {
 	s.toSummary()
 	s.applyCode("HALF")
 	q := s.payQuote()
+	// The buyer is told the discount is smaller than the code's terms and why.
+	capped := s.texts(chat, "Promo code HALF applied: ")
+	if len(capped) != 1 || !strings.Contains(capped[0], "off instead of $") || !strings.Contains(capped[0], "cannot go any lower") {
+		t.Fatalf("the capped discount is not explained: %q", capped)
+	}
 	if !q.ShopUSD.Equal(q.UpstreamUSD.RoundUp(2)) || decimal.NewFromInt(q.Stars).Mul(decimal.RequireFromString("0.013")).LessThan(q.UpstreamUSD) {
 		t.Fatalf("HALF: price %s (%d Stars) for an upstream cost of %s", q.ShopUSD, q.Stars, q.UpstreamUSD)
 	}
@@ -500,4 +505,27 @@ func TestPromoAdminCommands(t *testing.T) {
 		t.Fatalf("a buyer got %q", m.Text)
 	}
 	s.NoViolations()
+}
+
+// A code that cannot be used asks the buyer to send it again: the next
+// message is taken as a code on the summary (not "use the buttons"), and
+// anything else the buyer does there ends that invitation.
+func TestPromoWrongCodeThenSentAgainApplies(t *testing.T) {
+	s := newPayShop(t, true, false)
+	s.promo("add save1 $1")
+	s.toSummary()
+	s.applyCode("sav1")
+	if len(s.texts(chat, "There is no promo code SAV1")) == 0 {
+		t.Fatal("the wrong code is not explained")
+	}
+	s.Say(s.b, "save1")
+	if m := s.Menu(); !strings.Contains(m.Text, "Promo code SAVE1: −") {
+		t.Fatalf("the code sent again is not applied: %q", m.Text)
+	}
+	if n := len(s.texts(chat, en("err.use_buttons"))); n != 0 {
+		t.Fatalf("told to use the buttons %d times", n)
+	}
+	if q := s.payQuote(); q.PromoCode != "SAVE1" {
+		t.Fatalf("quote %+v", q)
+	}
 }

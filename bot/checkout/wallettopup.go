@@ -170,6 +170,9 @@ func (p *Checkout) topupAmounts(ctx context.Context, env *flows.Env) (*flows.Scr
 // decimal comma too), optionally with a "$" before or after.
 var topupAmountRE = regexp.MustCompile(`^\$?\s*([0-9]{1,7})(?:[.,]([0-9]{1,2}))?\s*\$?$`)
 
+// topupTooPreciseRE is a typed amount with more decimals than cents.
+var topupTooPreciseRE = regexp.MustCompile(`^\$?\s*[0-9]{1,7}[.,][0-9]{3,}\s*\$?$`)
+
 // parseTopupAmount reads a typed amount; false when it is not one.
 func parseTopupAmount(s string) (decimal.Decimal, bool) {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(strings.ToLower(s)), "usd"))
@@ -217,7 +220,11 @@ func (f topupFlowOf) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 	case ev.Kind == flows.EvText:
 		usd, ok := parseTopupAmount(ev.Text)
 		if !ok {
-			return p.topupProblem(ctx, env, s, env.T("wtopup.bad_amount", "value", locales.Escape(locales.Clip(strings.TrimSpace(ev.Text), 40))))
+			key := "wtopup.bad_amount"
+			if topupTooPreciseRE.MatchString(strings.TrimSpace(ev.Text)) {
+				key = "wtopup.too_precise" // a number, but not in cents
+			}
+			return p.topupProblem(ctx, env, s, env.T(key, "value", locales.Escape(locales.Clip(strings.TrimSpace(ev.Text), 40))))
 		}
 		return p.topupChosen(ctx, env, s, usd)
 	}

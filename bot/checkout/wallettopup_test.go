@@ -191,7 +191,7 @@ func TestWalletTopupTypedAmountAfterBadInput(t *testing.T) {
 		{"ten dollars", "is not an amount"},
 		{"0.50", "outside the limits"},
 		{"500.01", "outside the limits"},
-		{"12.345", "is not an amount"},
+		{"12.345", "has more than 2 decimals"},
 		{"-5", "is not an amount"},
 	} {
 		s.Say(s.b, tc.text)

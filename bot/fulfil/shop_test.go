@@ -396,7 +396,7 @@ func TestMyOrdersShowsCodesAgain(t *testing.T) {
 			t.Fatalf("order view lacks a code: %q", view.RawText)
 		}
 	}
-	if !strings.Contains(view.RawText, "completed") {
+	if !strings.Contains(view.RawText, "delivered") {
 		t.Fatalf("order view: %q", view.RawText)
 	}
 }

@@ -210,12 +210,10 @@ func TestImageToTextScreenAndBack(t *testing.T) {
 	if _, ok := s.Fake.Message(bottest.Chat, photo.MessageID); ok {
 		t.Fatal("the photo menu was left in the chat")
 	}
-	s.Tap(s.b, "Razer Gold")
-	s.Tap(s.b, "US") // a category without an image: text, edited in place
+	s.Tap(s.b, "Razer Gold") // one region: its cards at once, without an image: text, edited in place
 	if m := s.Menu(); len(m.Photo) > 0 || m.MessageID != text.MessageID || !strings.Contains(m.Text, "Razer Gold") {
 		t.Fatalf("the Razer cards: %+v", m)
 	}
-	s.Tap(s.b, "⬅")
 	s.Tap(s.b, "⬅")
 	s.Tap(s.b, "Apple")
 	if m := s.Menu(); !isPhoto(m, "Apple") || m.MessageID != text.MessageID {
@@ -363,11 +361,7 @@ func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
 func TestLongCaptionIsTextScreen(t *testing.T) {
 	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()
-	s.Tap(s.b, "Steam")
-	if m := s.Menu(); !isPhoto(m, "Steam") {
-		t.Fatalf("the regions: %+v", m)
-	}
-	s.Tap(s.b, "US")
+	s.Tap(s.b, "Steam") // one region: its long list of cards at once
 	m := s.Menu()
 	if len(m.Photo) > 0 || !strings.Contains(m.Text, "Steam (US)") || len([]rune(m.Text)) <= 1024 {
 		t.Fatalf("a %d-character list as a photo: %+v", len([]rune(m.Text)), m)

@@ -247,7 +247,7 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	screen := s.openChat(processing, en("oc.btn_open"))
 
 	s.Fake.SendCommand(chat, "help", "")
-	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars")))
+	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars"), "more", ""))
 	s.Fake.SendText(chat, "still in the chat")
 	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
 

@@ -376,7 +376,10 @@ func invoiceFor(inv *botapitest.Invoice, p *purchase) bool {
 	if p.item != "" && !strings.Contains(text, p.item) {
 		return false
 	}
-	if p.qty > 0 && !strings.Contains(inv.Description, fmt.Sprintf("quantity: %d,", p.qty)) && !strings.Contains(inv.Description, fmt.Sprintf("quantity: %d.", p.qty)) {
+	switch { // the invoice names a quantity of more than one unit (× n) only
+	case p.qty > 1 && !strings.Contains(inv.Description, fmt.Sprintf(" × %d", p.qty)):
+		return false
+	case p.qty == 1 && strings.Contains(inv.Description, " × "):
 		return false
 	}
 	return p.playerID == "" || strings.Contains(inv.Description, p.playerID)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,10 @@ import (
 	"shopbot/state/redisstore"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot"
 	"shopbot/reseller"
@@ -50,6 +55,9 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	// The Redis client's own log lines (a pool that failed to dial) would
+	// come before the report on stderr; the redis line says what failed.
+	redis.SetLogger(quietRedis{})
 	tg, err := bot.NewProbe(cfg.TelegramAPIURL, cfg.TelegramToken, 10*time.Second)
 	if err != nil {
 		fmt.Fprintln(stderr, "telegram client:", scrubSecrets(err.Error(), cfg))
@@ -106,7 +114,7 @@ func checkTelegram(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult 
 	defer cancel()
 	username, id, err := tg.Me(ctx)
 	if err != nil {
-		r.status, r.detail = "FAIL", "getMe: "+scrubSecrets(err.Error(), cfg)+" (is TELEGRAM_TOKEN right?)"
+		r.status, r.detail = "FAIL", "getMe: "+scrubSecrets(err.Error(), cfg)+" ("+telegramHint(err)+")"
 		return r
 	}
 	r.status, r.detail = "ok", fmt.Sprintf("bot @%s (id %d)", username, id)
@@ -128,6 +136,9 @@ func checkUpstream(ctx context.Context, cfg *Config) checkResult {
 		r.status, r.detail = "FAIL", "the upstream account is suspended (403)"
 	case err != nil:
 		r.status, r.detail = "FAIL", "GET /me: "+scrubSecrets(err.Error(), cfg)
+		if hint := networkHint(err, "RESELLER_BASE_URL"); hint != "" {
+			r.detail += " (" + hint + ")"
+		}
 	case me.Status != reseller.AccountActive:
 		r.status, r.detail = "FAIL", fmt.Sprintf("account %s is %s", me.Nickname, me.Status)
 	case me.BalanceUSD.LessThan(cfg.LowBalanceUSD):
@@ -345,12 +356,83 @@ func checkWebhook(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult {
 	return r
 }
 
+// telegramHint says what a failed getMe most likely means: a token
+// Telegram rejected (401), or a Bot API it could not reach.
+func telegramHint(err error) string {
+	if errors.Is(err, bot.ErrTokenRejected) {
+		return "Telegram rejected TELEGRAM_TOKEN: copy it again from @BotFather"
+	}
+	if hint := networkHint(err, "TELEGRAM_API_URL"); hint != "" {
+		return hint
+	}
+	return "the Bot API answered with an error; check TELEGRAM_TOKEN and TELEGRAM_API_URL"
+}
+
+// networkHint names a failure to reach a service at all (the host name
+// does not resolve, the connection is refused or times out), with the
+// variable holding its address, or gives "" for anything else.
+func networkHint(err error, urlVar string) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns):
+		return fmt.Sprintf("the host %s does not resolve: check %s and this machine's DNS", dns.Name, urlVar)
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &op) && op.Timeout():
+		return fmt.Sprintf("no answer in time: check %s, the network and any firewall or proxy", urlVar)
+	case errors.As(err, &op):
+		return fmt.Sprintf("cannot connect: check %s, the network and any firewall or proxy", urlVar)
+	}
+	return ""
+}
+
+// minSecretInWord is the length from which a secret is redacted wherever
+// it appears, also inside a longer word (the token inside a Bot API URL).
+// A shorter one (a short test key) could be a piece of an ordinary word
+// ("look" in "lookup"), so it is redacted only where it stands alone.
+const minSecretInWord = 12
+
 // scrubSecrets removes the token and the API key from a message.
 func scrubSecrets(s string, cfg *Config) string {
 	for _, secret := range []string{cfg.TelegramToken, cfg.ResellerKey} {
-		if secret != "" {
+		switch {
+		case secret == "":
+		case len(secret) >= minSecretInWord:
 			s = strings.ReplaceAll(s, secret, "<secret>")
+		default:
+			s = redactWhole(s, secret)
 		}
 	}
 	return s
 }
+
+// redactWhole replaces each occurrence of secret in s that is not part of
+// a longer word (letters, digits, _ or - on either side) with <secret>.
+func redactWhole(s, secret string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, secret)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(secret)
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		b.WriteString(s[:i])
+		if i > 0 && wordRune(before) || end < len(s) && wordRune(after) {
+			b.WriteString(secret)
+		} else {
+			b.WriteString("<secret>")
+		}
+		s = s[end:]
+	}
+}
+
+func wordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
+}
+
+// quietRedis drops the Redis client's own log lines.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}

@@ -348,3 +348,68 @@ func TestCheckRedisCluster(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// A failed check says its likely cause: a rejected token, a host that
+// does not resolve, a connection refused. A Bot API that cannot be reached
+// is not blamed on the token.
+func TestCheckSaysWhyTelegramOrTheUpstreamFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		over map[string]string
+		want string
+	}{
+		{"token rejected", map[string]string{"TELEGRAM_TOKEN": "424242:DDDDDDDDDDDDDDDDDDDDDDDDDDDDDD-other"}, "(Telegram rejected TELEGRAM_TOKEN: copy it again from @BotFather)"},
+		{"bot api host unknown", map[string]string{"TELEGRAM_API_URL": "http://no-such-host.invalid"}, "(the host no-such-host.invalid does not resolve: check TELEGRAM_API_URL and this machine's DNS)"},
+		{"upstream refused", map[string]string{"RESELLER_BASE_URL": "http://127.0.0.1:1/api/v1"}, "(cannot connect: check RESELLER_BASE_URL, the network and any firewall or proxy)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv, _, _ := checkEnv(t, tc.over)
+			code, out := runCheck(t, getenv, "--allow-volatile")
+			if code == 0 || !strings.Contains(out, tc.want) {
+				t.Fatalf("exit %d, output lacks %q:\n%s", code, tc.want, out)
+			}
+			if tc.name != "token rejected" && strings.Contains(out, "TELEGRAM_TOKEN") {
+				t.Fatalf("blamed on the token:\n%s", out)
+			}
+		})
+	}
+}
+
+// The Redis client's own log lines (its pool failing to dial) do not come
+// before the report: the redis line says what failed.
+func TestCheckSilencesTheRedisClientLog(t *testing.T) {
+	rec := &redisLines{}
+	redis.SetLogger(rec)
+	getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "redis://127.0.0.1:1/0"})
+	if code, out := runCheck(t, getenv, "--allow-volatile"); code == 0 || !strings.Contains(out, "FAIL  redis") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if n := rec.n.Load(); n != 0 {
+		t.Fatalf("the Redis client logged %d lines during the check", n)
+	}
+}
+
+type redisLines struct{ n atomic.Int64 }
+
+func (r *redisLines) Printf(context.Context, string, ...any) { r.n.Add(1) }
+
+// The token and the key are redacted where they stand; a short key is not
+// cut out of an ordinary word that contains it.
+func TestScrubSecrets(t *testing.T) {
+	cfg := &Config{TelegramToken: "123456:ABCDEFGHIJKLMNOPQRSTUVWX", ResellerKey: "look"}
+	for in, want := range map[string]string{
+		"dial tcp: lookup api.example on 10.0.0.1:53": "dial tcp: lookup api.example on 10.0.0.1:53",
+		"key look rejected":                           "key <secret> rejected",
+		"look":                                        "<secret>",
+		"key=look&x=look-up":                          "key=<secret>&x=look-up",
+		"Post /bot123456:ABCDEFGHIJKLMNOPQRSTUVWX/getMe": "Post /bot<secret>/getMe",
+		"outlook, looks, look_up, look; look":            "outlook, looks, look_up, <secret>; <secret>",
+	} {
+		if got := scrubSecrets(in, cfg); got != want {
+			t.Errorf("scrubSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := scrubSecrets("secret <secret>", &Config{ResellerKey: "secret"}); got != "<secret> <<secret>>" {
+		t.Errorf("a key that is the mark itself: %q", got)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +50,13 @@ const (
 	demoPromo = "DEMO10"
 	// demoSettleMax bounds the wait for the bot to handle a piped line.
 	demoSettleMax = 15 * time.Second
+	// demoDrainMax bounds the wait, at the end of piped input, for orders
+	// still on their way to the chat (a delivery takes a few seconds, and
+	// with --slow about 4).
+	demoDrainMax = 30 * time.Second
+	// demoOrdersScanned is how many of the newest orders the end of piped
+	// input looks at: far more than a demo makes.
+	demoOrdersScanned = 100
 )
 
 // demoParts are the running pieces of a demo; tests receive them through
@@ -76,7 +82,7 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	fs.SetOutput(stderr)
 	lang := fs.String("lang", "en", "the demo user's Telegram language: en, ru or uk")
 	slow := fs.Bool("slow", false, "the upstream delivers after realistic delays (processing after 1 s, done after 4 s)")
-	logPath := fs.String("log", filepath.Join(os.TempDir(), "shopbot-demo.log"), "file the shop's logs go to")
+	logPath := fs.String("log", "", "file the shop's logs go to (default: a new file in "+os.TempDir()+")")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: shopbot demo [--lang en|ru|uk] [--slow] [--log FILE]\n\nRuns the whole shop on this machine and lets you chat with it here.")
 		fs.PrintDefaults()
@@ -107,12 +113,13 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if err != nil {
 		return 2
 	}
-	logFile, err := os.OpenFile(opts.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	logFile, err := openDemoLog(opts.logPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "shopbot demo: log file: %v\n", err)
 		return 1
 	}
 	defer logFile.Close()
+	opts.logPath = logFile.Name()
 
 	inTTY, outTTY := isTerminal(stdin), isTerminal(stdout)
 	tc := newTermChat(stdout, demoUserID, outTTY && getenv("NO_COLOR") == "", !inTTY)
@@ -242,7 +249,8 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	}
 
 	tc.setQueryChat(fake.CallbackChat)
-	d := &demoSession{fake: fake, queue: shop.Queue, tc: tc, paced: !inTTY}
+	d := &demoSession{fake: fake, queue: shop.Queue, tc: tc, paced: !inTTY,
+		orders: records.NewOrders(conn.Client, redisstore.DefaultPrefix)}
 	if cfg.ReferralPercent.IsPositive() && cfg.PayWallet {
 		d.referrals = records.NewReferrals(conn.Client, redisstore.DefaultPrefix)
 	}
@@ -274,10 +282,12 @@ loop:
 			break loop
 		case line, ok := <-lines:
 			if !ok { // end of input
+				d.drain(ctx)
 				break loop
 			}
 			tc.typed(line)
 			if d.handle(ctx, line) {
+				d.drain(ctx)
 				break loop
 			}
 			d.settle(ctx)
@@ -307,9 +317,9 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 	fmt.Fprintf(&b, "  Telegram  fake Bot API server at %s\n", botURL)
 	fmt.Fprintf(&b, "  You       \"Demo\", user %d, language %s, also the shop's admin\n", demoUserID, opts.lang)
 	fmt.Fprintf(&b, "  Supplier  upstream simulator at %s\n", upstreamURL)
-	speed := "orders complete at once (--slow: with delays)"
+	speed := "codes arrive a few seconds after payment (--slow: with delays)"
 	if opts.slow {
-		speed = "orders processing after 1 s, done after 4 s"
+		speed = "orders processing after 1 s, codes 4 to 5 s after payment"
 	}
 	fmt.Fprintf(&b, "            balance %s USD; %s\n", locales.Decimal(locales.En, balance, 2), speed)
 	b.WriteString("  Redis     embedded, in memory (gone when the demo ends)\n")
@@ -325,7 +335,8 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 	b.WriteString("Chat as in Telegram: /start, /giftcards, /orders, /help.\n")
 	b.WriteString("You are the admin too: /balance, /stats, /broadcast.\n")
 	b.WriteString("Type a button's number to press it; '5 sends \"5\" as a message.\n")
-	b.WriteString("An invoice asks yes/no (/pay pays it later). /quit, Ctrl-C or Ctrl-D ends it.\n")
+	b.WriteString("An invoice asks yes/no (/pay pays it later). /quit, Ctrl-C or Ctrl-D ends it;\n")
+	b.WriteString("piped input waits for each answer, and at its end for the orders still on their way.\n")
 	b.WriteString("/friend: a friend opens the shop through your invite link and buys (referrals).\n\n")
 	return b.String()
 }
@@ -339,6 +350,9 @@ type demoSession struct {
 	// referrals is the referral store when referrals are on (/friend).
 	referrals  *records.Referrals
 	friendDone bool
+	// orders is the shop's order store: the end of piped input waits for
+	// the orders still owed to the chat.
+	orders *records.Orders
 }
 
 // handle acts on one line; it returns true when the demo should end.
@@ -448,6 +462,77 @@ func (d *demoSession) settle(ctx context.Context) {
 			idle = 0
 		}
 	}
+}
+
+// drain waits, for piped input only, until the bot has answered the last
+// line and no order owes the chat anything (its codes, a refund notice),
+// at most demoDrainMax: a script's /quit or end of input must not cut off
+// the codes it paid for. An order waiting for an admin (needs review) is
+// not waited for.
+func (d *demoSession) drain(ctx context.Context) {
+	if !d.paced {
+		return
+	}
+	d.settle(ctx)
+	ctx, cancel := context.WithTimeout(ctx, demoDrainMax)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := d.owed(ctx)
+		if err == nil && n == 0 {
+			d.settle(ctx)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			if n > 0 {
+				d.tc.note("Stopped waiting after %s: %d order(s) still on the way (see /orders next time).", demoDrainMax, n)
+			}
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// owed counts the orders that still owe their buyer a message.
+func (d *demoSession) owed(ctx context.Context) (int, error) {
+	orders, err := d.orders.List(ctx, 0, demoOrdersScanned, state.OrderFilter{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, o := range orders {
+		if orderOwed(o) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// orderOwed reports whether an order's buyer is still to hear how it ended:
+// it is on its way, delivered but not yet sent, or refunded but not yet
+// told. An order waiting for an admin is not owed anything the demo can
+// wait for.
+func orderOwed(o *state.Order) bool {
+	switch o.Status {
+	case state.OrderNeedsReview:
+		return false
+	case state.OrderDelivered:
+		return o.DeliveredAt.IsZero()
+	case state.OrderRefunded:
+		return o.NotifiedStatus != state.OrderRefunded
+	}
+	return true
+}
+
+// openDemoLog opens the demo's log file: the one named, or a new file in
+// the temp directory, so two demos on one machine never share a log.
+func openDemoLog(path string) (*os.File, error) {
+	if path == "" {
+		return os.CreateTemp("", "shopbot-demo-*.log")
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 }
 
 // readLines sends the lines next reads to out, and closes out at the end

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -525,4 +526,50 @@ func TestDemoFriendEarnsAReferralReward(t *testing.T) {
 	d.send("/referrals")
 	d.wait("You have brought 1 buyer")
 	d.noViolations()
+}
+
+// A script piped in whole, ending in /quit right after paying, still sees
+// its codes (slow upstream: they come seconds later) before the demo ends.
+func TestDemoPipedQuitWaitsForTheCodes(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, "--slow")
+	d.wait("Please choose what you need")
+	// Gift cards, Apple, US, the 2 USD card, quantity 1, Pay, Stars, yes.
+	if _, err := io.WriteString(d.in, "/giftcards\n1\n1\n1\n1\n1\n1\nyes\n/quit\n"); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.exit(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	out := d.out.String()
+	ready, end := strings.Index(out, "Tap a code to copy it"), strings.Index(out, "Demo ended.")
+	if ready < 0 || end < ready {
+		t.Fatalf("the demo ended before the codes came:\n%s", out[d.seen:])
+	}
+	d.noViolations()
+}
+
+// Each demo writes its own new log file, named in the banner and at the
+// end; two demos never share one.
+func TestDemoLogFileIsNewEachRun(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	logRe := regexp.MustCompile(`Logs +(\S+)`)
+	var paths []string
+	for range 2 {
+		var stdout, stderr syncBuffer
+		if code := run(t.Context(), []string{"demo"}, env(nil), strings.NewReader("/quit\n"), &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		m := logRe.FindStringSubmatch(stdout.String())
+		if m == nil || !strings.Contains(stdout.String(), "The shop's logs are in "+m[1]+".") {
+			t.Fatalf("no log path in the output:\n%s", stdout.String())
+		}
+		if _, err := os.Stat(m[1]); err != nil || filepath.Dir(m[1]) != os.Getenv("TMPDIR") {
+			t.Fatalf("log %s: %v", m[1], err)
+		}
+		paths = append(paths, m[1])
+	}
+	if paths[0] == paths[1] {
+		t.Fatalf("two demos wrote to one log, %s", paths[0])
+	}
 }

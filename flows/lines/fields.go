@@ -18,8 +18,11 @@ import (
 const maxFieldLen = 256
 
 // Field kinds: how a buyer's answer is checked before any quote. The upstream
-// declares a top-up field's type; other kinds are read from the field's key
-// or label. Anything else is free text (tolerant of types we do not know).
+// declares a top-up field's type; where it declares none, or only "text",
+// the kind is read from the field's key or label. Anything else is free
+// text (tolerant of types we do not know). fieldKind and checkField are the
+// one place these rules live: every screen that asks a field checks it
+// through them.
 const (
 	kindText   = ""
 	kindNumber = "number" // digits only
@@ -27,7 +30,7 @@ const (
 	kindEmail  = "email"  // a plain address with a dot in the domain
 	kindURL    = "url"    // an http(s) link to a real host
 	kindPhone  = "phone"  // an international phone number
-	kindID     = "id"     // a player, account or user id, or a username: no spaces
+	kindID     = "id"     // a username or a named id (Riot ID): no spaces
 )
 
 // maxNumberLen caps a number field (ids, not amounts), in digits.
@@ -89,7 +92,12 @@ func fieldKind(typ, key, label string, options []string) string {
 		return kindURL
 	case has("phone"):
 		return kindPhone
-	case has(" uid ", "player id", "account id", "user id", "userid", "playerid", "username"):
+	case has(" uid ", "player id", "playerid", "user id", "userid", "zone id", "zoneid", "server id", "account id"):
+		// A game's player, user, zone or server id is a number in
+		// practice (PUBG, Free Fire, Genshin, Mobile Legends): a typo
+		// such as a letter is caught before the buyer pays.
+		return kindNumber
+	case has("username", "user name", "nickname"):
 		return kindID
 	}
 	return kindText

@@ -12,6 +12,7 @@ import (
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/locales"
+	"shopbot/reseller/resellersim"
 )
 
 // payCounter is a checkout that counts what reached payment.
@@ -163,11 +164,12 @@ func TestNonPositiveOrAbsurdPricesAreUnavailable(t *testing.T) {
 	}
 }
 
-// regionlessCatalog has a gift-card brand whose category has no region.
+// regionlessCatalog has a gift-card brand with a category that has no
+// region beside one that has.
 type regionlessCatalog struct{ *fakeCatalog }
 
 func (c regionlessCatalog) GiftCardBrands(context.Context) ([]flows.Brand, bool, error) {
-	return []flows.Brand{{Name: "Tessera", Categories: []flows.Category{{ID: "tessera"}}}}, false, nil
+	return []flows.Brand{{Name: "Tessera", Categories: []flows.Category{{ID: "tessera"}, {ID: "tessera-us", Region: "US"}}}}, false, nil
 }
 
 func TestRegionlessCategoryIsAnyRegionNotItsID(t *testing.T) {
@@ -178,5 +180,90 @@ func TestRegionlessCategoryIsAnyRegionNotItsID(t *testing.T) {
 	b := w.button(locales.T(locales.En, "gc.any_region"))
 	if strings.Contains(b.Text, "tessera") {
 		t.Fatalf("region button %q", b.Text)
+	}
+}
+
+// A step with one choice is skipped: a gift-card brand or an in-game
+// top-up game with one category opens it at once, an edition of a gift
+// with one region asks for the invite link; Back returns to the list
+// before the skipped step.
+func TestStepWithOneChoiceIsSkipped(t *testing.T) {
+	t.Run("gift-card brand", func(t *testing.T) {
+		w := newWorld(t)
+		w.shop.Catalog = oneRegionCatalog{w.cat}
+		w.do("/giftcards")
+		w.do("tap:Apple")
+		if w.s.Step != "cards" || !strings.Contains(w.last.Screen.Text, "Apple &lt;US&gt;") {
+			t.Fatalf("step %q: %s", w.s.Step, w.last.Screen.Text)
+		}
+		w.do("tap:" + locales.T(locales.En, "btn.back"))
+		if w.s.Step != "brands" {
+			t.Fatalf("Back went to %q", w.s.Step)
+		}
+	})
+	t.Run("in-game top-up", func(t *testing.T) {
+		w := newWorld(t)
+		w.do("/games")
+		w.do("tap:Genshin Impact")
+		if w.s.Step != "offers" || !strings.Contains(w.last.Screen.Text, "Genshin Impact Genesis Crystals") {
+			t.Fatalf("step %q: %s", w.s.Step, w.last.Screen.Text)
+		}
+		w.do("tap:" + locales.T(locales.En, "btn.back"))
+		if w.s.Step != "brands" {
+			t.Fatalf("Back went to %q", w.s.Step)
+		}
+	})
+	t.Run("gift edition", func(t *testing.T) {
+		w := newWorld(t)
+		w.shop.Catalog = oneRegionCatalog{w.cat}
+		w.do("/gifts")
+		w.do("tap:ELDEN RING")
+		w.do("tap:")
+		if w.s.Step != "invite" {
+			t.Fatalf("step %q: %s", w.s.Step, w.last.Screen.Text)
+		}
+		w.do("tap:" + locales.T(locales.En, "btn.back"))
+		if w.s.Step != "editions" {
+			t.Fatalf("Back went to %q", w.s.Step)
+		}
+	})
+}
+
+func (c oneRegionCatalog) StoreGiftEditions(ctx context.Context, app int64) ([]flows.Edition, bool, error) {
+	eds, stale, err := c.fakeCatalog.StoreGiftEditions(ctx, app)
+	for i := range eds {
+		eds[i].Regions = eds[i].Regions[:min(1, len(eds[i].Regions))]
+	}
+	return eds, stale, err
+}
+
+// oneRegionCatalog sells Apple cards of the US region only.
+type oneRegionCatalog struct{ *fakeCatalog }
+
+func (c oneRegionCatalog) GiftCardBrands(ctx context.Context) ([]flows.Brand, bool, error) {
+	brands, stale, err := c.fakeCatalog.GiftCardBrands(ctx)
+	for i, b := range brands {
+		if b.Name == "Apple" {
+			brands[i].Categories = b.Categories[:1]
+		}
+	}
+	return brands, stale, err
+}
+
+// A letters-only Player ID (PUBG declares the field as text) is refused
+// with the reason and never reaches the summary; the digits do, and the
+// summary shows them with a request to check them.
+func TestLettersOnlyPlayerIDIsRefused(t *testing.T) {
+	w := newWorld(t)
+	w.do("/start tu-" + resellersim.DemoTopUpCategory)
+	w.do("tap:")
+	w.do("PIayerOne")
+	if w.s.Step != "fields" || !strings.Contains(w.out.String(), "must contain digits only") {
+		t.Fatalf("step %q after letters:\n%s", w.s.Step, w.out.String())
+	}
+	w.do("5123456789")
+	sc := w.last.Screen.Text
+	if w.s.Step != shop.StepConfirm || !strings.Contains(sc, "Player ID: 5123456789") || !strings.Contains(sc, locales.T(locales.En, "confirm.check_details")) {
+		t.Fatalf("step %q, summary:\n%s", w.s.Step, sc)
 	}
 }

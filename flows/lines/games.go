@@ -49,6 +49,13 @@ func (f *Games) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 		switch s.Step {
 		case tuBrands:
 			s.Set("brand", id)
+			if brands, _, err := f.Catalog.TopUpBrands(ctx); err == nil {
+				if cat, ok := shop.OnlyCategory(brands, id); ok {
+					s.Set("cat", cat)
+					s.Goto(tuOffers)
+					break
+				}
+			}
 			s.Goto(tuSubs)
 		case tuResults, tuSubs:
 			s.Set("cat", id)

@@ -59,6 +59,13 @@ func (g *GiftCards) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 	switch s.Step {
 	case gcBrands:
 		s.Set("brand", id)
+		if brands, _, err := g.Catalog.GiftCardBrands(ctx); err == nil {
+			if cat, ok := shop.OnlyCategory(brands, id); ok {
+				s.Set("cat", cat)
+				s.Goto(gcCards)
+				break
+			}
+		}
 		s.Goto(gcRegions)
 	case gcResults, gcRegions:
 		s.Set("cat", id)

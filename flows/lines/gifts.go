@@ -146,6 +146,11 @@ func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 			return f.openApp(ctx, env, s, id)
 		case sgEditions:
 			s.Set("sub", id)
+			if r, ok := f.onlyRegion(ctx, s); ok {
+				s.Set("region", r)
+				s.Goto(sgInvite)
+				break
+			}
 			s.Goto(sgRegions)
 		case sgRegions:
 			s.Set("region", id)
@@ -154,6 +159,17 @@ func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 		s.Set("page", "")
 	}
 	return f.ShowStep(ctx, env, f, s)
+}
+
+// onlyRegion returns the chosen edition's region when it has exactly one
+// the upstream balance covers: the regions step is then skipped, as a list
+// of one button is not a choice.
+func (f *Gifts) onlyRegion(ctx context.Context, s *flows.Session) (string, bool) {
+	ed, _, err := f.edition(ctx, s)
+	if err != nil || len(ed.Regions) != 1 || !f.Balance(ctx).Covers(ed.Regions[0].PriceUSD) {
+		return "", false
+	}
+	return ed.Regions[0].Region, true
 }
 
 // edition returns the chosen edition of the chosen game.

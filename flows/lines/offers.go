@@ -266,7 +266,7 @@ func (u *fielded) offersScreen(ctx context.Context, env *flows.Env, sh *shop.Sho
 	}
 	text := env.T(title, "name", locales.Escape(shop.ClipName(offers.Name)))
 	if offers.Note != "" {
-		text += "\n<i>" + locales.Escape(locales.Clip(offers.Note, shop.MaxNoteLen)) + "</i>"
+		text += "\n" + shop.Note(env, offers.Note, shop.MaxNoteLen)
 	}
 	items := make([]shop.ListItem, 0, len(offers.Offers))
 	balance := sh.Balance(ctx)

@@ -96,7 +96,7 @@ func serviceLine(env *flows.Env) func(o *flows.Offer, price string, it *shop.Lis
 			line += "\n" + env.N("svc.delivery", int64(*o.DeliveryMinutes))
 		}
 		if o.Note != "" {
-			line += "\n<i>" + locales.Escape(locales.Clip(o.Note, shop.MaxNameLen)) + "</i>"
+			line += "\n" + shop.Note(env, o.Note, shop.MaxNameLen)
 		}
 		it.Line = line
 	}

@@ -141,3 +141,15 @@ func (sh *Shop) ResultsScreen(env *flows.Env, s *flows.Session, cats []flows.Cat
 	}
 	return sh.ListScreen(env, s, text, items, stale)
 }
+
+// OnlyCategory returns the id of the brand's category when it has exactly
+// one: a list of one button is not a choice, so the step that would ask for
+// it is skipped (Back then returns to the brands).
+func OnlyCategory(brands []flows.Brand, brand string) (string, bool) {
+	for _, b := range brands {
+		if b.Name == brand && len(b.Categories) == 1 {
+			return b.Categories[0].ID, true
+		}
+	}
+	return "", false
+}

@@ -22,6 +22,10 @@ import (
 const (
 	actPromo  = "pc"
 	StepPromo = "promo"
+	// keyPromoRetry marks a confirmation shown after a code that could not
+	// be used: the buyer was told to send it again, so the next text
+	// message there is taken as a code.
+	keyPromoRetry = "pcr"
 )
 
 // minPriceUSD is the least a discounted order costs.
@@ -47,8 +51,16 @@ func (sh *Shop) handlePromo(ctx context.Context, env *flows.Env, f Pricer, s *fl
 		return nil, false, nil
 	}
 	if s.Step == StepConfirm && ev.Kind == flows.EvButton && ev.Button.Action == actPromo {
+		s.Set(keyPromoRetry, "")
 		s.Goto(StepPromo)
 		return &flows.Reply{Screen: PromoScreen(env), Save: true}, true, nil
+	}
+	if s.Step == StepConfirm && ev.Kind == flows.EvText && s.Get(keyPromoRetry) != "" {
+		r, err := sh.applyPromo(ctx, env, f, s, ev.Text)
+		return r, true, err
+	}
+	if s.Step == StepConfirm {
+		s.Set(keyPromoRetry, "") // anything else ends the invitation to retry
 	}
 	if s.Step != StepPromo {
 		return nil, false, nil
@@ -70,10 +82,13 @@ func (sh *Shop) handlePromo(ctx context.Context, env *flows.Env, f Pricer, s *fl
 // confirmation and goes back to it, with the discount or the reason why
 // there is none.
 func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flows.Session, text string) (*flows.Reply, error) {
-	s.GoBack() // to the confirmation, whatever happens
+	if s.Step == StepPromo {
+		s.GoBack() // to the confirmation, whatever happens
+	}
 	if s.Step != StepConfirm {
 		s.Step = StepConfirm
 	}
+	s.Set(keyPromoRetry, "")
 	// Every try counts against the rate limit: codes cannot be guessed fast.
 	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
 		return r, err
@@ -102,9 +117,10 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		default:
 			return nil, err
 		}
+		s.Set(keyPromoRetry, "1")
 		return sh.Again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
 	}
-	nq, reason := sh.discounted(env, q, p)
+	nq, reason, full := sh.discounted(env, q, p)
 	if reason != "" {
 		return sh.Again(ctx, env, f, s, reason)
 	}
@@ -112,24 +128,32 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		return nil, err
 	}
 	s.Set("quote", nq.ID)
-	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("promo.applied", "code", locales.Escape(p.Code))}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
+	applied := env.T("promo.applied", "code", locales.Escape(p.Code))
+	if nq.DiscountUSD.LessThan(full) {
+		// The code's terms give more than the price may lose: the buyer
+		// is told what they get and why, not left to do the sum.
+		applied = env.T("promo.applied_capped", "code", locales.Escape(p.Code),
+			"discount", locales.Money(env.Lang, nq.DiscountUSD), "full", locales.Money(env.Lang, full))
+	}
+	return &flows.Reply{Notices: []flows.Notice{{Text: applied}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
 }
 
 // discounted is a new quote for q at the price code p gives, or the
-// buyer's reason why p does not apply. A code replaces one applied before.
-// The discount never takes the price below the upstream cost unless the
-// code allows it, nor below a cent (or one Star).
-func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flows.Quote, string) {
+// buyer's reason why p does not apply, and the discount p's terms give
+// before any floor. A code replaces one applied before. The discount never
+// takes the price below the upstream cost unless the code allows it, nor
+// below a cent (or one Star).
+func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flows.Quote, string, decimal.Decimal) {
 	base := *q
 	if base.PromoCode != "" {
 		base.ShopUSD, base.Stars = base.ListUSD, base.ListStars
 	}
 	code := locales.Escape(p.Code)
 	if len(p.Lines) > 0 && !slices.Contains(p.Lines, q.Line) {
-		return nil, env.T("promo.not_line", "code", code)
+		return nil, env.T("promo.not_line", "code", code), decimal.Zero
 	}
 	if base.ShopUSD.LessThan(p.MinUSD) {
-		return nil, env.T("promo.min_order", "code", code, "min", locales.Money(env.Lang, p.MinUSD))
+		return nil, env.T("promo.min_order", "code", code, "min", locales.Money(env.Lang, p.MinUSD)), decimal.Zero
 	}
 	off := p.OffUSD.Add(base.ShopUSD.Mul(p.Percent).Div(hundred)).RoundDown(2)
 	price := base.ShopUSD.Sub(off)
@@ -139,7 +163,7 @@ func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flo
 	}
 	price = decimal.Max(price, floor)
 	if !price.LessThan(base.ShopUSD) {
-		return nil, env.T("promo.no_discount", "code", code)
+		return nil, env.T("promo.no_discount", "code", code), off
 	}
 	stars := min(max(sh.Pricing.Stars(price), 1), base.Stars)
 	nq := base
@@ -147,5 +171,5 @@ func (sh *Shop) discounted(env *flows.Env, q *flows.Quote, p *flows.Promo) (*flo
 	nq.PromoCode, nq.ListUSD, nq.ListStars = p.Code, base.ShopUSD, base.Stars
 	nq.ShopUSD, nq.Stars, nq.DiscountUSD = price, stars, base.ShopUSD.Sub(price)
 	nq.Created = env.Now
-	return &nq, ""
+	return &nq, "", off
 }

@@ -34,7 +34,7 @@ func TestDiscounted(t *testing.T) {
 		{"other line", flows.Promo{Code: "GC", Percent: dec("5"), Lines: []string{"giftcards"}}, "", "does not apply"},
 		{"minimum", flows.Promo{Code: "MIN", Percent: dec("5"), MinUSD: dec("25")}, "", "orders of $25.00 or more"},
 	} {
-		q, why := sh.discounted(env, base, &tc.p)
+		q, why, _ := sh.discounted(env, base, &tc.p)
 		if tc.why != "" {
 			if q != nil || !contains(why, tc.why) {
 				t.Fatalf("%s: %v %q", tc.name, q, why)
@@ -50,14 +50,14 @@ func TestDiscounted(t *testing.T) {
 		}
 	}
 	// A code replaces the one applied before: it counts from the list price.
-	q1, _ := sh.discounted(env, base, &flows.Promo{Code: "F1", OffUSD: dec("1")})
-	q2, _ := sh.discounted(env, q1, &flows.Promo{Code: "P5", Percent: dec("5")})
+	q1, _, _ := sh.discounted(env, base, &flows.Promo{Code: "F1", OffUSD: dec("1")})
+	q2, _, _ := sh.discounted(env, q1, &flows.Promo{Code: "P5", Percent: dec("5")})
 	if !q2.ShopUSD.Equal(dec("19.00")) || q2.ListStars != base.Stars || q2.PromoCode != "P5" {
 		t.Fatalf("replaced: %+v", q2)
 	}
 	// A code that cannot lower the price says so.
 	atCost := &flows.Quote{Line: "keys", UpstreamUSD: dec("20.00"), ShopUSD: dec("20.00"), Stars: 1539}
-	if q, why := sh.discounted(env, atCost, &flows.Promo{Code: "P5", Percent: dec("5")}); q != nil || !contains(why, "gives no discount") {
+	if q, why, _ := sh.discounted(env, atCost, &flows.Promo{Code: "P5", Percent: dec("5")}); q != nil || !contains(why, "gives no discount") {
 		t.Fatalf("at cost: %v %q", q, why)
 	}
 }

@@ -279,6 +279,30 @@ func NavRow(env *flows.Env) []flows.Button {
 	return []flows.Button{{Text: env.T("btn.back"), Action: ActBack}, {Text: env.T("btn.cancel"), Action: flows.ActCancel}}
 }
 
+// knownNotes are upstream notes the shop has translated, by their English
+// text: the locale key of each.
+var knownNotes = map[string]string{
+	"Delivered to the player ID within minutes.":                            "note.player_minutes",
+	"Delivered by an operator within 24 hours.":                             "note.operator_24h",
+	"Delivered within one business day.":                                    "note.business_day",
+	"Large amounts may need a second login.":                                "note.second_login",
+	"Requires the account email; the code arrives by email from Supercell.": "note.supercell_email",
+}
+
+// Note shows an upstream note (HTML, italic, clipped to max): in the
+// buyer's language when the shop knows it, else as the upstream wrote it,
+// marked as the supplier's own words in a language other than English.
+func Note(env *flows.Env, note string, max int) string {
+	if key, ok := knownNotes[strings.TrimSpace(note)]; ok {
+		return "<i>" + env.T(key) + "</i>"
+	}
+	text := "<i>" + locales.Escape(locales.Clip(note, max)) + "</i>"
+	if env.Lang != locales.En {
+		text = env.T("note.supplier", "note", text)
+	}
+	return text
+}
+
 // WithStale adds the out-of-date note to a screen's text.
 func WithStale(env *flows.Env, text string, stale bool) string {
 	if stale {
@@ -477,11 +501,18 @@ func (sh *Shop) confirmScreen(env *flows.Env, q *flows.Quote) *flows.Screen {
 	b.WriteString(env.T("confirm.item", "item", locales.Escape(q.ItemName)))
 	if q.For != "" {
 		key := "confirm.for"
-		if q.Line == "games" || q.Line == "services" {
+		fields := q.Line == "games" || q.Line == "services"
+		if fields {
 			key = "confirm.details" // the offer's fields, not a person
 		}
 		b.WriteString("\n")
 		b.WriteString(env.T(key, "who", locales.Escape(q.For)))
+		if fields {
+			// The order goes to exactly what the buyer typed: a typo is
+			// theirs to catch here, before they pay.
+			b.WriteString("\n")
+			b.WriteString(env.T("confirm.check_details"))
+		}
 	}
 	if q.Quantity > 1 && q.Line != "stars" {
 		b.WriteString("\n")
@@ -522,6 +553,27 @@ func (sh *Shop) ShowConfirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 		return nil, err
 	}
 	return sh.confirmScreen(env, q), nil
+}
+
+// Abandon voids the quote of the line's summary when the buyer cancels:
+// the invoice already sent for it stays in the chat, and paying it is then
+// refused at pre-checkout, as the buyer was told nothing was charged.
+func (sh *Shop) Abandon(ctx context.Context, env *flows.Env, s *flows.Session) error {
+	id := s.Get("quote")
+	if id == "" {
+		return nil
+	}
+	q, err := sh.Quotes.Load(ctx, id)
+	switch {
+	case errors.Is(err, flows.ErrNoQuote):
+		return nil
+	case err != nil:
+		return err
+	case q.UserID != env.User.ID || q.Cancelled:
+		return nil
+	}
+	q.Cancelled = true
+	return sh.Quotes.Save(ctx, q)
 }
 
 // Confirm handles the confirmation step's own buttons: Pay hands a live

@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/flows"
 	"shopbot/locales"
 )
 
@@ -37,5 +38,21 @@ func TestPricing(t *testing.T) {
 	p.ShowUSD = true
 	if got := p.Format(locales.En, decimal.RequireFromString("1.43")); !strings.Contains(got, "110") || !strings.Contains(got, "1.43") {
 		t.Errorf("format = %q", got)
+	}
+}
+
+// An upstream note the shop knows is shown in the buyer's language; any
+// other is shown as written, marked as the supplier's (in English) when
+// the buyer reads another language.
+func TestUpstreamNotes(t *testing.T) {
+	ru, en := &flows.Env{Lang: locales.Ru}, &flows.Env{Lang: locales.En}
+	if got := Note(ru, "Delivered by an operator within 24 hours.", 100); got != "<i>"+locales.T(locales.Ru, "note.operator_24h")+"</i>" {
+		t.Errorf("known note in Russian: %q", got)
+	}
+	if got := Note(ru, "Keep your 2FA codes at hand.", 100); !strings.HasPrefix(got, "Примечание поставщика (на английском): <i>Keep") {
+		t.Errorf("unknown note in Russian: %q", got)
+	}
+	if got := Note(en, "Keep <b>2FA</b> at hand.", 100); got != "<i>Keep &lt;b&gt;2FA&lt;/b&gt; at hand.</i>" {
+		t.Errorf("unknown note in English: %q", got)
 	}
 }
