@@ -130,3 +130,43 @@ func TestRestoreOlderThanTheJournalWindowIsNotBoughtTwice(t *testing.T) {
 		}
 	}
 }
+
+// An unclaimed upstream order that another order's review named (disputed)
+// may still be this order's own create, lost with the store: it must keep
+// blocking a second create of this order (review), not be left out of the
+// listing as "in an admin's hands".
+func TestDisputedUpstreamOrderStillBlocksASecondCreate(t *testing.T) {
+	s := newShop(t)
+	warm := s.Run(s.Worker(nil))
+	s.WaitWatermark()
+	warm()
+	restore := s.Rdb.Snapshot(t) // the backup
+	o := s.Paid(topUp("5123456789"), state.PayStars)
+	stop := s.Run(s.Worker(nil))
+	first := s.WaitDelivered(o.ID)
+	stop()
+	restore()
+	ctx := context.Background()
+	// Another order of the kind went to review naming the unclaimed order.
+	if err := s.Orders.Dispute(ctx, first.UpstreamNumber); err != nil {
+		t.Fatal(err)
+	}
+	again := *o
+	again.ID, again.Status, again.History, again.Rev = 0, "", nil, 0
+	re, _, err := s.Orders.CreatePaid(ctx, &again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sched.Put(ctx, fulfil.OrderJob(re.ID), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	s.Run(s.Worker(nil))
+	got := s.WaitStatusIn(re.ID, state.OrderNeedsReview, state.OrderDelivered)
+	if n := s.Sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one charge (the first was %d, now %s/%d)", n, first.UpstreamNumber, got.Status, got.UpstreamNumber)
+	}
+	if got.Status == state.OrderNeedsReview {
+		s.Foreign[int(first.UpstreamNumber)] = true // the admin decides
+		s.External = s.External.Add(first.ChargedUSD)
+	}
+}

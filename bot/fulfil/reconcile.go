@@ -69,11 +69,15 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 		}
 		if err != nil {
 			// Unclaimed. One an order in review names, or one reported as
-			// nobody's, is in an admin's hands: left alone, so one lost
-			// record cannot send every later order of its kind to review.
+			// nobody's, is in an admin's hands, but it may still be this
+			// order's own create whose record a Redis loss took: it is
+			// never adopted here, and it keeps this order from creating
+			// again (a possible match sends it to review). Orders paid
+			// since have a watermark above it and never see it.
 			if done, err := f.orders.Accounted(ctx, u.Number); err != nil {
 				return nil, err
 			} else if done {
+				res.possible = append(res.possible, u)
 				continue
 			}
 			if att != nil {
