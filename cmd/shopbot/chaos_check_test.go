@@ -500,7 +500,11 @@ func (r *report) String() string {
 	fmt.Fprintf(&b, "  faults: %d kill -9 (+%d exits on their own), %d Redis rollbacks, %d duplicated webhook deliveries (of %d; %d failed attempts retried)\n",
 		f.kills, f.crashes, f.rollbacks, f.dupDeliveries, f.deliveries, f.failedDeliveries)
 	for _, k := range slices.Sorted(maps.Keys(f.faults)) {
-		fmt.Fprintf(&b, "    upstream fault armed: %-48s %d\n", k, f.faults[k])
+		label := "upstream fault armed: "
+		if strings.HasPrefix(k, "redis ") {
+			label = "Redis fault:           "
+		}
+		fmt.Fprintf(&b, "    %s%-48s %d\n", label, k, f.faults[k])
 	}
 	for _, n := range f.rollbackNotes {
 		fmt.Fprintf(&b, "    %s\n", n)

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,11 +52,15 @@ import (
 // database there (CHAOS_REDIS_DB, default 13) and removes the shop's keys
 // before and after. Knobs: see chaosConfig.
 func TestChaos(t *testing.T) {
+	redisBin, own := ownRedis()
 	redisURL := os.Getenv("TEST_REDIS_URL")
-	if redisURL == "" {
-		t.Skip("chaos: needs a real Redis (the rollback and the replicas share it): set TEST_REDIS_URL, e.g. redis://127.0.0.1:6379/0")
+	if !own && redisURL == "" {
+		t.Skip("chaos: needs a real Redis: redis-server on the PATH (the run starts its own), or TEST_REDIS_URL with CHAOS_REDIS=shared")
 	}
 	cfg := loadChaosConfig(t)
+	if !own {
+		cfg.redisCrashes, cfg.restores = 0, 0
+	}
 	t.Logf("chaos: %s", cfg)
 
 	logDir := cfg.logDir
@@ -65,6 +70,16 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildShopbot(t, t.TempDir())
+	var rs *redisServer
+	if own {
+		dir := filepath.Join(t.TempDir(), "redis")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rs = startRedisServer(t, redisBin, dir, logDir)
+		redisURL = rs.url()
+		t.Logf("chaos: its own Redis on %s (appendonly yes, appendfsync everysec; log %s)", redisURL, rs.log)
+	}
 	cr := openChaosRedis(t, redisURL, cfg.redisDB)
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed))
 
@@ -98,6 +113,12 @@ func TestChaos(t *testing.T) {
 	const adminID = 777000001
 	fake.SetUser(adminID, botapitest.User{FirstName: "Admin", Username: "chaos_admin", LanguageCode: "en"})
 
+	// Another shop with the same token and journal directory first.
+	journalDir := filepath.Join(t.TempDir(), "journal")
+	if cfg.foreign > 0 {
+		runForeignShop(t, bin, logDir, redisURL, cfg.redisDB+1, token, journalDir, cfg.foreign)
+	}
+
 	// The replicas, as production runs them: webhook mode behind a load
 	// balancer (the feed), one Redis.
 	secret := randomHex(16)
@@ -113,9 +134,11 @@ func TestChaos(t *testing.T) {
 		"WEBHOOK_URL=https://shop.chaos.invalid" + webhookPath,
 		"WEBHOOK_SECRET=" + secret,
 		"LOG_LEVEL=" + cfg.logLevel,
+		"JOURNAL_DIR=" + journalDir,
+		"JOURNAL_KEEP=" + cfg.journalKeep.String(),
 		"TZ=UTC",
 	}
-	cl := newCluster(t, bin, logDir, cfg.replicas, env)
+	cl := newCluster(t, bin, logDir, cfg.replicas, env, "")
 	defer cl.stopGracefully() // before the upstream and the fake close, on every path
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -139,9 +162,12 @@ func TestChaos(t *testing.T) {
 	// The load, with the faults running beside it.
 	sh := newShoppers(fake, cfg.purchases, t.Logf, cfg.debug)
 	faultCtx, stopFaults := context.WithCancel(ctx)
-	fl := &faults{t: t, cl: cl, cr: cr, sim: sim, sh: sh, cfg: cfg, rng: rng}
+	fl := &faults{t: t, cl: cl, cr: cr, rs: rs, sim: sim, sh: sh, cfg: cfg, rng: rng}
 	var faultsWG sync.WaitGroup
-	faultsWG.Add(3)
+	faultsWG.Add(4)
+	go func() { defer faultsWG.Done(); fl.crashLoop(faultCtx) }()
+	loadDone, restored := make(chan struct{}), make(chan struct{})
+	go func() { defer close(restored); fl.restoreLoop(ctx, loadDone) }()
 	go func() { defer faultsWG.Done(); fl.killLoop(faultCtx) }()
 	go func() { defer faultsWG.Done(); fl.upstreamLoop(faultCtx) }()
 	go func() { defer faultsWG.Done(); fl.rollbackLoop(faultCtx) }()
@@ -154,6 +180,8 @@ func TestChaos(t *testing.T) {
 	loadTime := time.Since(loadStart)
 	stopFaults()
 	faultsWG.Wait()
+	close(loadDone)
+	<-restored
 	sim.ClearFaults()
 	feed.setDupRate(0)
 	if err := cl.restart(); err != nil {
@@ -202,6 +230,12 @@ func TestChaos(t *testing.T) {
 	if rep.run.rollbacks < 1 && cfg.rollbacks > 0 {
 		t.Errorf("chaos: Redis was never rolled back (the load ended before the first rollback point)")
 	}
+	if n := rep.run.faults["redis crash"]; n < cfg.redisCrashes {
+		t.Errorf("chaos: Redis crashed %d of %d times (the load ended first)", n, cfg.redisCrashes)
+	}
+	if n := rep.run.faults["redis restore"]; n < cfg.restores {
+		t.Errorf("chaos: Redis was restored on an old backup %d of %d times (the load ended first: raise CHAOS_PURCHASES or lower CHAOS_JOURNAL_KEEP)", n, cfg.restores)
+	}
 	for _, f := range rep.failures() {
 		t.Error(f)
 	}
@@ -224,14 +258,19 @@ type chaosConfig struct {
 	loadMax   time.Duration // CHAOS_LOAD_MAX: longest load phase (default 2s a purchase per buyer batch, at least 3m)
 	p99Max    time.Duration // CHAOS_P99_MAX: payment-to-delivery p99 bound (default 60s; "report": printed, not asserted)
 	redisDB   int           // CHAOS_REDIS_DB: the database used on TEST_REDIS_URL's server (default 13)
-	logDir    string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
-	debug     bool          // CHAOS_DEBUG: log every purchase and abandoned attempt
-	logLevel  string        // CHAOS_LOG_LEVEL: the replicas' LOG_LEVEL (default info; debug names the slot holder an order waits for)
+	// With its own Redis (CHAOS_REDIS=own, the default when redis-server is on the PATH):
+	redisCrashes int           // CHAOS_REDIS_CRASHES: SIGKILLs of Redis, restarted from its AOF (default 2)
+	restores     int           // CHAOS_RESTORES: restarts on a backup older than the journal window (default 1; 0 or 1)
+	journalKeep  time.Duration // CHAOS_JOURNAL_KEEP: the replicas' JOURNAL_KEEP (default 90s, so a backup can be older within the run)
+	foreign      int           // CHAOS_FOREIGN_PURCHASES: purchases of another shop with the same token and journal directory before the run (default 30; 0 = none)
+	logDir       string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
+	debug        bool          // CHAOS_DEBUG: log every purchase and abandoned attempt
+	logLevel     string        // CHAOS_LOG_LEVEL: the replicas' LOG_LEVEL (default info; debug names the slot holder an order waits for)
 }
 
 func (c chaosConfig) String() string {
-	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
-		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
+	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d redis_crashes=%d restores=%d journal_keep=%s foreign=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
+		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.redisCrashes, c.restores, c.journalKeep, c.foreign, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
 }
 
 func loadChaosConfig(t *testing.T) chaosConfig {
@@ -266,18 +305,22 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 		t.Skip("chaos: set CHAOS_PURCHASES (e.g. 300) to run it")
 	}
 	c := chaosConfig{
-		purchases: intVar("CHAOS_PURCHASES", 300),
-		replicas:  intVar("CHAOS_REPLICAS", 3),
-		killEvery: durVar("CHAOS_KILL_EVERY", 4*time.Second),
-		faultGap:  durVar("CHAOS_FAULT_EVERY", time.Second),
-		rollbacks: intVar("CHAOS_ROLLBACKS", 2),
-		settle:    durVar("CHAOS_SETTLE", 3*time.Minute),
-		p99Max:    durVar("CHAOS_P99_MAX", 60*time.Second),
-		redisDB:   intVar("CHAOS_REDIS_DB", 13),
-		logDir:    os.Getenv("CHAOS_LOG_DIR"),
-		debug:     os.Getenv("CHAOS_DEBUG") != "",
-		logLevel:  cmp.Or(os.Getenv("CHAOS_LOG_LEVEL"), "info"),
-		dupRate:   0.05,
+		purchases:    intVar("CHAOS_PURCHASES", 300),
+		replicas:     intVar("CHAOS_REPLICAS", 3),
+		killEvery:    durVar("CHAOS_KILL_EVERY", 4*time.Second),
+		faultGap:     durVar("CHAOS_FAULT_EVERY", time.Second),
+		rollbacks:    intVar("CHAOS_ROLLBACKS", 2),
+		settle:       durVar("CHAOS_SETTLE", 3*time.Minute),
+		p99Max:       durVar("CHAOS_P99_MAX", 60*time.Second),
+		redisDB:      intVar("CHAOS_REDIS_DB", 13),
+		redisCrashes: intVar("CHAOS_REDIS_CRASHES", 2),
+		restores:     min(intVar("CHAOS_RESTORES", 1), 1),
+		journalKeep:  durVar("CHAOS_JOURNAL_KEEP", 90*time.Second),
+		foreign:      intVar("CHAOS_FOREIGN_PURCHASES", 30),
+		logDir:       os.Getenv("CHAOS_LOG_DIR"),
+		debug:        os.Getenv("CHAOS_DEBUG") != "",
+		logLevel:     cmp.Or(os.Getenv("CHAOS_LOG_LEVEL"), "info"),
+		dupRate:      0.05,
 	}
 	if c.purchases < 1 || c.replicas < 1 {
 		t.Fatal("chaos: CHAOS_PURCHASES and CHAOS_REPLICAS must be at least 1")

@@ -106,7 +106,7 @@ func TestFailoverPurchases(t *testing.T) {
 		"LOG_LEVEL=info",
 		"TZ=UTC",
 	}
-	cl := newCluster(t, bin, logDir, replicas, env)
+	cl := newCluster(t, bin, logDir, replicas, env, "")
 	defer cl.stopGracefully()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
