@@ -169,7 +169,7 @@ func TestFailoverPurchases(t *testing.T) {
 
 	rctx, rcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer rcancel()
-	w, err := gather(rctx, fake, sim, orders, sh)
+	w, err := gather(rctx, fake, sim, orders, records.NewChargeReviews(rdb, redisstore.DefaultPrefix), sh, time.Time{})
 	if err != nil {
 		t.Fatalf("read the outcome: %v", err)
 	}
