@@ -1,5 +1,5 @@
 // Package reseller is a typed client for the upstream reseller store API
-// (spec/reseller-api.md): the account, balance transactions, orders, the eight
+// (summarized in docs/upstream.md): the account, balance transactions, orders, the eight
 // product lines and the manual-service order chat.
 //
 // Create a Client with New and call one method per endpoint; every method

@@ -71,7 +71,7 @@ func above(t *testing.T, c *reseller.Client, watermark int64, typ reseller.Order
 	return out
 }
 
-// The sequence: a 429 with Retry-After 25s (nothing created) comes
+// A sequence placement must survive: a 429 with Retry-After 25s (nothing created) comes
 // back at once, then a create that creates the order but answers 502 is
 // outcome-unknown; the watermark taken before finds exactly that order.
 func TestSimScripted429Then502ThatCreated(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Order statuses, following DESIGN.md "The order lifecycle": paid -> placing
+// Order statuses (docs/design.md, "The order lifecycle"): paid -> placing
 // -> placed -> delivered, with the side exits refunding -> refunded and
 // needs_review. Delivered and refunded are terminal.
 const (

@@ -229,7 +229,7 @@ func (br *broadcaster) finish(ctx context.Context, id, status string) {
 	}
 	// The progress message keeps the last progress, without its Stop
 	// button; the report is sent once, as a new message the admin is
-	// notified of (it used to be both edited in and sent: printed twice).
+	// notified of, and not also edited in (the admin would read it twice).
 	br.edit(ctx, j, nil)
 	if first, err := br.jobs.MarkReported(ctx, id); err != nil || !first {
 		return

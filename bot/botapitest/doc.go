@@ -3,8 +3,8 @@
 //
 // New (or NewT in tests) starts the server; give URL() and Token() to the
 // bot (bot.WithServerURL). Every request to /bot<token>/<method> is checked
-// against the official Bot API schema (an embedded copy of
-// shared/telegram/botapi.json) and a few documented value rules, recorded
+// against the official Bot API schema (an embedded copy of botapi.json,
+// package schema) and a few documented value rules, recorded
 // (Calls, WaitFor, Subscribe) and simulated: a per-chat message store with
 // edits, callback and pre-checkout queries, an update queue for getUpdates
 // with long polling, webhook delivery, Telegram Star payments and refunds,

@@ -17,7 +17,7 @@ import (
 	"shopbot/state"
 )
 
-// Options configure how buyers pay (DESIGN "How money flows").
+// Options configure how buyers pay (docs/design.md, "Payments").
 type Options struct {
 	Stars    bool     // Telegram Stars invoices
 	Wallet   bool     // the shop wallet

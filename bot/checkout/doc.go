@@ -1,5 +1,5 @@
 // Package checkout takes the buyer's money exactly once and turns it into
-// a paid order scheduled for fulfilment (DESIGN "How money flows").
+// a paid order scheduled for fulfilment (docs/design.md, "Payments").
 //
 // Where things are:
 //   - checkout.go: Options, New, Register (the payment-method buttons,

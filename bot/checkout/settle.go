@@ -217,7 +217,7 @@ func (p *Checkout) ensureScheduled(ctx context.Context, o *state.Order) error {
 	}
 	// Due now, whatever time an entry under this job name had: after a
 	// Redis rollback the name may be a lost order's, whose job waited for
-	// a later poll (a rebuilt order waited 15 s for it in the chaos run).
+	// a later poll, which the rebuilt order has no reason to wait for.
 	res, err := p.Schedule.Hurry(ctx, fulfil.OrderJob(o.ID), p.now())
 	if err != nil || res != sched.HurryMissing {
 		return err

@@ -85,8 +85,7 @@ func TestWalletOrderRedisLostWithTheMoneySpentIsNotRebuilt(t *testing.T) {
 
 // After a rollback the rebuilt order takes the id of a lost one, whose job
 // the snapshot kept, due only at a later poll: the rebuilt order's job is
-// made due now, not left to that time (a rebuilt order waited 15 s in a
-// chaos run).
+// made due now, not left to that time.
 func TestRebuiltOrderIsDueNowThoughItsJobNameWaitedForALaterPoll(t *testing.T) {
 	s := newPayShop(t, false, true)
 	s.startedSweep()

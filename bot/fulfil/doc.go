@@ -1,5 +1,5 @@
 // Package fulfil drives paid orders to delivered or refunded, exactly once:
-// placement protocol v2 (place.go: the protocol's steps, the intent and the
+// the placement protocol (place.go: the protocol's steps, the intent and the
 // create; slots.go: a kind's placement slot and its line of waiters;
 // reconcile.go: listing above a watermark, reconciling an ambiguous create,
 // adopting only what is provable), putting back what Redis lost from the

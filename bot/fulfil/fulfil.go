@@ -661,9 +661,8 @@ func (f *Fulfiller) sync(ctx context.Context, id int64) error {
 // stored under o.ID is no longer o. A Redis that lost o (a rollback, a
 // failover to a replica that was behind) gives its number to the next
 // payment, and a worker still holding o must not write o's request, attempt
-// or upstream order into that other buyer's order (seen in the chaos run at
-// 1,000 purchases: two buyers got the codes of purchases lost in the
-// rollback).
+// or upstream order into that other buyer's order (that buyer would get
+// the codes of a purchase lost in the rollback).
 func (f *Fulfiller) move(ctx context.Context, o *state.Order, from []string, to string, mutate func(*state.Order) error, note string) (*state.Order, error) {
 	return f.orders.Transition(ctx, o.ID, from, to, func(n *state.Order) error {
 		if n.ChargeID != o.ChargeID {

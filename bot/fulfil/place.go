@@ -14,7 +14,7 @@ import (
 	"shopbot/state"
 )
 
-// Placement protocol v2 (DESIGN.md "The order lifecycle").
+// The placement protocol (docs/design.md, "The placement protocol").
 //
 // The upstream has no idempotency key, and its order object does not echo
 // everything that tells two buyers apart. So:

@@ -16,8 +16,8 @@ import (
 	"shopbot/state"
 )
 
-// Named tests of placement protocol v2 (issue 11), one per failure the
-// chaos run and the review found. Each failed on protocol v1.
+// Named tests of the placement protocol (docs/design.md, "The placement
+// protocol"), one per failure it must survive.
 
 // Redis loses everything after a snapshot taken before the placing
 // intent; the POST had succeeded, and the replica that made it is gone.

@@ -9,8 +9,8 @@ import (
 
 // An order put back from the journal or adopted after a Redis loss may have
 // no attempt start on record: it is polled as a fresh claim, not as an
-// order as old as the zero time (which waited PollMax, a minute, before
-// its codes went out: the chaos run's p99 tail).
+// order as old as the zero time (which would wait PollMax, a minute,
+// before its codes went out).
 func TestPollDelayCountsFromTheClaimWhenNoAttemptStartIsRecorded(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	f := &Fulfiller{clock: func() time.Time { return now }}

@@ -407,9 +407,9 @@ func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
 // leaves it taking the menu for the text it was, while the chat shows the
 // photo it became. The buyer's next press must still get a menu: the edit
 // of the lost menu fails ("there is no text in the message to edit"), so
-// the menu is sent anew and the photo taken away. Before, the press
-// showed nothing, and nothing the buyer pressed ever did (chaos buyers
-// waited out their 2 minutes at photo menus after each rollback).
+// the menu is sent anew and the photo taken away. Otherwise the press
+// would show nothing, nor would any later one: the buyer would be stuck
+// at the photo menu.
 func TestPressAfterTheSessionLostItsPhotoMenuGetsAMenu(t *testing.T) {
 	s := newImageShop(t, &storefront.ImageOptions{})
 	s.open()

@@ -189,7 +189,7 @@ func (r *report) fail(invariant, format string, args ...any) {
 	r.fails[invariant] = append(r.fails[invariant], fmt.Sprintf(format, args...))
 }
 
-// The invariants, as issue 11's "Done when" states them.
+// The invariants: what a shop owner and the buyers must be able to count on.
 const (
 	invOutcome  = "every paid charge ends delivered or refunded exactly once"
 	invOwners   = "upstream orders created == orders claimed by exactly one purchase (its own)"

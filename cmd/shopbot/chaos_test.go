@@ -29,7 +29,7 @@ import (
 	"shopbot/state"
 )
 
-// TestChaos is the black-box chaos run: several replicas of the real
+// TestChaos is the black-box chaos run (CONTRIBUTING.md): several replicas of the real
 // shopbot binary (webhook mode, production configuration) share one real
 // Redis; simulated buyers buy gift cards (codes) and look-alike in-game
 // top-ups (same offer, a different player id each) through the fake Bot

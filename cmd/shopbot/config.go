@@ -18,8 +18,8 @@ import (
 	"shopbot/locales"
 )
 
-// Config is everything the shop reads from its environment (DESIGN.md,
-// "Configuration"). Load validates it once; nothing else reads the
+// Config is everything the shop reads from its environment
+// (docs/operator.md, "Configuration"). Load validates it once; nothing else reads the
 // environment.
 type Config struct {
 	TelegramToken  string

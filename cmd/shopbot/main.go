@@ -226,7 +226,8 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 }
 
 // cpuProfile writes a CPU profile of the process to path until stop is
-// called (SHOPBOT_CPUPROFILE, for profiling under load; see the README).
+// called (SHOPBOT_CPUPROFILE, for profiling under load; see CONTRIBUTING.md,
+// "The load benchmark").
 func cpuProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
 	if err != nil {

@@ -20,8 +20,8 @@ type Markup struct {
 	Fixed   decimal.Decimal // USD per order
 }
 
-// Pricing turns upstream USD into what the buyer pays (DESIGN "How money
-// flows"): shop_usd = upstream_usd * (1 + percent/100) + fixed, rounded up
+// Pricing turns upstream USD into what the buyer pays (docs/design.md,
+// "Payments"): shop_usd = upstream_usd * (1 + percent/100) + fixed, rounded up
 // to a cent; stars = ceil(shop_usd / StarsUSDRate).
 type Pricing struct {
 	Markup       Markup

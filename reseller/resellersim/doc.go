@@ -1,5 +1,6 @@
 // Package resellersim is an in-memory simulator of the upstream reseller store
-// service (spec/reseller-api.md), served over HTTP, used by tests and by the demo.
+// service (its API is summarized in docs/upstream.md), served over HTTP, used by
+// tests and by the demo.
 //
 // A Sim is an http.Handler serving every endpoint under /api/v1:
 //

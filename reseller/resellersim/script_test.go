@@ -31,7 +31,7 @@ func TestScriptCreates(t *testing.T) {
 	e := newEnv(t, Config{})
 	topup := obj{"category_id": DemoTopUpCategory, "offer_id": DemoTopUpOffer, "fields": obj{"player_id": "5551234"}}
 
-	// The sequence: 429 with Retry-After 25s creating nothing, then
+	// A sequence placement must survive: 429 with Retry-After 25s creating nothing, then
 	// a create that creates the order and answers 502, then normal again.
 	e.sim.ScriptCreates(RateLimited(25*time.Second), CreatedThenFail(http.StatusBadGateway))
 	eq(t, "left", e.sim.ScriptedCreatesLeft(), 2)

@@ -14,7 +14,7 @@ const SchemaVersion = "v1"
 // DefaultPrefix is the key prefix used when none is configured.
 const DefaultPrefix = "shopbot:" + SchemaVersion + ":"
 
-// Key layout on Redis Cluster (README, "Redis"): every script declares
+// Key layout on Redis Cluster (docs/design.md, "Key layout"): every script declares
 // every key it touches in KEYS, and every multi-key operation stays within
 // one hash slot by design. The keys of one chat's intake share the hash
 // tag of the chat's shard ("{c:<n>}", intake.ChatShards of them), so the intake's

@@ -16,7 +16,7 @@ import (
 // Mode is how the shop reaches Redis.
 type Mode string
 
-// The deployment modes (README, "Redis").
+// The deployment modes (docs/operator.md, "Redis modes").
 const (
 	// ModeEmbedded is an in-process store: nothing survives a restart.
 	ModeEmbedded Mode = "embedded"

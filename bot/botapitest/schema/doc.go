@@ -1,5 +1,5 @@
 // Package schema checks Bot API calls against the official Bot API schema
-// (an embedded copy of shared/telegram/botapi.json, see Embedded) and the
+// (an embedded copy of botapi.json, see Embedded) and the
 // documented value rules its types cannot express. The fake Bot API server
 // (package botapitest) checks every request, every result it answers and
 // every update a test pushes with it.

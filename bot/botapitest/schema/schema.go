@@ -12,8 +12,8 @@ import (
 	"sync"
 )
 
-// schemaGzip is a gzipped copy of /work/shared/telegram/botapi.json, the
-// official Bot API schema; schema_test.go keeps the two in step.
+// schemaGzip is a gzipped copy of botapi.json, the official Bot API schema
+// (methods, fields, required, types); schema_test.go keeps the two in step.
 //
 //go:embed botapi.json.gz
 var schemaGzip []byte

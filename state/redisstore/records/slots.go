@@ -12,7 +12,7 @@ import (
 )
 
 // Placement slots and the upstream watermark: the two records behind the
-// placement protocol (DESIGN.md "The order lifecycle").
+// placement protocol (docs/design.md, "The placement protocol").
 //
 // The upstream has no idempotency key and its order object does not echo
 // every field that tells two buyers apart (an in-game top-up's player id,
