@@ -20,6 +20,13 @@ import (
 // recorded on the buyer and never retried.
 var ErrBlocked = flows.ErrBlocked
 
+// ErrFlooded means Telegram refuses messages to the chat (or from the whole
+// bot) for a while (429 retry_after): a reply met it and was not sent. A
+// reply never waits out a flood wait, as the worker that handles the
+// buyer's update would be held all that time; the dispatcher defers the
+// chat's next updates until the wait ends instead (dispatch.go).
+var ErrFlooded = errors.New("telegram flood wait")
+
 // BroadcastRate is the most broadcast messages sent per second, below
 // Telegram's 30/s so buyers' own conversations keep flowing.
 const BroadcastRate = 25
@@ -37,7 +44,8 @@ const (
 	Push Class = iota
 	// Reply answers a person's own action: the callback answer, the edited
 	// or new menu, notices, the pre-checkout answer, an invoice. It goes
-	// out at once.
+	// out at once; a message to a chat in a flood wait fails at once with
+	// ErrFlooded instead of waiting.
 	Reply
 	// Bulk is a broadcast: paced per chat and shop-wide at BroadcastRate,
 	// so it never takes the capacity replies need.
@@ -98,12 +106,20 @@ type API struct {
 	all   time.Time // the whole bot waits until then
 	hits  []floodHit
 	bulk  *rate.Limiter
+
+	outbox  map[int64][]heldCall // replies refused in a flood wait (outbox.go)
+	lifeCtx context.Context
 }
 
 type chatPace struct {
 	l     *rate.Limiter // Push and Bulk messages to the chat
 	until time.Time     // Telegram's flood wait for the chat
 	used  time.Time
+	// sent counts the messages Telegram took for the chat since sentFrom
+	// (a window of floodWindow): a chat refused after a burst of its own
+	// is at its own limit, not a sign that the whole bot is.
+	sent     int
+	sentFrom time.Time
 }
 
 type floodHit struct {
@@ -117,7 +133,7 @@ func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger, client *http.Client, se
 	return &API{
 		TG: tg, metrics: m, log: log,
 		client: client, base: strings.TrimSuffix(serverURL, "/") + "/bot" + token + "/", token: token,
-		chats: map[int64]*chatPace{},
+		chats: map[int64]*chatPace{}, outbox: map[int64][]heldCall{},
 		bulk:  rate.NewLimiter(BroadcastRate, 1),
 		Sleep: sleepCtx, Now: time.Now,
 	}
@@ -126,24 +142,40 @@ func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger, client *http.Client, se
 // Do runs one Bot API call for chatID (0 when not chat-bound): it waits out
 // any flood wait Telegram set for the chat or the bot and, for Push and
 // Bulk messages, the local pace; then it retries after a 429's retry_after
-// and turns a 403 into ErrBlocked.
+// and turns a 403 into ErrBlocked. A Reply to a chat never waits out a
+// flood wait: it fails with ErrFlooded (see Reply).
 func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx context.Context) error) error {
 	class := classOf(ctx)
+	noWait := class == Reply && chatID != 0
 	for attempt := 1; ; attempt++ {
-		if err := a.wait(ctx, method, chatID, class); err != nil {
-			return err
+		if noWait {
+			if until := a.FloodUntil(chatID); !until.IsZero() || a.Holding(chatID) {
+				return a.refused(method, chatID, call, fmt.Errorf("%s: %w for %v more", method, ErrFlooded, until.Sub(a.Now()).Round(time.Second)))
+			}
+		}
+		// A pre-checkout answer is no message and is due within 10 s:
+		// it tries at once, whatever the bot's flood wait (a 429 of its
+		// own is waited out like any).
+		if attempt > 1 || method != "answerPreCheckoutQuery" {
+			if err := a.wait(ctx, method, chatID, class); err != nil {
+				return err
+			}
 		}
 		err := call(ctx)
 		var tooMany *tgbot.TooManyRequestsError
 		switch {
 		case err == nil:
 			a.count(method, "ok")
+			a.sentTo(chatID)
 			return nil
 		case errors.As(err, &tooMany):
 			a.count(method, "429")
 			d := time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
 			a.flooded(ctx, chatID, d)
 			a.log.Warn("bot api rate limited", "method", method, "chat", chatID, "retry_after_s", d.Seconds())
+			if noWait {
+				return a.refused(method, chatID, call, fmt.Errorf("%s: %w of %v: %w", method, ErrFlooded, d, err))
+			}
 			if attempt >= max429Tries {
 				return fmt.Errorf("%s: still rate limited after %d tries: %w", method, attempt, err)
 			}
@@ -163,10 +195,37 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 	}
 }
 
+// refused hands a reply the chat's flood wait refused to the outbox and
+// returns err (wrapping ErrFlooded) either way: the caller goes on without
+// it.
+func (a *API) refused(method string, chatID int64, call func(ctx context.Context) error, err error) error {
+	if a.hold(method, chatID, call) {
+		a.count(method, "flood_held")
+	} else {
+		a.count(method, "flood_dropped")
+	}
+	return err
+}
+
 func (a *API) count(method, result string) {
 	if a.metrics != nil {
 		a.metrics.BotAPI.WithLabelValues(method, result).Inc()
 	}
+}
+
+// sentTo counts a message Telegram took for chatID (see chatPace.sent).
+func (a *API) sentTo(chatID int64) {
+	if chatID == 0 {
+		return
+	}
+	now := a.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.chatLocked(chatID, now, true)
+	if now.Sub(c.sentFrom) >= floodWindow {
+		c.sent, c.sentFrom = 0, now
+	}
+	c.sent++
 }
 
 // wait sleeps until the call may go: past the flood waits, and for a Push
@@ -253,6 +312,9 @@ func (a *API) noteFlood(chatID int64, until, now time.Time) int64 {
 	}
 	c := a.chatLocked(chatID, now, true)
 	c.until = later(c.until, until)
+	if c.sent >= perChatBurst && now.Sub(c.sentFrom) < floodWindow {
+		return chatID // refused after a burst of its own: the chat's limit
+	}
 	keep := a.hits[:0]
 	seen := map[int64]bool{chatID: true}
 	for _, h := range a.hits {

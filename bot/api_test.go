@@ -12,6 +12,7 @@ import (
 	tgbot "github.com/go-telegram/bot"
 
 	"shopbot/bot"
+	"shopbot/state/redisstore/work"
 )
 
 // Buyers pressing as fast as they like, in many chats at once, get every
@@ -77,12 +78,24 @@ func TestA429OnOneReplicaPausesTheOtherReplicasCallsToThatChat(t *testing.T) {
 	if slept := clock.Slept(); len(slept) != 0 {
 		t.Fatalf("a call to another chat waited %v", slept)
 	}
-	if _, err := second.Send(bot.WithClass(ctx, bot.Reply), flooded, "three", nil); err != nil {
-		t.Fatal(err)
+	// A reply to the flooded chat does not wait in its caller: it is held
+	// and goes out once the wait is over.
+	if _, err := second.Send(bot.WithClass(ctx, bot.Reply), flooded, "three", nil); !errors.Is(err, bot.ErrFlooded) {
+		t.Fatalf("a reply to the flooded chat: %v, want ErrFlooded", err)
+	}
+	if !h.until(func() bool {
+		for _, c := range h.fake.CallsFor("sendMessage") {
+			if c.OK() && c.String("text") == "three" {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("the held reply never went out")
 	}
 	slept := clock.Slept()
 	if len(slept) != 1 || slept[0] < 4*time.Second || slept[0] > 5*time.Second {
-		t.Fatalf("the call to the flooded chat waited %v, want about 5 s", slept)
+		t.Fatalf("the held reply waited %v, want about 5 s", slept)
 	}
 }
 
@@ -132,7 +145,7 @@ func TestBroadcastsNeverExceedTheirPace(t *testing.T) {
 func TestManyChatsRefusedAtOncePauseTheWholeBot(t *testing.T) {
 	a := bot.NewAPI(nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, "", "")
 	for chat := range int64(3) {
-		ctx, cancel := context.WithCancel(bot.WithClass(context.Background(), bot.Reply))
+		ctx, cancel := context.WithCancel(context.Background())
 		err := a.Do(ctx, "sendMessage", chat+1, func(context.Context) error {
 			cancel() // give up instead of waiting out the retry_after
 			return &tgbot.TooManyRequestsError{Message: "Too Many Requests", RetryAfter: 3}
@@ -158,5 +171,52 @@ func TestEndless429GivesUp(t *testing.T) {
 	var tooMany *tgbot.TooManyRequestsError
 	if !errors.As(err, &tooMany) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A chat refused after a burst of its own messages is at its own limit:
+// many such chats at once do not pause the whole bot (which would make
+// every other buyer wait for their floods).
+func TestChatsRefusedAfterTheirOwnBurstsDoNotPauseTheBot(t *testing.T) {
+	a, _ := newTestAPI()
+	reply := bot.WithClass(context.Background(), bot.Reply)
+	for chat := range int64(20) {
+		for range 3 {
+			if err := a.Do(reply, "sendMessage", chat+1, func(context.Context) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A photo: not held for later (outbox.go), so nothing else runs.
+		err := a.Do(reply, "sendPhoto", chat+1, func(context.Context) error {
+			return &tgbot.TooManyRequestsError{Message: "Too Many Requests", RetryAfter: 10}
+		})
+		if !errors.Is(err, bot.ErrFlooded) {
+			t.Fatalf("err = %v, want ErrFlooded", err)
+		}
+	}
+	if !a.FloodUntil(99).IsZero() {
+		t.Fatal("chats at their own limits paused the whole bot")
+	}
+	if a.FloodUntil(1).IsZero() {
+		t.Fatal("the refused chat does not wait")
+	}
+}
+
+// The answer to a pre-checkout query, due within Telegram's 10 s, is tried
+// at once even while the whole bot waits out a flood wait: it is no
+// message.
+func TestPreCheckoutAnswerDoesNotWaitForTheBotsFloodWait(t *testing.T) {
+	a, clock := newTestAPI()
+	a.Flooded(work.FloodAll, clock.Now().Add(30*time.Second))
+	answered := false
+	err := a.Do(bot.WithClass(context.Background(), bot.Reply), "answerPreCheckoutQuery", 0, func(context.Context) error {
+		answered = true
+		return nil
+	})
+	if err != nil || !answered {
+		t.Fatalf("answer: %v", err)
+	}
+	if slept := clock.Slept(); len(slept) != 0 {
+		t.Fatalf("the answer waited %v", slept)
 	}
 }

@@ -118,3 +118,93 @@ func (s *localServer) deliver(tb testing.TB, body []byte) {
 		tb.Fatal(err)
 	}
 }
+
+// BenchmarkAnswerDuringFloods runs the flood attack: 20 buyers send 25
+// commands each at once while Telegram refuses messages to a chat beyond 3
+// a second with a 10 s retry_after, and 16 workers. It reports how long an
+// unrelated buyer's /start and pre-checkout query then wait for their
+// answers (flooded-ms), the same without the limit (calm-ms) and their
+// ratio. Telegram cancels a payment whose pre-checkout is not answered
+// within 10 s.
+func BenchmarkAnswerDuringFloods(b *testing.B) {
+	var calm, flooded time.Duration
+	for range b.N {
+		calm += answerLatency(b, false)
+		flooded += answerLatency(b, true)
+	}
+	b.ReportMetric(float64(calm.Milliseconds())/float64(b.N), "calm-ms")
+	b.ReportMetric(float64(flooded.Milliseconds())/float64(b.N), "flooded-ms")
+	b.ReportMetric(float64(flooded)/float64(max(calm, time.Millisecond)), "flooded/calm")
+}
+
+// answerLatency is how long the unrelated /start and pre-checkout of
+// BenchmarkAnswerDuringFloods wait, with or without the flood limit.
+func answerLatency(b *testing.B, limit bool) time.Duration {
+	b.Helper()
+	fake, err := botapitest.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	if limit {
+		fake.ChatFloodLimit(3, time.Second, 10*time.Second)
+	}
+	r := statetest.New(b)
+	bt, err := storefront.New(storefront.Options{Options: bot.Options{
+		Token: fake.Token(), APIURL: fake.URL(), Prefix: r.Prefix, Workers: 16, IdlePoll: 10 * time.Millisecond,
+		WebhookURL: "https://bench.example/hook", WebhookSecret: "s",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}}, r.Client, flows.NewEngine(nil, locales.En))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = bt.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	calls, stop := fake.Subscribe()
+	defer stop()
+	accept := func(body []byte) {
+		if err := bt.AcceptRaw(ctx, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 25 {
+		for c := range int64(20) {
+			raw, _ := json.Marshal(fake.SendCommand(100+c, "help", ""))
+			accept(raw)
+		}
+	}
+	for len(fake.CallsFor("sendMessage")) < 20 { // every flooded chat is being served
+		<-calls
+	}
+	const other = 777
+	start := time.Now()
+	raw, _ := json.Marshal(fake.SendCommand(other, "start", ""))
+	accept(raw)
+	id := fake.PushPreCheckout(other, "XTR", 100, "q:unknown")
+	accept(fmt.Appendf(nil, `{"update_id":%d,"pre_checkout_query":{"id":%q,"from":{"id":%d,"is_bot":false,"first_name":"B"},"currency":"XTR","total_amount":100,"invoice_payload":"q:unknown"}}`,
+		900_000, id, other))
+	for {
+		answered, _ := fake.PreCheckoutAnswer(id)
+		if answered && fromBot(fake.MessagesIn(other)) > 0 {
+			return time.Since(start)
+		}
+		select {
+		case <-calls:
+		case <-time.After(30 * time.Second):
+			b.Fatalf("the unrelated buyer was never answered (flood limit %v, pre-checkout answered %v, %d messages)", limit, answered, fromBot(fake.MessagesIn(other)))
+		}
+	}
+}
+
+// fromBot counts the bot's messages among msgs.
+func fromBot(msgs []botapitest.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.From != nil && m.From.IsBot {
+			n++
+		}
+	}
+	return n
+}

@@ -82,9 +82,11 @@ type Bot struct {
 	wake     chan struct{}
 	floods   chan struct{} // closed once this replica hears others' flood waits
 	ready    chan int64    // chats this process just stored updates for
+	lanes    chan int64    // pre-checkout lanes this process just stored queries in
 	features Features      // what the adapter hands events to (SetFeatures)
 	// username is the bot's username (getMe at start), for invite links.
-	username atomic.Pointer[string]
+	username    atomic.Pointer[string]
+	boundLogged atomic.Int64 // when overBound last logged (Unix ns)
 	// handleHook lets tests interpose on every update (for example to panic).
 	handleHook func(u *models.Update)
 
@@ -112,6 +114,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
 		Queue: intake.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
 		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
+		lanes: make(chan int64, 256),
 	}
 	for _, id := range opts.Admins {
 		b.admins[id] = true
@@ -120,6 +123,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 	b.API.Floods = work.NewFloods(rdb, opts.Prefix)
 	b.images = opts.ScreenImages
 	b.Queue.Stored = b.stored
+	b.Queue.Dropped = b.overBound
 	b.Queue.Durable = opts.Durable // an acknowledged update survives a failover
 	b.API.OnBlocked = func(ctx context.Context, chatID int64) {
 		if err := b.Users.SetBlocked(ctx, chatID, true, b.opts.Now()); err != nil {
@@ -198,6 +202,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	b.API.SetLife(ctx)
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	b.runFeatures(intakeCtx, &wg)
@@ -211,7 +216,9 @@ func (b *Bot) Run(ctx context.Context) error {
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	workersDone := make(chan struct{})
-	go func() { b.work(ctx, workCtx); close(workersDone) }()
+	lanesDone := make(chan struct{})
+	go func() { b.workLanes(ctx, workCtx); close(lanesDone) }()
+	go func() { b.work(ctx, workCtx); <-lanesDone; close(workersDone) }()
 
 	var runErr error
 	select {
@@ -389,12 +396,31 @@ func (b *Bot) FloodsReady() <-chan struct{} { return b.floods }
 // because the workers lag is no loss: the shard scan finds the chat.
 func (b *Bot) stored(chats []int64) {
 	for _, c := range chats {
+		if laneUser(c) != 0 {
+			select {
+			case b.lanes <- c:
+				continue
+			default: // the lanes lag: a worker takes it
+			}
+		}
 		select {
 		case b.ready <- c:
 		default:
 			b.wakeWorkers()
 			return
 		}
+	}
+}
+
+// overBound counts an update dropped because its chat's queue was full
+// (intake.Queue.MaxQueue) and logs it, at most once a second per process:
+// a flood of them is one flood.
+func (b *Bot) overBound(chat int64) {
+	b.metrics.Updates.WithLabelValues("any", "over_bound").Inc()
+	now := time.Now().UnixNano()
+	last := b.boundLogged.Load()
+	if now-last >= int64(time.Second) && b.boundLogged.CompareAndSwap(last, now) {
+		b.log.Warn("a chat's update queue is full: dropping its new updates but payments", "chat", chat, "bound", b.Queue.MaxQueue)
 	}
 }
 

@@ -97,6 +97,9 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *intake.Claim) {
 	defer stopHB()
 	go b.heartbeat(hbCtx, c)
 	for streak := 1; ; streak++ {
+		if b.deferFlooded(ctx, c) {
+			return
+		}
 		save, doc := b.handleClaim(ctx, c)
 		keep := streak < maxStreak && stop.Err() == nil
 		next, err := b.Queue.Done(ctx, c, save, doc, keep, b.opts.Now())
@@ -113,6 +116,81 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *intake.Claim) {
 		}
 	}
 }
+
+// deferFlooded puts the claimed chat back, due when Telegram's flood wait
+// for it (or for the whole bot) ends, and reports whether it did: every
+// reply would be refused until then, and a worker waiting it out is a
+// worker no other buyer has. A payment is handled at once all the same
+// (what it records must not wait; its messages are refused like any
+// reply), and a pre-checkout lane has no chat to wait for.
+func (b *Bot) deferFlooded(ctx context.Context, c *intake.Claim) bool {
+	if laneUser(c.Chat) != 0 {
+		return false
+	}
+	until, held := b.API.FloodUntil(c.Chat), b.API.Holding(c.Chat)
+	if until.IsZero() && !held {
+		return false
+	}
+	if _, _, payment, err := chatKey(c.Body); err == nil && payment {
+		return false
+	}
+	// The flood wait is on the API's clock, the queue's due times on the
+	// dispatcher's. Replies still held go out first.
+	wait := heldRecheck
+	if !until.IsZero() {
+		wait = max(until.Sub(b.API.Now()), time.Millisecond)
+	}
+	due := b.opts.Now().Add(wait)
+	if err := b.Queue.Defer(ctx, c, due); err != nil {
+		b.log.Warn("defer a chat in a flood wait; its lease lapses instead", "chat", c.Chat, "err", err)
+	}
+	b.metrics.Updates.WithLabelValues("any", "deferred").Inc()
+	b.log.Debug("chat deferred until its flood wait ends", "chat", c.Chat, "until", until)
+	b.notify()
+	return true
+}
+
+// workLanes handles the pre-checkout queries this process accepted, each
+// in its buyer's lane (preCheckoutLane) and on slots of their own, so an
+// answer waits neither behind the buyer's chat nor for a free worker. A
+// lane this process did not hear of (another replica accepted it and
+// died) is found by the workers' own claims once its lease ends.
+func (b *Bot) workLanes(stop, workCtx context.Context) {
+	sem := make(chan struct{}, laneWorkers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		var lane int64
+		select {
+		case <-stop.Done():
+			return
+		case lane = <-b.lanes:
+		}
+		select {
+		case <-stop.Done():
+			return
+		case sem <- struct{}{}:
+		}
+		c, err := b.Queue.ClaimChat(stop, lane, b.opts.Now())
+		if err != nil && stop.Err() == nil {
+			b.log.Error("claim a pre-checkout query", "err", err)
+		}
+		if c == nil {
+			<-sem
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			b.serveChat(stop, workCtx, c)
+		}()
+	}
+}
+
+// laneWorkers is how many pre-checkout queries one process answers at once
+// besides its workers.
+const laneWorkers = 8
 
 func (b *Bot) heartbeat(ctx context.Context, c *intake.Claim) {
 	t := time.NewTicker(b.Queue.Lease / 3)
@@ -141,6 +219,10 @@ func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc 
 		b.metrics.Updates.WithLabelValues(kind, result).Inc()
 		b.metrics.Latency.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	}()
+	chat := c.Chat
+	if user := laneUser(chat); user != 0 {
+		chat = user // the buyer's chat: the lane has no conversation of its own
+	}
 	if err := decodeUpdate(c.Body, &u); err != nil {
 		b.log.Warn("dropping an undecodable update", "update", c.UpdateID, "err", err)
 		result = "dropped"
@@ -159,7 +241,7 @@ func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc 
 			result = "panic"
 			save, doc = false, nil
 			b.log.Error("handler panic", "update", c.UpdateID, "chat", c.Chat, "kind", kind, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			b.apologize(ctx, c.Chat, &u, lang)
+			b.apologize(ctx, chat, &u, lang)
 		}
 	}()
 	if b.handleHook != nil {
@@ -175,11 +257,11 @@ func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc 
 		result = "ignored"
 		return false, nil
 	}
-	changed, err := b.handleUpdate(ctx, c.Chat, &u, &sess, loaded)
+	changed, err := b.handleUpdate(ctx, chat, &u, &sess, loaded)
 	if err != nil {
 		result = "error"
 		b.log.Error("handle update", "update", c.UpdateID, "chat", c.Chat, "kind", kind, "err", err)
-		b.apologize(ctx, c.Chat, &u, lang)
+		b.apologize(ctx, chat, &u, lang)
 		return false, nil
 	}
 	if !changed {

@@ -213,7 +213,10 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 		r.Save = true
 	}
 	moved, err := b.Render(ctx, chat, s, r, cq, ev.MsgID)
-	if err != nil && !errors.Is(err, ErrBlocked) {
+	switch {
+	case errors.Is(err, ErrFlooded):
+		b.log.Info("reply waits for the chat's flood wait", "chat", chat, "err", err)
+	case err != nil && !errors.Is(err, ErrBlocked):
 		b.log.Warn("render reply", "chat", chat, "err", err)
 	}
 	return r.Save || moved || loaded != flows.Loaded, nil

@@ -19,13 +19,13 @@ import (
 func (b *Bot) accept(ctx context.Context, raws []json.RawMessage) error {
 	ups := make([]intake.Update, 0, len(raws))
 	for _, raw := range raws {
-		id, chat, err := chatKey(raw)
+		id, chat, keep, err := chatKey(raw)
 		if err != nil {
 			b.log.Warn("dropping an undecodable update", "err", err)
 			b.metrics.Updates.WithLabelValues("invalid", "dropped").Inc()
 			continue
 		}
-		ups = append(ups, intake.Update{ID: id, Chat: chat, Body: raw})
+		ups = append(ups, intake.Update{ID: id, Chat: chat, Body: raw, Keep: keep})
 	}
 	n, err := b.Queue.Accept(ctx, ups, b.opts.Now())
 	if err != nil {

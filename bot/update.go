@@ -17,6 +17,7 @@ type updateHead struct {
 		Chat struct {
 			ID int64 `json:"id"`
 		} `json:"chat"`
+		SuccessfulPayment json.RawMessage `json:"successful_payment"`
 	} `json:"message"`
 	EditedMessage *struct {
 		Chat struct {
@@ -45,16 +46,22 @@ type updateHead struct {
 	} `json:"my_chat_member"`
 }
 
-// chatKey returns the update's id and the chat it belongs to (the buyer's
-// id for queries; 0 for kinds the shop ignores).
-func chatKey(body []byte) (id, chat int64, err error) {
+// chatKey returns the update's id, the queue it joins and whether the
+// queue's bound may drop it. The queue is the chat's (the buyer's id for a
+// button press on an inline message; 0 for kinds the shop ignores), except
+// for a pre-checkout query: it joins the buyer's pre-checkout lane
+// (preCheckoutLane), so Telegram's 10 s for its answer never wait behind
+// the chat's other updates or a worker that holds the chat. Payments and
+// pre-checkout queries are never dropped.
+func chatKey(body []byte) (id, chat int64, keep bool, err error) {
 	var h updateHead
 	if err := json.Unmarshal(body, &h); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	switch {
 	case h.Message != nil:
 		chat = h.Message.Chat.ID
+		keep = len(h.Message.SuccessfulPayment) > 0 && string(h.Message.SuccessfulPayment) != "null"
 	case h.EditedMessage != nil:
 		chat = h.EditedMessage.Chat.ID
 	case h.CallbackQuery != nil:
@@ -63,11 +70,33 @@ func chatKey(body []byte) (id, chat int64, err error) {
 			chat = h.CallbackQuery.Message.Chat.ID
 		}
 	case h.PreCheckoutQuery != nil:
-		chat = h.PreCheckoutQuery.From.ID
+		chat, keep = preCheckoutLane(h.PreCheckoutQuery.From.ID), true
 	case h.MyChatMember != nil:
 		chat = h.MyChatMember.Chat.ID
 	}
-	return h.ID, chat, nil
+	return h.ID, chat, keep, nil
+}
+
+// laneBase marks the intake queues of pre-checkout queries: the lane of
+// buyer u is laneBase + u. Telegram's user and chat ids have at most 52
+// significant bits, so no chat's queue has such an id.
+const laneBase = int64(1) << 60
+
+// preCheckoutLane is the intake queue of user's pre-checkout queries.
+func preCheckoutLane(user int64) int64 {
+	if user <= 0 || user >= laneBase {
+		return 0 // not a user: the update is ignored like other chatless kinds
+	}
+	return laneBase + user
+}
+
+// laneUser returns the buyer of a pre-checkout lane, or 0 when queue is a
+// chat's own.
+func laneUser(queue int64) int64 {
+	if queue > laneBase {
+		return queue - laneBase
+	}
+	return 0
 }
 
 // updateKind names an update for metrics and logs.

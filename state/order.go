@@ -140,10 +140,19 @@ type Order struct {
 	// Slot is the placement slot the order holds while a create of its
 	// kind is in flight or uncertain (see Orders.AcquireSlot).
 	Slot string `json:"slot,omitempty"`
-	// UncertainAt is when the answer of an uncertain create arrived (or
-	// when a worker first found an attempt with no answer): the grace
-	// before placing again counts from it.
+	// UncertainAt is when the answer of an uncertain create arrived: the
+	// grace before placing again counts from it.
 	UncertainAt time.Time `json:"uncertain_at,omitzero"`
+	// AttemptDeadline is when the attempt's create is over for sure: the
+	// worker sends it only while it holds the job's lease and before a
+	// lease from the intent ran out, and cuts it this long after. Set with
+	// the intent, moved to when the answer came. Another worker that takes
+	// the order over treats the create as in flight until then, and places
+	// again only a grace after it.
+	AttemptDeadline time.Time `json:"attempt_deadline,omitzero"`
+	// AttemptFence is the generation of the job lease the attempt was
+	// sent under (jobs.Lease.Gen): a later holder's is higher.
+	AttemptFence int64 `json:"attempt_fence,omitempty"`
 	// UncertainAnswered says the uncertain answer was a 5xx response (the
 	// server had finished with the request), not a timeout or a cut.
 	UncertainAnswered bool  `json:"uncertain_answered,omitempty"`

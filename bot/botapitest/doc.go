@@ -18,7 +18,8 @@
 // "wrong file identifier/HTTP URL specified", as Telegram does;
 // editMessageMedia replaces a message's photo and caption (or turns a text
 // message into a photo, as the schema allows).
-// FailNext, BlockChat and SetLatency inject faults.
+// FailNext, BlockChat, SetLatency and ChatFloodLimit (Telegram's per-chat
+// message limit, with 429 and retry_after) inject faults.
 //
 // # What the checker covers
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,4 +100,51 @@ func TestFaultInjection(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+}
+
+// Telegram's per-chat limit: messages over it are refused with 429 and
+// retry_after, and so is every message to that chat until the wait ends;
+// other chats and answers to queries go on.
+func TestChatFloodLimit(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	s := NewT(t, WithClock(clock))
+	b := newBot(t, s)
+	ctx := t.Context()
+	s.ChatFloodLimit(3, time.Second, 10*time.Second)
+	send := func(chat int64) error {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: "hi"})
+		return err
+	}
+	retryAfter := func(err error) int {
+		var tooMany *bot.TooManyRequestsError
+		if !errors.As(err, &tooMany) {
+			return 0
+		}
+		return tooMany.RetryAfter
+	}
+	for i := range 3 {
+		if err := send(1); err != nil {
+			t.Fatalf("message %d within the limit: %v", i+1, err)
+		}
+	}
+	if got := retryAfter(send(1)); got != 10 {
+		t.Fatalf("the fourth message: retry_after %d, want 10", got)
+	}
+	if err := send(2); err != nil {
+		t.Fatalf("another chat: %v", err)
+	}
+	advance(3500 * time.Millisecond)
+	if got := retryAfter(send(1)); got != 7 {
+		t.Fatalf("during the wait: retry_after %d, want the 7 s left", got)
+	}
+	if _, err := b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: 1, MessageID: 1, Text: "x"}); retryAfter(err) != 7 {
+		t.Fatalf("an edit during the wait: %v", err)
+	}
+	advance(7 * time.Second)
+	if err := send(1); err != nil {
+		t.Fatalf("after the wait: %v", err)
+	}
 }

@@ -148,6 +148,35 @@ func (s *Server) Pay(ctx context.Context, chatID int64, invoiceMessageID int, op
 	return res, nil
 }
 
+// PushPreCheckout pushes a pre_checkout_query from the buyer of chatID for
+// an invoice of amount in currency with payload, as Telegram does when the
+// buyer taps Pay, and returns its id. The bot may answer it within
+// DefaultPreCheckoutTimeout of the server's clock; PreCheckoutAnswer tells
+// what it answered. (Pay is the whole payment, from an invoice the bot sent.)
+func (s *Server) PushPreCheckout(chatID int64, currency string, amount int64, payload string) string {
+	s.mu.Lock()
+	id := fmt.Sprintf("pcq%d", s.nextSeqLocked())
+	s.preCheckouts[id] = &preCheckoutState{at: s.now(), done: make(chan struct{})}
+	_, vs := s.pushLocked(Update{PreCheckoutQuery: &PreCheckoutQuery{
+		ID: id, From: s.userLocked(chatID), Currency: currency, TotalAmount: amount, InvoicePayload: payload,
+	}})
+	s.mu.Unlock()
+	s.report(vs)
+	return id
+}
+
+// PreCheckoutAnswer reports whether the bot answered pre-checkout query id
+// in time, and whether it said ok.
+func (s *Server) PreCheckoutAnswer(id string) (answered, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.preCheckouts[id]
+	if q == nil {
+		return false, false
+	}
+	return q.answered, q.ok
+}
+
 // PushSuccessfulPayment pushes a successful_payment message in Telegram
 // Stars as if the buyer of chatID paid amount for payload, without an
 // invoice or a pre-checkout. A new charge (empty chargeID gets one

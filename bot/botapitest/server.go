@@ -150,6 +150,8 @@ type Server struct {
 
 	failures []*failure
 	blocked  map[int64]bool
+	flood    floodLimit
+	floods   map[int64]*chatFlood
 	latency  time.Duration
 	stubs    map[string]StubFunc
 }

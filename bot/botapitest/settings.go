@@ -187,6 +187,83 @@ func (s *Server) setBlocked(chatID int64, blocked bool) {
 	s.report(vs)
 }
 
+// ChatFloodLimit makes the server refuse messages to a chat beyond limit
+// within per, as Telegram does: the message over the limit is answered
+// 429 "Too Many Requests: retry after N" with parameters.retry_after N
+// (retryAfter, whole seconds), and so is every message to that chat until
+// the wait ends, with the seconds left. Other chats and calls that send no
+// message (answers to queries, deletes, reads) are not limited. Messages
+// are the send, copy, forward and edit methods; time is the server's
+// clock (WithClock). limit 0 turns the limit off.
+func (s *Server) ChatFloodLimit(limit int, per, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flood = floodLimit{limit: limit, per: per, wait: retryAfter}
+	s.floods = map[int64]*chatFlood{}
+}
+
+type floodLimit struct {
+	limit     int
+	per, wait time.Duration
+}
+
+// chatFlood is one chat's messages within the limit's window and the end
+// of its flood wait.
+type chatFlood struct {
+	sent  []time.Time
+	until time.Time
+}
+
+// floodLocked applies the chat flood limit to a call and returns the 429
+// for a refused one.
+func (s *Server) floodLocked(method string, c *Call) *APIError {
+	if s.flood.limit <= 0 || !isMessageMethod(method) {
+		return nil
+	}
+	id, ok := c.Params["chat_id"].(int64)
+	if !ok {
+		return nil
+	}
+	now := s.now()
+	f := s.floods[id]
+	if f == nil {
+		f = &chatFlood{}
+		s.floods[id] = f
+	}
+	if now.Before(f.until) {
+		return tooMany(f.until.Sub(now))
+	}
+	keep := f.sent[:0]
+	for _, at := range f.sent {
+		if now.Sub(at) < s.flood.per {
+			keep = append(keep, at)
+		}
+	}
+	f.sent = keep
+	if len(f.sent) >= s.flood.limit {
+		f.until, f.sent = now.Add(s.flood.wait), nil
+		return tooMany(s.flood.wait)
+	}
+	f.sent = append(f.sent, now)
+	return nil
+}
+
+func tooMany(wait time.Duration) *APIError {
+	secs := int((wait + time.Second - 1) / time.Second)
+	return &APIError{Code: http.StatusTooManyRequests, Description: "Too Many Requests: retry after " + strconv.Itoa(secs), RetryAfter: secs}
+}
+
+// isMessageMethod reports whether method puts a message in a chat or
+// changes one: what Telegram's per-chat limit counts.
+func isMessageMethod(method string) bool {
+	for _, p := range []string{"send", "copyMessage", "forwardMessage", "editMessage"} {
+		if strings.HasPrefix(method, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // SetLatency delays every request by d before it is handled (0 turns it off).
 func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
@@ -207,12 +284,8 @@ func (s *Server) takeFaultLocked(method string, c *Call) *APIError {
 		e := f.err
 		return &e
 	}
-	if id, ok := c.Params["chat_id"].(int64); ok && s.blocked[id] {
-		for _, p := range []string{"send", "copyMessage", "forwardMessage", "editMessage"} {
-			if strings.HasPrefix(method, p) {
-				return &APIError{Code: http.StatusForbidden, Description: errBlocked}
-			}
-		}
+	if id, ok := c.Params["chat_id"].(int64); ok && s.blocked[id] && isMessageMethod(method) {
+		return &APIError{Code: http.StatusForbidden, Description: errBlocked}
 	}
-	return nil
+	return s.floodLocked(method, c)
 }

@@ -42,9 +42,10 @@ type Harness struct {
 	changed chan struct{} // closed when a bot of the harness changed something
 }
 
-// New returns a harness whose servers close when the test ends.
-func New(t *testing.T) *Harness {
-	return &Harness{T: t, Fake: botapitest.NewT(t), Rdb: statetest.New(t), changed: make(chan struct{})}
+// New returns a harness whose servers close when the test ends; opts
+// configure its fake Bot API server (its clock, for one).
+func New(t *testing.T, opts ...botapitest.Option) *Harness {
+	return &Harness{T: t, Fake: botapitest.NewT(t, opts...), Rdb: statetest.New(t), changed: make(chan struct{})}
 }
 
 // Notify wakes every Until (the bots' Options.Notify).

@@ -35,6 +35,12 @@ type Config struct {
 	// AnsweredGrace replaces Grace after a create the server answered with
 	// a 5xx (it had finished with the request); default 2s.
 	AnsweredGrace time.Duration
+	// CreateTimeout bounds an order's create: the POST is cut this long
+	// after the latest moment it may leave (a Lease after its intent), so
+	// a worker that takes the order over knows from the order alone when
+	// the create is over (state.Order.AttemptDeadline). Default
+	// reseller.DefaultTimeout, the client's own bound on one request.
+	CreateTimeout time.Duration
 	// Settle is how long a freshly unclaimed upstream order is left for
 	// the replica that created it to put it back (after Redis lost its
 	// record) before an order that may own it goes to review; default 30s.
@@ -99,6 +105,7 @@ func (c *Config) defaults() {
 	def(&c.Settle, 30*time.Second)
 	def(&c.CodeSettle, 3*time.Second)
 	def(&c.AnsweredGrace, 2*time.Second)
+	def(&c.CreateTimeout, reseller.DefaultTimeout)
 	def(&c.OrphanEvery, time.Minute)
 	def(&c.OrphanAfter, 10*time.Minute)
 	def(&c.StuckAfter, 30*time.Minute)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"shopbot/bot/jobs"
 	"shopbot/bot/lines"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -36,6 +37,12 @@ import (
 //     before placing again counts from when the uncertain answer arrived.
 //  4. A 429, 401 or 403 on create provably created nothing: the attempt is
 //     dropped and the slot freed; the worker tries again later.
+//  5. Only the current holder of the order's job sends its create: the
+//     worker renews its lease right before the POST (jobs.Lease), records
+//     the lease's generation on the attempt, and a lost lease cuts what it
+//     has in flight. The intent records when the create is over for sure
+//     (state.Order.AttemptDeadline); a worker that takes the order over
+//     treats it as in flight until then, whenever it found it.
 //
 // No wall clock of the upstream is ever compared with ours.
 
@@ -135,11 +142,24 @@ func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *lines.
 // attempt's watermark, in the journal too) and POSTs the create.
 func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
 	attempt, prev := newAttemptID(), o.AttemptID
+	// The create leaves only while this worker holds the job's lease (the
+	// fence below) and before sendBy, and is cut at deadline: a worker that
+	// takes the order over (its lease lapsed) reads from the order when
+	// the create is over for sure, and places again only after that
+	// (nothingFound).
+	lease := jobs.LeaseOf(ctx)
+	sendBy := f.now().Add(f.cfg.Lease)
+	deadline := sendBy.Add(f.cfg.CreateTimeout)
+	var fence int64
+	if lease != nil {
+		fence = lease.Gen()
+	}
 	o, err := f.move(ctx, o, []string{o.Status}, state.OrderPlacing, func(n *state.Order) error {
 		if n.AttemptID != prev {
 			return errAttemptMoved // another worker started an attempt meanwhile
 		}
 		n.AttemptID, n.Request, n.Signature, n.PlacingAt = attempt, raw, req.Signature(), f.now().UTC()
+		n.AttemptDeadline, n.AttemptFence = deadline.UTC(), fence
 		n.Slot, n.UncertainAt = kind, time.Time{}
 		if !provable || n.AttemptWatermark == 0 {
 			n.AttemptWatermark = max(seen.newest, above)
@@ -165,17 +185,34 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request
 	if err := f.fail(FailpointIntent, o.ID); err != nil {
 		return false, time.Time{}, err
 	}
-	// The fence: read the intent back right before the POST. A Redis that
-	// lost it since (a crash, a failover, a restore) has freed the slot for
-	// another create of this kind, or will have this order placed again;
-	// sending now would buy twice. Only the moment between this read and
-	// the request leaving stays open.
+	// The fence, right before the POST. Only the job's current holder
+	// sends: a worker whose lease another took (its Redis was cut off, or
+	// failed over without it) stops here, as the new holder may be placing
+	// the order already. And the intent is read back: a Redis that lost it
+	// since (a crash, a failover, a restore) has freed the slot for another
+	// create of this kind, or will have this order placed again; sending
+	// now would buy twice. Only the moment between these reads and the
+	// request leaving stays open.
+	if lease != nil {
+		if _, err := lease.Renew(ctx); err != nil {
+			f.log.Warn("job lease not held before the create; not sending", "order", o.ID, "attempt", attempt, "fence", fence, "err", err)
+			return false, f.now().Add(f.cfg.PollMin), nil
+		}
+	}
 	if cur, err := f.orders.Get(ctx, o.ID); err != nil || cur.AttemptID != attempt || cur.Status != state.OrderPlacing {
 		f.log.Warn("placing intent gone before the create; not sending", "order", o.ID, "attempt", attempt, "err", err)
 		f.checkCanary(ctx)
 		return false, f.now().Add(f.cfg.PollMin), nil
 	}
-	up, err := lines.Create(ctx, f.up, req)
+	if !f.now().Before(sendBy) {
+		// Too late for the deadline on record: another worker may count
+		// this create as over before it would be.
+		f.log.Warn("placing intent too old to send; not sending", "order", o.ID, "attempt", attempt)
+		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
+	}
+	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(f.now()))
+	up, err := lines.Create(cctx, f.up, req)
+	cancel()
 	var rl *reseller.RateLimitError
 	var ve *reseller.ValidationError
 	var apiErr *reseller.Error
@@ -276,7 +313,9 @@ func (f *Fulfiller) uncertain(ctx context.Context, o *state.Order, why string, a
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
+		// The answer came: the create is over now, not at its deadline.
 		n.UncertainAt, n.UncertainAnswered = f.now().UTC(), answered
+		n.AttemptDeadline = n.UncertainAt
 		return nil
 	}, why)
 	if errors.Is(err, errAttemptMoved) || errors.Is(err, state.ErrBadTransition) {
@@ -292,7 +331,7 @@ func (f *Fulfiller) unsent(ctx context.Context, o *state.Order, attempt string) 
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
-		n.AttemptID, n.UncertainAt = "", time.Time{}
+		n.AttemptID, n.UncertainAt, n.AttemptDeadline = "", time.Time{}, time.Time{}
 		return nil
 	}, "attempt "+attempt+" not sent")
 	if err != nil {

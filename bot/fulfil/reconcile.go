@@ -173,6 +173,7 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 					return errAttemptMoved
 				}
 				n.UncertainAt = f.now().Add(-f.cfg.Grace).UTC()
+				n.AttemptDeadline = n.UncertainAt // answered: the create is over
 				return nil
 			}, fmt.Sprintf("upstream %d went to an identical purchase", up.Number))
 			return true, time.Time{}, err
@@ -278,27 +279,57 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 }
 
 // nothingFound handles an uncertain attempt whose create is not upstream
-// (yet): it waits out the grace, counted from when the uncertain answer
-// arrived, and then places the order again.
+// (yet): it waits out the grace, counted from when the create was over for
+// sure (createOver), and then places the order again.
 func (f *Fulfiller) nothingFound(ctx context.Context, o *state.Order) (bool, time.Time, error) {
-	if o.UncertainAt.IsZero() {
-		// A crash after the intent: the answer never came. The grace
-		// counts from now.
-		return false, f.now().Add(f.cfg.PollMin), f.uncertain(ctx, o, "attempt found without an answer", false)
+	over, err := f.createOver(ctx, o)
+	if err != nil {
+		return false, f.now().Add(f.cfg.PollMin), err
 	}
 	grace := f.cfg.Grace
 	if o.UncertainAnswered {
 		grace = f.cfg.AnsweredGrace
 	}
-	if wait := o.UncertainAt.Add(grace).Sub(f.now()); wait > 0 {
+	if wait := over.Add(grace).Sub(f.now()); wait > 0 {
 		return false, f.now().Add(min(wait, f.cfg.PollMin)), nil
 	}
 	if f.noneNoted.first(o.AttemptID) {
 		// Once per attempt: the order may wait for its kind's slot now.
-		f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID)
+		f.log.Info("no upstream order after the grace period; placing again", "order", o.ID, "attempt", o.AttemptID, "fence", o.AttemptFence)
 		f.journalOutcome(o, o.AttemptID, nil)
 	}
 	return f.place(ctx, o)
+}
+
+// createOver returns when the create of the order's attempt was over for
+// sure, from the order's record alone: when its answer came
+// (UncertainAt), or, with no answer on record (its worker crashed, or lost
+// its lease and may still be waiting for it), the attempt's deadline. When
+// this worker found the attempt says nothing: a worker cut off from Redis
+// may send its create up to the deadline. An attempt with neither on
+// record (put back from the journal, or written before deadlines were)
+// counts from its start, or gets a deadline from now.
+func (f *Fulfiller) createOver(ctx context.Context, o *state.Order) (time.Time, error) {
+	over := o.AttemptDeadline
+	if over.IsZero() && !o.PlacingAt.IsZero() {
+		over = o.PlacingAt.Add(f.cfg.Lease + f.cfg.CreateTimeout)
+	}
+	if o.UncertainAt.After(over) {
+		over = o.UncertainAt
+	}
+	if !over.IsZero() {
+		return over, nil
+	}
+	over = f.now().Add(f.cfg.Lease + f.cfg.CreateTimeout).UTC()
+	attempt := o.AttemptID
+	_, err := f.move(ctx, o, []string{state.OrderPlacing}, state.OrderPlacing, func(n *state.Order) error {
+		if n.AttemptID != attempt {
+			return errAttemptMoved
+		}
+		n.AttemptDeadline = over
+		return nil
+	}, "attempt found without a start or an answer")
+	return over, err
 }
 
 // reconcileByJournal settles an attempt whose outcome is unknown with the
@@ -330,10 +361,11 @@ func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req 
 }
 
 // unsettled reports whether any of the attempts may still make or show an
-// upstream order: younger than the client's timeout and the grace.
+// upstream order: younger than the latest deadline of a create (a lease
+// and the create's timeout, see send) and the grace.
 func (f *Fulfiller) unsettled(list []state.JournalEntry) bool {
 	for _, e := range list {
-		if f.now().Sub(e.At) < f.cfg.Grace+20*time.Second {
+		if f.now().Sub(e.At) < f.cfg.Lease+f.cfg.CreateTimeout+f.cfg.Grace {
 			return true
 		}
 	}

@@ -64,7 +64,8 @@ func (w *Worker) Run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		free := w.Parallel - len(sem)
-		jobs, err := w.Sched.Claim(ctx, w.Now(), w.Lease, free)
+		claimed := w.Now()
+		jobs, err := w.Sched.Claim(ctx, claimed, w.Lease, free)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim jobs", "jobs", w.What, "err", err)
 		}
@@ -86,10 +87,14 @@ func (w *Worker) Run(ctx context.Context) {
 				}()
 				// A job in flight finishes even when ctx ends (a POST must not
 				// be cut by our own shutdown, nor a relayed message go
-				// unrecorded); its lease is kept alive meanwhile.
+				// unrecorded); its lease is kept alive meanwhile. A lease lost
+				// or lapsed ends the job's context: another worker may hold
+				// the job now.
 				jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.Timeout)
 				defer cancel()
-				stop := w.keepLease(jctx, j)
+				jctx, l, lose := NewLease(jctx, w.Sched, j, w.Lease, claimed, w.Now)
+				defer lose()
+				stop := w.keepLease(jctx, l)
 				defer stop()
 				w.finish(jctx, j)
 			}()
@@ -115,17 +120,26 @@ func (w *Worker) finish(ctx context.Context, j sched.Job) {
 	} else {
 		err = w.Sched.Reschedule(ctx, j, next)
 	}
-	if err != nil && !errors.Is(err, sched.ErrJobLeaseLost) {
+	// A step whose lease was lost (its context cancelled) has nothing
+	// left to finish: the job is another worker's, or comes back when the
+	// lease runs out.
+	if err != nil && !errors.Is(err, sched.ErrJobLeaseLost) && !errors.Is(ctx.Err(), context.Canceled) {
 		w.Log.Warn("finish job", "jobs", w.What, "job", j.Name, "err", err)
 	}
 }
 
-// keepLease extends the job's lease every third of it while the job
-// runs, so a short lease (a dead worker's job comes back within seconds)
-// never expires under a live one; stop ends that.
-func (w *Worker) keepLease(ctx context.Context, j sched.Job) (stop func()) {
+// keepLease renews the job's lease every third of it while the job runs,
+// so a short lease (a dead worker's job comes back within seconds) never
+// expires under a live one; stop ends that. A lease another worker took,
+// or one that ran out with every renewal failing (Redis cut off: another
+// worker may claim it now), ends the job's context.
+func (w *Worker) keepLease(ctx context.Context, l *Lease) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	lapse := time.AfterFunc(l.Until().Sub(w.Now()), func() {
+		w.Log.Warn("job lease ran out while running", "jobs", w.What, "job", l.job.Name)
+		l.lost()
+	})
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(w.Lease / 3)
@@ -135,18 +149,88 @@ func (w *Worker) keepLease(ctx context.Context, j sched.Job) (stop func()) {
 			case <-done:
 				return
 			case <-t.C:
-				// A failed extension (a Redis blip) is tried again at the
-				// next tick; only a lease another worker took ends it.
-				err := w.Sched.Extend(ctx, j, w.Now().Add(w.Lease))
+				// A failed renewal (a Redis blip) is tried again at the
+				// next tick, until the lease runs out.
+				until, err := l.Renew(ctx)
 				if errors.Is(err, sched.ErrJobLeaseLost) {
-					w.Log.Warn("job lease lost while running", "jobs", w.What, "job", j.Name)
+					w.Log.Warn("job lease lost while running", "jobs", w.What, "job", l.job.Name)
+					return
+				}
+				if ctx.Err() != nil {
 					return
 				}
 				if err != nil {
-					w.Log.Warn("extend job lease; trying again", "jobs", w.What, "job", j.Name, "err", err)
+					w.Log.Warn("extend job lease; trying again", "jobs", w.What, "job", l.job.Name, "err", err)
+					continue
 				}
+				lapse.Reset(until.Sub(w.Now()))
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() { close(done); <-finished; lapse.Stop() }
+}
+
+// Lease is the lease of a job while its step runs, in the step's context
+// (LeaseOf). What the step does outside Redis that another worker must
+// never repeat (an order's create upstream) it does only while it holds
+// the lease: Renew right before, and Gen as the fencing token on record.
+type Lease struct {
+	sched *sched.Schedule
+	job   sched.Job
+	d     time.Duration
+	now   func() time.Time
+	lost  context.CancelFunc // ends the job's context
+
+	mu    sync.Mutex
+	until time.Time
+}
+
+type leaseKey struct{}
+
+// LeaseOf returns the lease of the job whose step ctx is, or nil outside a
+// job's step.
+func LeaseOf(ctx context.Context) *Lease {
+	l, _ := ctx.Value(leaseKey{}).(*Lease)
+	return l
+}
+
+// NewLease returns the lease of job j, claimed from s for d at claimed,
+// and ctx carrying it, which ends when the lease is found lost. A Worker
+// makes one for each job it runs (and renews it); a test that runs a
+// step itself makes its own.
+func NewLease(ctx context.Context, s *sched.Schedule, j sched.Job, d time.Duration, claimed time.Time, now func() time.Time) (context.Context, *Lease, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Lease{sched: s, job: j, d: d, now: now, until: claimed.Add(d), lost: cancel}
+	return context.WithValue(ctx, leaseKey{}, l), l, cancel
+}
+
+// Gen is the lease's generation: higher than that of every earlier claim
+// of the job (sched.Job.Gen).
+func (l *Lease) Gen() int64 { return l.job.Gen }
+
+// Until is when the lease runs out as last renewed: no other worker can
+// claim the job before then.
+func (l *Lease) Until() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
+}
+
+// Renew extends the lease to a full lease from now, proving it is still
+// held, and returns its new end. A lease another worker took fails with
+// sched.ErrJobLeaseLost and ends the job's context; any other error
+// leaves the lease as it was (it may still run out).
+func (l *Lease) Renew(ctx context.Context) (time.Time, error) {
+	until := l.now().Add(l.d)
+	err := l.sched.Extend(ctx, l.job, until)
+	if errors.Is(err, sched.ErrJobLeaseLost) {
+		l.lost()
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.until = until
+	return until, nil
 }

@@ -79,3 +79,83 @@ func TestWorkerKickClaimsAtOnce(t *testing.T) {
 		t.Fatal("a kicked worker did not claim the due job")
 	}
 }
+
+// leasedStep starts a worker with a short lease running one job whose
+// step waits for its context to end: it returns the step's lease once it
+// runs, and a channel that gets the context's error when it ends.
+func leasedStep(t *testing.T, r *statetest.Redis) (*sched.Schedule, *jobs.Lease, <-chan error) {
+	t.Helper()
+	s := sched.NewSchedule(r.Client, r.Prefix)
+	running := make(chan *jobs.Lease, 1)
+	ended := make(chan error, 1)
+	w := &jobs.Worker{
+		What: "test", Sched: s, Now: time.Now, Log: slog.New(slog.DiscardHandler),
+		Tick: time.Hour, Lease: 300 * time.Millisecond, Timeout: time.Minute, Parallel: 1,
+		Step: func(ctx context.Context, j sched.Job) (time.Time, bool) {
+			running <- jobs.LeaseOf(ctx)
+			<-ctx.Done()
+			ended <- ctx.Err()
+			return time.Time{}, true
+		},
+	}
+	if err := s.Put(t.Context(), "job:1", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	var l *jobs.Lease
+	select {
+	case l = <-running:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job did not run")
+	}
+	if l == nil || l.Gen() < 1 || !l.Until().After(time.Now()) {
+		t.Fatalf("the step's lease: %+v", l)
+	}
+	return s, l, ended
+}
+
+func waitEnded(t *testing.T, ended <-chan error) {
+	t.Helper()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("the step's context ended without an error")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the step ran on without its lease")
+	}
+}
+
+// A step whose lease another worker took (here: the job was put again,
+// which cancels the lease) has its context ended at the next renewal, so
+// what it still has in flight is cut instead of running on beside the
+// new holder's.
+func TestWorkerEndsTheStepWhoseLeaseAnotherTook(t *testing.T) {
+	r := statetest.New(t)
+	s, _, ended := leasedStep(t, r)
+	if err := s.Put(t.Context(), "job:1", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, ended)
+}
+
+// A step whose lease cannot be renewed (its Redis cut off) has its
+// context ended when the lease runs out: another worker may claim the job
+// from then on.
+func TestWorkerEndsTheStepWhoseLeaseRanOutWithRedisCutOff(t *testing.T) {
+	r := statetest.New(t)
+	if r.Mini == nil {
+		t.Skip("cuts off miniredis")
+	}
+	_, l, ended := leasedStep(t, r)
+	r.Mini.SetError("connection cut")
+	t.Cleanup(func() { r.Mini.SetError("") })
+	waitEnded(t, ended)
+	if time.Now().Before(l.Until()) {
+		t.Fatalf("the step's context ended before its lease ran out (%v)", l.Until())
+	}
+}

@@ -14,11 +14,12 @@ import (
 	"shopbot/reseller"
 )
 
-// checkResult is one line of `shopbot check`.
+// checkResult is one line of `shopbot check`, with notes printed below it.
 type checkResult struct {
 	name   string
 	status string // ok, warn or FAIL
 	detail string
+	notes  []string
 }
 
 // check verifies the configuration against the real services without
@@ -61,11 +62,42 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 	code := 0
 	for _, r := range results {
 		fmt.Fprintf(stdout, "%-4s  %-8s  %s\n", r.status, r.name, r.detail)
+		for _, n := range r.notes {
+			for i, line := range wrap(n, 84) {
+				indent := 16
+				if i > 0 {
+					indent = 18
+				}
+				fmt.Fprintf(stdout, "%*s%s\n", indent, "", line)
+			}
+		}
 		if r.status == "FAIL" {
 			code = 1
 		}
 	}
 	return code
+}
+
+// wrap breaks text into lines of at most width runes at spaces (a longer
+// word gets a line of its own).
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len([]rune(line))+1+len([]rune(w)) > width:
+			lines = append(lines, line)
+			line = w
+		default:
+			line += " " + w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func checkTelegram(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult {
@@ -153,7 +185,59 @@ func checkRedis(ctx context.Context, cfg *Config, allowVolatile bool) checkResul
 	default:
 		r.status, r.detail = redisVerdict(nodes[0], allowVolatile)
 	}
+	for _, p := range nodes {
+		if loss := unconfirmedLoss(p); loss != "" {
+			r.notes = crashNotes(loss, cfg.JournalDir != "")
+			break
+		}
+	}
 	return r
+}
+
+// unconfirmedLoss is what a crash of the node loses of the writes it
+// acknowledged when the shop cannot confirm its money writes (no WAITAOF,
+// no replica to WAIT for) but the node does keep them through a restart
+// (AOF on, not fsynced on every write); "" otherwise. The verdict says
+// what to change for a node that keeps nothing or may evict.
+func unconfirmedLoss(p redisstore.Persistence) string {
+	if p.Mode != redisstore.SyncNone || !p.AOF || p.Evicts() {
+		return ""
+	}
+	switch p.AppendFsync {
+	case "always":
+		return ""
+	case "everysec":
+		return "up to about the last second"
+	case "no":
+		return "what the OS had not flushed yet, often the last 30 seconds"
+	}
+	return "about the last second or more"
+}
+
+// crashNotes say plainly, for a Redis that cannot confirm money writes,
+// what a crash loses and what the shop does about it (see
+// bot/fulfil/recover.go, bot/checkout/sweep.go and
+// redisstore.Durability).
+func crashNotes(loss string, journal bool) []string {
+	notes := []string{
+		"A crash of this Redis (kill -9, an OOM kill, a power cut) loses " + loss + " of the writes it had acknowledged, money writes among them: " +
+			"new paid orders, wallet debits and credits, placing intents, upstream order numbers. The shop cannot have them confirmed before its next step (that needs Redis 7.2 or later for WAITAOF, or a replica for WAIT).",
+	}
+	if journal {
+		notes = append(notes, "What the shop does about it: every paid order and every upstream create is first written, fsynced, to the journal in JOURNAL_DIR, outside Redis. "+
+			"A canary counter in Redis shows within about a second that writes were lost; the shop then puts the lost upstream numbers back from the journal, "+
+			"rebuilds lost wallet orders from it, and runs the Stars sweep, which rebuilds lost Star payments and wallet top-ups from Telegram's record of the charges. "+
+			"Before any create the upstream is listed, so a create whose record was lost is found instead of bought again, or the order goes to review when that cannot be proven. "+
+			"Codes go out only once the order's claim on its upstream order is older than what a crash can take (3 s), so no buyer gets codes on a claim the crash undoes.")
+	} else {
+		notes = append(notes, "What the shop does about it: JOURNAL_DIR is off, so nothing outside Redis records paid orders or creates. "+
+			"A canary counter in Redis shows within about a second that writes were lost, and the Stars sweep then rebuilds lost Star payments and wallet top-ups from Telegram's record of the charges; "+
+			"a wallet-paid order the crash took is rebuilt only when its debit survived. Before any create the upstream is listed, so a create whose record was lost is found instead of bought again, "+
+			"or the order goes to review when that cannot be proven. Codes go out only once their order's claim is older than what a crash can take (3 s).")
+	}
+	notes = append(notes, "Writes only Redis holds (settings, an admin's wallet adjustment, a buyer's menus) stay lost. "+
+		"To have money writes confirmed: Redis 7.2 or later with appendonly yes (WAITAOF), or a replica (WAIT), or appendfsync always.")
+	return notes
 }
 
 // rank orders check statuses from best to worst.
@@ -182,6 +266,8 @@ func redisVerdict(p redisstore.Persistence, allowVolatile bool) (status, detail 
 		return volatileStatus(allowVolatile), detail + " (use appendonly yes, appendfsync everysec)" + volatileHint(allowVolatile)
 	case !p.AOF && p.Mode == redisstore.SyncNone:
 		return "warn", detail + " (use appendonly yes, appendfsync everysec)"
+	case unconfirmedLoss(p) != "":
+		return "warn", detail + " (see below)"
 	default:
 		return "ok", detail
 	}

@@ -110,7 +110,8 @@ func TestRedisVerdict(t *testing.T) {
 	}{
 		{"no persistence", base, "FAIL", "a restart loses everything (use appendonly yes"},
 		{"RDB only", with(func(p *redisstore.Persistence) { p.Save = "3600 1" }), "warn", "use appendonly yes"},
-		{"AOF everysec on 7.0", with(func(p *redisstore.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "ok", "sync none: money writes are not confirmed"},
+		{"AOF everysec on 7.0", with(func(p *redisstore.Persistence) { p.AOF, p.AppendFsync = true, "everysec" }), "warn", "sync none: money writes are not confirmed"},
+		{"AOF always on 7.0", with(func(p *redisstore.Persistence) { p.AOF, p.AppendFsync = true, "always" }), "ok", "a crash loses nothing acknowledged"},
 		{"AOF on 7.2", with(func(p *redisstore.Persistence) {
 			p.Version, p.AOF, p.AppendFsync, p.Mode = "7.2.4", true, "everysec", redisstore.SyncWaitAOF
 		}), "ok", "sync waitaof: money writes are fsynced"},
@@ -150,6 +151,71 @@ func TestCheckRedisSettings(t *testing.T) {
 			t.Fatalf("%v: exit %d, want %d and %q:\n%s", tc.args, code, tc.code, tc.want, out)
 		}
 		t.Logf("%v:\n%s", tc.args, out)
+	}
+}
+
+// On a Redis that cannot confirm money writes (AOF everysec, below 7.2 or
+// without a replica), check warns and says plainly what a crash loses and
+// what the shop does about it, with the journal and without it.
+func TestCheckRedisWithoutConfirmedFsyncSaysWhatACrashLoses(t *testing.T) {
+	addr := throwawayRedis(t, "--appendonly", "yes", "--appendfsync", "everysec")
+	probe := redis.NewClient(&redis.Options{Addr: addr})
+	defer probe.Close()
+	p, err := redisstore.ProbeMasters(t.Context(), probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p[0].Mode != redisstore.SyncNone {
+		t.Skipf("redis-server %s confirms money writes (%s): nothing to warn about", p[0].Version, p[0].Mode)
+	}
+	for _, tc := range []struct {
+		journal string
+		want    []string
+	}{
+		{"", []string{"the journal in JOURNAL_DIR", "puts the lost upstream numbers back from the journal", "rebuilds lost wallet orders from it"}},
+		{"off", []string{"JOURNAL_DIR is off, so nothing outside Redis records paid orders or creates", "rebuilt only when its debit survived"}},
+	} {
+		getenv, _, _ := checkEnv(t, map[string]string{"REDIS_URL": "redis://" + addr + "/0", "JOURNAL_DIR": tc.journal})
+		code, out := runCheck(t, getenv)
+		flat := strings.Join(strings.Fields(out), " ") // the notes are wrapped
+		want := append([]string{
+			"warn redis answers: redis ",
+			"loses up to about the last second of the writes it had acknowledged, money writes among them",
+			"A canary counter in Redis shows within about a second that writes were lost",
+			"the Stars sweep",
+			"Before any create the upstream is listed",
+			"older than what a crash can take (3 s)",
+			"Redis 7.2 or later with appendonly yes (WAITAOF), or a replica (WAIT)",
+		}, tc.want...)
+		for _, w := range want {
+			if code != 0 || !strings.Contains(flat, w) {
+				t.Fatalf("JOURNAL_DIR=%q: exit %d, want %q in:\n%s", tc.journal, code, w, out)
+			}
+		}
+		t.Logf("JOURNAL_DIR=%q:\n%s", tc.journal, out)
+	}
+}
+
+// What a crash loses is spelled out only where the shop cannot confirm
+// money writes and the node keeps them through a restart.
+func TestUnconfirmedLoss(t *testing.T) {
+	base := redisstore.Persistence{Version: "7.0.15", SaveKnown: true, MaxmemoryPolicy: "noeviction", Mode: redisstore.SyncNone, AOF: true, AppendFsync: "everysec"}
+	with := func(f func(*redisstore.Persistence)) redisstore.Persistence { p := base; f(&p); return p }
+	for _, tc := range []struct {
+		name string
+		p    redisstore.Persistence
+		want string
+	}{
+		{"everysec on 7.0", base, "up to about the last second"},
+		{"appendfsync no", with(func(p *redisstore.Persistence) { p.AppendFsync = "no" }), "often the last 30 seconds"},
+		{"appendfsync always", with(func(p *redisstore.Persistence) { p.AppendFsync = "always" }), ""},
+		{"WAITAOF on 7.2", with(func(p *redisstore.Persistence) { p.Version, p.Mode = "7.2.4", redisstore.SyncWaitAOF }), ""},
+		{"a replica", with(func(p *redisstore.Persistence) { p.Replicas, p.Mode, p.WaitReplicas = 1, redisstore.SyncWait, 1 }), ""},
+		{"AOF off", with(func(p *redisstore.Persistence) { p.AOF = false }), ""},
+	} {
+		if got := unconfirmedLoss(tc.p); tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -220,8 +220,14 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 		return nil, &ConfigError{"WEBHOOK_SECRET", "must be 1-256 of A-Z, a-z, 0-9, _ and -"}
 	}
 	c.HTTPAddr = get("HTTP_ADDR")
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = ":8080"
+	switch {
+	case c.HTTPAddr != "":
+	case c.WebhookURL != "":
+		c.HTTPAddr = ":8080" // Telegram (or the proxy in front) must reach the webhook
+	default:
+		// Long polling serves only /healthz here: nothing outside the
+		// host needs it (a container sets HTTP_ADDR to be reached).
+		c.HTTPAddr = "127.0.0.1:8080"
 	}
 	if err := checkAddr(c.HTTPAddr, ":8080"); err != nil {
 		return nil, &ConfigError{"HTTP_ADDR", err.Error()}

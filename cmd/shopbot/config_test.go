@@ -28,13 +28,31 @@ func env(over map[string]string) func(string) string {
 	return func(k string) string { return base[k] }
 }
 
+// HTTP_ADDR defaults to the loopback interface in long-polling mode, where
+// it serves only /healthz, and to every interface with a webhook, which
+// Telegram must reach.
+func TestHTTPAddrDefaultsToLoopbackWhenPolling(t *testing.T) {
+	c, err := LoadConfig(env(nil), false)
+	if err != nil || c.HTTPAddr != "127.0.0.1:8080" {
+		t.Fatalf("long polling: HTTP_ADDR %q, %v", c.HTTPAddr, err)
+	}
+	c, err = LoadConfig(env(map[string]string{"WEBHOOK_URL": "https://shop.example/hook", "WEBHOOK_SECRET": "s"}), false)
+	if err != nil || c.HTTPAddr != ":8080" {
+		t.Fatalf("webhook: HTTP_ADDR %q, %v", c.HTTPAddr, err)
+	}
+	c, err = LoadConfig(env(map[string]string{"HTTP_ADDR": ":9000"}), false)
+	if err != nil || c.HTTPAddr != ":9000" {
+		t.Fatalf("set: HTTP_ADDR %q, %v", c.HTTPAddr, err)
+	}
+}
+
 func TestConfigDefaults(t *testing.T) {
 	c, err := LoadConfig(env(nil), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.TelegramAPIURL != "https://api.telegram.org" || !c.PayStars || c.PayWallet || c.StarsUSDRate.String() != "0.013" ||
-		c.Markup.Percent.String() != "10" || !c.Markup.Fixed.IsZero() || c.HTTPAddr != ":8080" || len(c.Languages) != 3 || c.DefaultLang != "en" {
+		c.Markup.Percent.String() != "10" || !c.Markup.Fixed.IsZero() || c.HTTPAddr != "127.0.0.1:8080" || len(c.Languages) != 3 || c.DefaultLang != "en" {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if want := filepath.Join(os.TempDir(), "shopbot-journal-"+strings.Split(goodToken, ":")[0]); c.JournalDir != want {

@@ -77,7 +77,7 @@ func New(t *testing.T) *Shop {
 		Foreign: map[int]bool{},
 		Cfg: fulfil.Config{
 			Tick: 10 * time.Millisecond, Lease: time.Second, PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond,
-			Grace: 300 * time.Millisecond, AnsweredGrace: 100 * time.Millisecond, Settle: 300 * time.Millisecond, CodeSettle: 50 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
+			Grace: 300 * time.Millisecond, AnsweredGrace: 100 * time.Millisecond, CreateTimeout: 2 * time.Second, Settle: 300 * time.Millisecond, CodeSettle: 50 * time.Millisecond, StuckAfter: time.Hour, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond,
 		},
 	}
 	sim.OnRequest(func(r *http.Request, _ []byte) {

@@ -28,7 +28,15 @@ type Update struct {
 	ID   int64
 	Chat int64
 	Body []byte
+	// Keep marks an update the queue's bound never drops: a payment.
+	Keep bool
 }
+
+// DefaultMaxQueue is how many updates one chat's queue holds before new
+// ones are dropped (Queue.MaxQueue). A person taps and types a few updates
+// a second, and the shop answers about as fast: a queue this long is a
+// client or a script flooding the chat, not a buyer waiting for answers.
+const DefaultMaxQueue = 100
 
 // Queue is the durable update intake: a per-chat FIFO of updates, a set of
 // chats with work ready, and a lease per chat so exactly one worker in any
@@ -65,6 +73,13 @@ type Queue struct {
 	// loses them then makes Telegram deliver them again: the buyer may see
 	// a reply twice, and nothing is paid twice.
 	Stored func(chats []int64)
+	// MaxQueue bounds each chat's queue: an update that finds it full is
+	// dropped (its id is still remembered, so a redelivery is a duplicate),
+	// unless it is marked Keep. DefaultMaxQueue unless set.
+	MaxQueue int
+	// Dropped, when set, is called with the chat of every update the bound
+	// dropped, once per update.
+	Dropped func(chat int64)
 }
 
 // DefaultLease is how long a chat's claim holds before another worker may
@@ -80,7 +95,15 @@ func NewQueue(rdb redis.UniversalClient, prefix string) *Queue {
 	return &Queue{
 		rdb: rdb, p: prefix,
 		SeenTTL: 48 * time.Hour, Lease: DefaultLease, ConvTTL: 60 * 24 * time.Hour,
+		MaxQueue: DefaultMaxQueue,
 	}
+}
+
+func (q *Queue) maxQueue() int {
+	if q.MaxQueue <= 0 {
+		return DefaultMaxQueue
+	}
+	return q.MaxQueue
 }
 
 func (q *Queue) tag(shard int) string   { return q.p + "{c:" + strconv.Itoa(shard) + "}:" }
@@ -99,21 +122,27 @@ func (q *Queue) chatKeys(chat int64) []string {
 }
 
 // acceptScript: KEYS ready, then seen and queue of each update. ARGV now ms,
-// seen TTL ms, then id, chat, body of each update.
+// seen TTL ms, queue bound, then id, chat, keep flag, body of each update.
+// Returns {stored, the chats of dropped updates...}.
 var acceptScript = redis.NewScript(`
-local n = 0
-for i = 0, (#ARGV - 2) / 3 - 1 do
-  local id, chat = ARGV[3 + i * 3], ARGV[4 + i * 3]
+local n, dropped = 0, {}
+for i = 0, (#ARGV - 3) / 4 - 1 do
+  local id, chat = ARGV[4 + i * 4], ARGV[5 + i * 4]
   if redis.call('SET', KEYS[2 + i * 2], '1', 'NX', 'PX', ARGV[2]) then
-    redis.call('RPUSH', KEYS[3 + i * 2], id .. '\n' .. ARGV[5 + i * 3])
-    redis.call('ZADD', KEYS[1], 'NX', ARGV[1], chat)
-    n = n + 1
+    if ARGV[6 + i * 4] ~= '1' and redis.call('LLEN', KEYS[3 + i * 2]) >= tonumber(ARGV[3]) then
+      dropped[#dropped + 1] = chat
+    else
+      redis.call('RPUSH', KEYS[3 + i * 2], id .. '\n' .. ARGV[7 + i * 4])
+      redis.call('ZADD', KEYS[1], 'NX', ARGV[1], chat)
+      n = n + 1
+    end
   end
 end
-return n`)
+return {n, unpack(dropped)}`)
 
 // Accept durably stores updates, dropping those whose update_id was seen
-// before. It returns how many were new. Once it returns nil the updates may be
+// before and those that find their chat's queue full (MaxQueue; not those
+// marked Keep). It returns how many were stored. Once it returns nil the updates may be
 // acknowledged to Telegram. Updates of one chat keep their order; each
 // shard's updates are stored atomically, so after an error some may be
 // stored: a redelivery stores the rest (the seen ids drop the others).
@@ -131,28 +160,36 @@ func (q *Queue) Accept(ctx context.Context, ups []Update, now time.Time) (int, e
 		sh := chatShard(u.Chat)
 		b := batches[sh]
 		if b == nil {
-			b = &batch{keys: []string{q.ready(sh)}, args: []any{now.UnixMilli(), q.SeenTTL.Milliseconds()}}
+			b = &batch{keys: []string{q.ready(sh)}, args: []any{now.UnixMilli(), q.SeenTTL.Milliseconds(), q.maxQueue()}}
 			batches[sh] = b
 			order = append(order, sh)
 		}
 		t := q.tag(sh)
 		b.keys = append(b.keys, t+"seen:"+itoa(u.ID), t+"q:"+itoa(u.Chat))
-		b.args = append(b.args, u.ID, u.Chat, u.Body)
+		b.args = append(b.args, u.ID, u.Chat, flag(u.Keep), u.Body)
 	}
 	total := 0
 	ready := make([]string, 0, len(order))
 	var stored []int64
 	for _, sh := range order {
 		b := batches[sh]
-		n, err := acceptScript.Run(ctx, q.rdb, b.keys, b.args...).Int()
+		res, err := acceptScript.Run(ctx, q.rdb, b.keys, b.args...).Slice()
 		if err != nil {
 			return total, fmt.Errorf("accept updates: %w", err)
 		}
-		total += n
+		n, _ := res[0].(int64)
+		total += int(n)
 		ready = append(ready, b.keys[0])
 		if n > 0 {
-			for i := 3; i < len(b.args); i += 3 {
+			for i := 4; i < len(b.args); i += 4 {
 				stored = append(stored, b.args[i].(int64))
+			}
+		}
+		if q.Dropped != nil {
+			for _, v := range res[1:] {
+				if chat, err := strconv.ParseInt(str(v), 10, 64); err == nil {
+					q.Dropped(chat)
+				}
 			}
 		}
 	}
@@ -390,6 +427,27 @@ func (q *Queue) Release(ctx context.Context, c *Claim, now time.Time) error {
 	}
 	return nil
 }
+
+// Defer gives the lease back without finishing the update, and makes the
+// chat due again only at due: its updates wait, in order, and hold no
+// worker meanwhile (a chat Telegram refuses messages to until then). The
+// claim does not count as an attempt, so waiting never makes an update
+// look poisoned.
+func (q *Queue) Defer(ctx context.Context, c *Claim, due time.Time) error {
+	t, chat := q.tag(chatShard(c.Chat)), itoa(c.Chat)
+	_, err := deferScript.Run(ctx, q.rdb, []string{t + "ready", t + "lease", t + "att:" + chat}, c.Chat, c.Token, due.UnixMilli()).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("defer chat %d: %w", c.Chat, err)
+	}
+	return nil
+}
+
+var deferScript = redis.NewScript(`
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+if tonumber(redis.call('GET', KEYS[3]) or '0') > 0 then redis.call('DECR', KEYS[3]) end
+return 1`)
 
 var releaseScript = redis.NewScript(`
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end

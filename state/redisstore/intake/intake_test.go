@@ -153,3 +153,82 @@ func TestAcceptTellsStoredOfNewUpdatesOnly(t *testing.T) {
 		t.Fatalf("Stored called %d times, want 1", calls)
 	}
 }
+
+// One chat's queue holds MaxQueue updates: the ones over it are dropped and
+// reported (a redelivery of one is a duplicate), except those marked Keep
+// (payments), which are always queued, in order.
+func TestChatQueueIsBounded(t *testing.T) {
+	q := newQueue(t)
+	now := time.Now()
+	var dropped int
+	q.Dropped = func(chat int64) {
+		if chat != 9 {
+			t.Errorf("dropped an update of chat %d", chat)
+		}
+		dropped++
+	}
+	const sent = 1000
+	var kept []int64
+	for start := int64(1); start <= sent; start += 100 {
+		var ups []intake.Update
+		for id := start; id < start+100; id++ {
+			u := intake.Update{ID: id, Chat: 9, Body: []byte("x")}
+			if id%250 == 0 {
+				u.Keep = true
+				kept = append(kept, id)
+			}
+			ups = append(ups, u)
+		}
+		if _, err := q.Accept(t.Context(), ups, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []int64
+	for c, _ := q.Claim(t.Context(), now); c != nil; {
+		got = append(got, c.UpdateID)
+		next, err := q.Done(t.Context(), c, false, nil, true, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !next {
+			break
+		}
+	}
+	want := intake.DefaultMaxQueue + len(kept) // every kept one is past the bound
+	if len(got) != want || dropped != sent-want {
+		t.Fatalf("queued %d, dropped %d; want %d and %d", len(got), dropped, want, sent-want)
+	}
+	for i, id := range kept {
+		if got[len(got)-len(kept)+i] != id {
+			t.Fatalf("payment %d not queued in order: %v", id, got[len(got)-len(kept):])
+		}
+	}
+	if n, _ := q.Accept(t.Context(), []intake.Update{{ID: sent - 1, Chat: 9, Body: []byte("x")}}, now); n != 0 {
+		t.Fatal("a dropped update came back as new")
+	}
+}
+
+// A deferred chat is claimed again only at its due time, and waiting does
+// not count as attempts (many deferrals never make its update look
+// poisoned).
+func TestDeferredChatWaitsAndKeepsItsAttempts(t *testing.T) {
+	q := newQueue(t)
+	now := time.Now()
+	if _, err := q.Accept(t.Context(), []intake.Update{{ID: 1, Chat: 4, Body: []byte("x")}}, now); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		c, err := q.Claim(t.Context(), now)
+		if err != nil || c == nil || c.Attempts != 1 {
+			t.Fatalf("claim %d: %+v %v", i, c, err)
+		}
+		due := now.Add(10 * time.Second)
+		if err := q.Defer(t.Context(), c, due); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := q.Claim(t.Context(), due.Add(-time.Millisecond)); c != nil {
+			t.Fatal("claimed before its due time")
+		}
+		now = due
+	}
+}

@@ -20,11 +20,16 @@ var ErrJobLeaseLost = errors.New("schedule job lease lost")
 
 // Job is a claimed schedule entry. Name is the caller's ("track:42",
 // "refund:42", "place:42"); Token proves the claim; Due is when it was due
-// (for a job whose earlier lease expired, when that lease ran out).
+// (for a job whose earlier lease expired, when that lease ran out). Gen is
+// the lease's generation, the fencing token of what the holder does
+// outside Redis: each claim of the job gets a higher one than the claims
+// before it, for as long as the job is scheduled (Done and Remove start it
+// over).
 type Job struct {
 	Name  string
 	Token string
 	Due   time.Time
+	Gen   int64
 }
 
 // Shards is how many shards a job schedule has.
@@ -75,8 +80,12 @@ func (s *Schedule) DueKey(job string) string { return s.jobKeys(job)[0] }
 func schedMS(t time.Time) int64 { return t.UnixMilli() }
 
 // hurryField suffixes a job's name in the token HASH: the time a Hurry
-// came while the job was running.
-const hurryField = "\x00hurry"
+// came while the job was running. genField suffixes it for the job's
+// lease generation (Job.Gen).
+const (
+	hurryField = "\x00hurry"
+	genField   = "\x00gen"
+)
 
 var schedPutScript = redis.NewScript(`
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
@@ -99,12 +108,17 @@ func (s *Schedule) Put(ctx context.Context, job string, at time.Time) error {
 
 var schedClaimScript = redis.NewScript(`
 local r = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[3])
+local out = {}
 for i = 1, #r, 2 do
   redis.call('ZADD', KEYS[1], ARGV[2], r[i])
   redis.call('HSET', KEYS[2], r[i], ARGV[4])
   redis.call('HDEL', KEYS[2], r[i] .. '\0hurry')
+  local g = redis.call('HINCRBY', KEYS[2], r[i] .. '\0gen', 1)
+  table.insert(out, r[i])
+  table.insert(out, r[i + 1])
+  table.insert(out, tostring(g))
 end
-return r`)
+return out`)
 
 // Claim takes up to limit jobs due at now, oldest first, and leases them until
 // now+lease: no other Claim gets them before then. Finish each with Done,
@@ -168,9 +182,10 @@ func (s *Schedule) Claim(ctx context.Context, now time.Time, lease time.Duration
 			}
 			return nil, fmt.Errorf("claim jobs: %w", err)
 		}
-		for i := 0; i+1 < len(res); i += 2 {
+		for i := 0; i+2 < len(res); i += 3 {
 			f, _ := strconv.ParseFloat(res[i+1], 64)
-			jobs = append(jobs, Job{Name: res[i], Token: token, Due: time.UnixMilli(int64(math.Round(f)))})
+			gen, _ := strconv.ParseInt(res[i+2], 10, 64)
+			jobs = append(jobs, Job{Name: res[i], Token: token, Due: time.UnixMilli(int64(math.Round(f))), Gen: gen})
 		}
 	}
 	sort.SliceStable(jobs, func(i, j int) bool { return jobs[i].Due.Before(jobs[j].Due) })
@@ -189,7 +204,7 @@ if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
 local hf = ARGV[1] .. '\0hurry'
 if ARGV[3] == 'done' then
   redis.call('ZREM', KEYS[1], ARGV[1])
-  redis.call('HDEL', KEYS[2], ARGV[1], hf)
+  redis.call('HDEL', KEYS[2], ARGV[1], hf, ARGV[1] .. '\0gen')
 elseif ARGV[3] == 'at' then
   local at = tonumber(ARGV[4])
   local h = tonumber(redis.call('HGET', KEYS[2], hf) or '')
@@ -236,7 +251,7 @@ func (s *Schedule) Remove(ctx context.Context, job string) error {
 	k := s.jobKeys(job)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, k[0], job)
-		p.HDel(ctx, k[1], job, job+hurryField)
+		p.HDel(ctx, k[1], job, job+hurryField, job+genField)
 		return nil
 	})
 	if err != nil {

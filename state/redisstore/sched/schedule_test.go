@@ -71,6 +71,11 @@ func TestScheduleLeaseExpiryReturnsTheJob(t *testing.T) {
 	if len(second) != 1 || second[0].Name != "place:9" || second[0].Token == first[0].Token {
 		t.Fatalf("after the lease: %+v", second)
 	}
+	// Its lease is of a later generation: the fencing token of what the
+	// holder does outside Redis.
+	if first[0].Gen < 1 || second[0].Gen <= first[0].Gen {
+		t.Fatalf("lease generations %d then %d", first[0].Gen, second[0].Gen)
+	}
 	// The dead worker's late calls change nothing.
 	for name, err := range map[string]error{
 		"Done":       s.Done(ctx, first[0]),
