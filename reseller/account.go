@@ -2,7 +2,11 @@ package reseller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -54,4 +58,24 @@ func (a *Account) UnmarshalJSON(data []byte) error {
 // Me returns the caller's own account: GET /me.
 func (c *Client) Me(ctx context.Context) (*Account, error) {
 	return getJSON[Account](ctx, c, "GET /me", "/me", nil)
+}
+
+// AccountFingerprint identifies the upstream account the client acts for
+// without revealing its key (see the function AccountFingerprint).
+func (c *Client) AccountFingerprint() string { return AccountFingerprint(c.tr.Base, c.tr.APIKey) }
+
+// AccountFingerprint identifies the account of apiKey at the API at
+// baseURL without revealing the key: a hash of the API's host and the key.
+// The API has no account id (GET /me gives a nickname and an e-mail, and
+// needs the upstream up); a key belongs to one account, so the same
+// fingerprint means the same account. A regenerated key gives a new
+// fingerprint: what was recorded under the old one is then taken for
+// another account's (the safe side).
+func AccountFingerprint(baseURL, apiKey string) string {
+	host := baseURL
+	if u, err := url.Parse(strings.TrimSpace(baseURL)); err == nil {
+		host = strings.ToLower(u.Host)
+	}
+	sum := sha256.Sum256([]byte("shopbot upstream account\x00" + host + "\x00" + apiKey))
+	return hex.EncodeToString(sum[:12])
 }

@@ -2,6 +2,7 @@ package reseller
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +30,27 @@ func TestMe(t *testing.T) {
 	})
 	if got.TotalSpentUSD.String() != "1000000.0000" {
 		t.Errorf("TotalSpentUSD = %s", got.TotalSpentUSD)
+	}
+}
+
+// The account fingerprint tells accounts (keys) and API hosts apart, is
+// stable, and never contains the key.
+func TestAccountFingerprint(t *testing.T) {
+	fp := func(base, key string) string {
+		c, err := New(base, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.AccountFingerprint()
+	}
+	a := fp("https://api.example.com/api/v1", "key-aaaaaaaaaaaa")
+	if a != fp("https://API.example.com/api/v1/", "key-aaaaaaaaaaaa") {
+		t.Fatal("the same account and host gave two fingerprints")
+	}
+	if a == fp("https://api.example.com/api/v1", "key-bbbbbbbbbbbb") || a == fp("https://other.example.com/api/v1", "key-aaaaaaaaaaaa") {
+		t.Fatal("another key or host gave the same fingerprint")
+	}
+	if len(a) != 24 || strings.Contains(a, "aaaa") {
+		t.Fatalf("fingerprint %q", a)
 	}
 }

@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +34,18 @@ import (
 // killed at the same moment. Entries are read back for Keep (the window in
 // which Redis may still lose a write or a repair may still need it); files
 // nobody wrote to for longer are removed.
+//
+// Every entry names the shop it was written for (JournalShop: the bot, the
+// upstream account and the Redis store), and a journal applies only its own
+// shop's: a directory another shop writes to as well (the same bot token on
+// a staging host, a shop moved to a new Redis and a new upstream key) never
+// rebuilds that shop's orders here or attaches its upstream orders to ours.
+//
+// Each entry is one line framed by its length and checksum ("<len> <crc32c>
+// <json>"): a write that fails midway (a full disk, a file size limit) is
+// cut off again, and a reader skips a damaged line and reads on at the
+// next good one. Damage it finds, and lines it cannot tell the shop of,
+// mark the journal incomplete up to when they were written (Covers).
 //
 // A Journal with an empty directory keeps its entries in memory only: it
 // still serves the process that wrote them.
@@ -55,11 +71,32 @@ const (
 	JournalUncertain = "uncertain"
 )
 
-// JournalEntry is one line of the journal.
+// JournalShop is the shop a journal entry belongs to: the bot (its id, the
+// token's number), the upstream account (a fingerprint of the API key,
+// never the key) and the Redis store (its epoch, see
+// redisstore.StoreEpoch). A store that lost writes, fails over or is
+// restored from a backup keeps its epoch and so its entries; a flushed or
+// new one has a new epoch, and the shop treats it as a new store (the
+// Stars sweep lists every charge older than it for review, never rebuilds
+// it), so it applies none of the old store's entries either.
+type JournalShop struct {
+	Bot     int64  `json:"bot,omitempty"`
+	Account string `json:"account,omitempty"`
+	Store   int64  `json:"store,omitempty"`
+}
+
+// String names the shop in logs.
+func (s JournalShop) String() string {
+	return fmt.Sprintf("bot %d, account %s, store %d", s.Bot, s.Account, s.Store)
+}
+
+// JournalEntry is one entry of the journal.
 type JournalEntry struct {
-	At     time.Time `json:"at"`
-	Kind   string    `json:"kind"`
-	Charge string    `json:"charge"` // the order's identity: ids are reused after a rollback
+	At   time.Time   `json:"at"`
+	Shop JournalShop `json:"shop"` // set by Append: the journal's shop
+	Kind string      `json:"kind"`
+	// Charge is the order's identity: ids are reused after a rollback.
+	Charge string `json:"charge"`
 	// Order is the paid order (JournalPaid).
 	Order *Order `json:"order,omitempty"`
 	// Number and Upstream are the upstream order (JournalCreated), without
@@ -85,23 +122,37 @@ type Journal struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
+	shop    JournalShop
+	since   time.Time // since when the directory has held shop's entries
+	log     *slog.Logger
 	f       *os.File // this process's file (nil: memory only)
 	name    string
+	size    int64            // bytes of this process's file that are whole entries
 	offsets map[string]int64 // bytes of each file already read
-	entries []JournalEntry   // everything read or written, oldest first
+	entries []JournalEntry   // this shop's entries read or written, oldest first
+	// broken is the latest time an entry of the directory may have been
+	// written that could not be read (damaged) or told the shop of (an
+	// older format): before it, the journal is not provably complete.
+	broken  time.Time
+	damaged int                 // damaged lines read
+	foreign map[JournalShop]int // entries of other shops, not applied
+	told    map[JournalShop]bool
 }
 
-// OpenJournal opens the journal in dir ("" keeps entries in memory only),
-// reading back every entry younger than keep.
+// OpenJournal opens the journal in dir ("" keeps entries in memory only);
+// entries younger than keep are read back at the first use. Until Bind
+// names its shop, it reads and writes the entries of the unnamed shop
+// only.
 func OpenJournal(dir string, keep time.Duration, now func() time.Time) (*Journal, error) {
 	if now == nil {
 		now = time.Now
 	}
-	j := &Journal{dir: dir, keep: keep, now: now, offsets: map[string]int64{}}
+	j := &Journal{dir: dir, keep: keep, now: now, offsets: map[string]int64{}, foreign: map[JournalShop]int{}, told: map[JournalShop]bool{}, log: slog.New(slog.DiscardHandler)}
 	if dir == "" {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		j.id = "mem-" + hex.EncodeToString(b[:])
+		j.since = now()
 		return j, nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -114,25 +165,147 @@ func OpenJournal(dir string, keep time.Duration, now func() time.Time) (*Journal
 	j.id = id
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.since, err = j.sinceOf(j.shop); err != nil {
+		return nil, err
+	}
 	if err := j.rotateLocked(); err != nil {
 		return nil, err
 	}
-	if err := j.readLocked(); err != nil {
-		_ = j.f.Close()
-		return nil, err
-	}
 	return j, nil
+}
+
+// Bind names the shop whose entries the journal writes and applies; log
+// hears once of each other shop whose entries it ignores. The files are
+// read again for the shop's entries (those this process wrote for another
+// shop are no longer applied).
+func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if log != nil {
+		j.log = log
+	}
+	if shop == j.shop {
+		return nil
+	}
+	since := j.now()
+	if j.dir != "" {
+		var err error
+		if since, err = j.sinceOf(shop); err != nil {
+			return err
+		}
+	}
+	j.shop, j.since = shop, since
+	j.entries, j.damaged = nil, 0
+	clear(j.foreign)
+	for name, off := range j.offsets {
+		if off < 1<<62 && name != j.name {
+			delete(j.offsets, name)
+		}
+	}
+	return nil
+}
+
+// Shop returns the shop the journal is bound to.
+func (j *Journal) Shop() JournalShop {
+	if j == nil {
+		return JournalShop{}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.shop
+}
+
+// ownLocked reports whether e is the bound shop's, counting (and logging
+// once per shop) the entries of others.
+func (j *Journal) ownLocked(e JournalEntry) bool {
+	if e.Shop == j.shop {
+		return true
+	}
+	if !j.told[e.Shop] {
+		j.told[e.Shop] = true
+		j.log.Warn("journal holds entries of another shop; not applied (give each shop its own JOURNAL_DIR)",
+			"dir", j.dir, "theirs", e.Shop.String(), "ours", j.shop.String())
+	}
+	j.foreign[e.Shop]++
+	return false
+}
+
+// Foreign returns how many entries of other shops the journal ignored.
+func (j *Journal) Foreign() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := 0
+	for _, c := range j.foreign {
+		n += c
+	}
+	return n
+}
+
+// Damaged returns how many damaged lines the journal skipped.
+func (j *Journal) Damaged() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.damaged
+}
+
+// journalMargin is how far the journal's proofs keep from the edges of
+// what it covers: entries are stamped before they take the file, and the
+// clocks compared (Telegram's, the host's) may be apart.
+const journalMargin = time.Minute
+
+// Covers reports whether the journal provably holds every entry its shop
+// wrote since t, so that "no entry of a charge paid at t" proves that
+// nothing was done for it: the directory has held the shop's entries since
+// before t, they are still read back, and nothing written since was
+// damaged or left unreadable. A memory journal covers only what this
+// process did, which is never proof for the shop: it covers nothing.
+func (j *Journal) Covers(t time.Time) bool {
+	if j == nil || j.dir == "" {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_ = j.readLocked() // damage found now counts; a read error shows as damage too
+	from := t.Add(-journalMargin)
+	return !from.Before(j.since) && !from.Before(j.now().Add(-j.keep)) && from.After(j.broken)
+}
+
+// sinceOf returns since when the directory has held shop's entries, made
+// at its first use with shop (a file named by the shop's fingerprint).
+func (j *Journal) sinceOf(shop JournalShop) (time.Time, error) {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%d", shop.Bot, shop.Account, shop.Store))
+	path := filepath.Join(j.dir, "shop-"+hex.EncodeToString(sum[:8])+".since")
+	v, err := createOnce(path, j.now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("journal: %s: %w", path, err)
+	}
+	return t, nil
 }
 
 // journalFileMax is the size at which a process starts a new file (the
 // old one is removed once nobody needs its entries).
 const journalFileMax = 4 << 20
 
+// journalExt ends the names of the framed files; journalOldExt the older
+// unframed ones (JSON lines), which are read only to mark the journal
+// incomplete while a process of an older version writes to the directory.
+const (
+	journalExt    = ".jnl"
+	journalOldExt = ".jsonl"
+)
+
 // rotateLocked starts a new file of this process and removes stale ones.
 func (j *Journal) rotateLocked() error {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	name := fmt.Sprintf("journal-%d-%s.jsonl", os.Getpid(), hex.EncodeToString(b[:]))
+	name := fmt.Sprintf("journal-%d-%s%s", os.Getpid(), hex.EncodeToString(b[:]), journalExt)
 	f, err := os.OpenFile(filepath.Join(j.dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
@@ -141,7 +314,7 @@ func (j *Journal) rotateLocked() error {
 		_ = j.f.Close()
 		j.offsets[j.name] = 1 << 62 // ours, and in memory: never read back
 	}
-	j.f, j.name = f, name
+	j.f, j.name, j.size = f, name, 0
 	j.prune()
 	return nil
 }
@@ -149,29 +322,34 @@ func (j *Journal) rotateLocked() error {
 // journalID returns the identity of the journal in dir, made at its first
 // use: processes that share the directory share it.
 func journalID(dir string) (string, error) {
-	path := filepath.Join(dir, "journal.id")
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return createOnce(filepath.Join(dir, "journal.id"), hex.EncodeToString(b[:]))
+}
+
+// createOnce returns the content of the file at path, writing value there
+// first when there is none. Link, not rename: of processes that make it at
+// the same moment, all but one lose and read the winner's.
+func createOnce(path, value string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
 		return string(bytes.TrimSpace(b)), nil
 	}
-	var b [8]byte
+	var b [6]byte
 	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	tmp := path + "." + id
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
+	tmp := path + "." + hex.EncodeToString(b[:])
+	if err := os.WriteFile(tmp, []byte(value+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("journal: %w", err)
 	}
-	// Link, not rename: a process that made its own at the same moment
-	// loses and reads the winner's.
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
 		_ = os.Remove(tmp)
 		return "", fmt.Errorf("journal: %w", err)
 	}
 	_ = os.Remove(tmp)
-	b2, err := os.ReadFile(path)
+	got, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("journal: %w", err)
 	}
-	return string(bytes.TrimSpace(b2)), nil
+	return string(bytes.TrimSpace(got)), nil
 }
 
 // ID returns the journal's identity: the same for every process that
@@ -215,7 +393,39 @@ func (j *Journal) Close() error {
 	return err
 }
 
-// Append writes e and waits until it is on disk.
+// crcTable is CRC-32C (Castagnoli), the checksum of each entry.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// frame returns the line of payload: "<len> <crc32c> <payload>\n". JSON
+// holds no raw newline, so a line is an entry.
+func frame(payload []byte) []byte {
+	line := fmt.Appendf(make([]byte, 0, len(payload)+20), "%d %08x ", len(payload), crc32.Checksum(payload, crcTable))
+	line = append(line, payload...)
+	return append(line, '\n')
+}
+
+// unframe returns the payload of a line (without its newline), or false
+// when the line is not one whole entry.
+func unframe(line []byte) ([]byte, bool) {
+	n, rest, ok := bytes.Cut(line, []byte{' '})
+	if !ok || len(n) == 0 || len(n) > 9 {
+		return nil, false
+	}
+	size, err := strconv.Atoi(string(n))
+	if err != nil || len(rest) != 9+size || rest[8] != ' ' {
+		return nil, false
+	}
+	sum, err := strconv.ParseUint(string(rest[:8]), 16, 32)
+	payload := rest[9:]
+	if err != nil || uint32(sum) != crc32.Checksum(payload, crcTable) {
+		return nil, false
+	}
+	return payload, true
+}
+
+// Append writes e for the journal's shop and waits until it is on disk. A
+// write that fails is cut off again (or, when that fails too, the process
+// goes on in a new file), so it never damages the entries after it.
 func (j *Journal) Append(e JournalEntry) error {
 	if j == nil {
 		return nil
@@ -223,22 +433,26 @@ func (j *Journal) Append(e JournalEntry) error {
 	if e.At.IsZero() {
 		e.At = j.now().UTC()
 	}
-	line, err := json.Marshal(e)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e.Shop = j.shop
+	payload, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	line = append(line, '\n')
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.f != nil {
-		if _, err := j.f.Write(line); err != nil {
+		line := frame(payload)
+		_, err := j.f.Write(line)
+		if err == nil {
+			err = j.f.Sync()
+		}
+		if err != nil {
+			j.undoLocked()
 			return fmt.Errorf("journal: %w", err)
 		}
-		if err := j.f.Sync(); err != nil {
-			return fmt.Errorf("journal: %w", err)
-		}
-		j.offsets[j.name] += int64(len(line))
-		if j.offsets[j.name] > journalFileMax {
+		j.size += int64(len(line))
+		j.offsets[j.name] = j.size
+		if j.size > journalFileMax {
 			if err := j.rotateLocked(); err != nil {
 				return err
 			}
@@ -248,8 +462,27 @@ func (j *Journal) Append(e JournalEntry) error {
 	return nil
 }
 
-// Recent returns the entries of kind (every kind for "") younger than the
-// journal's keep, from every process's file, oldest first.
+// undoLocked cuts this process's file back to its last whole entry after a
+// failed write. When that fails, what is left of the write may be read as
+// damage by others (and the journal marks itself incomplete): the process
+// goes on in a new file, so nothing is ever appended after it.
+func (j *Journal) undoLocked() {
+	err := j.f.Truncate(j.size)
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if err == nil {
+		return
+	}
+	j.broken = j.now()
+	j.log.Error("journal: cut back a failed write", "file", j.name, "err", err)
+	if err := j.rotateLocked(); err != nil {
+		j.log.Error("journal: start a new file", "err", err)
+	}
+}
+
+// Recent returns the shop's entries of kind (every kind for "") younger
+// than the journal's keep, from every process's file, oldest first.
 func (j *Journal) Recent(kind string) ([]JournalEntry, error) {
 	if j == nil {
 		return nil, nil
@@ -283,15 +516,28 @@ func (j *Journal) ByCharge(kind, charge string) (JournalEntry, bool, error) {
 	return JournalEntry{}, false, err
 }
 
-// readLocked reads what every file gained since the last read. Entries of
-// other processes arrive in their files' order; the list is kept sorted
-// by time.
+// journalFiles returns the paths of the directory's journal files, of both
+// formats.
+func (j *Journal) journalFiles() ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(j.dir, "journal-*"+journalExt))
+	if err != nil {
+		return nil, err
+	}
+	old, err := filepath.Glob(filepath.Join(j.dir, "journal-*"+journalOldExt))
+	return append(names, old...), err
+}
+
+// readLocked reads what every file gained since the last read: the shop's
+// entries join the list (kept sorted by time), others' are counted, and
+// damage moves broken on. A file that cannot be read breaks the journal's
+// proof until it can.
 func (j *Journal) readLocked() error {
 	if j.dir == "" {
 		return nil
 	}
-	names, err := filepath.Glob(filepath.Join(j.dir, "journal-*.jsonl"))
+	names, err := j.journalFiles()
 	if err != nil {
+		j.broken = j.now()
 		return fmt.Errorf("journal: %w", err)
 	}
 	var errs []error
@@ -301,15 +547,22 @@ func (j *Journal) readLocked() error {
 		if name == j.name || j.offsets[name] >= 1<<62 {
 			continue // ours are in memory already
 		}
-		list, n, err := readJournalFile(path, j.offsets[name])
+		r, err := readJournalFile(path, j.offsets[name])
 		if err != nil {
+			j.broken = j.now()
 			errs = append(errs, err)
 			continue
 		}
-		j.offsets[name] = n
-		if len(list) > 0 {
-			j.entries = append(j.entries, list...)
-			added = true
+		j.offsets[name] = r.offset
+		j.damaged += r.damaged
+		if r.broken.After(j.broken) {
+			j.broken = r.broken
+		}
+		for _, e := range r.entries {
+			if j.ownLocked(e) {
+				j.entries = append(j.entries, e)
+				added = true
+			}
 		}
 	}
 	if added {
@@ -318,35 +571,89 @@ func (j *Journal) readLocked() error {
 	return errors.Join(errs...)
 }
 
-// readJournalFile reads the complete lines of path from offset on and
-// returns them with the offset after the last complete line (a line being
-// written is read next time; a damaged one is skipped).
-func readJournalFile(path string, offset int64) ([]JournalEntry, int64, error) {
+// fileRead is what one read of a journal file found.
+type fileRead struct {
+	entries []JournalEntry
+	offset  int64     // after the last whole line
+	damaged int       // lines that were not whole entries
+	broken  time.Time // the latest time a line that could not be used was written
+}
+
+// readJournalFile reads the whole lines of path from offset on (a line
+// being written is read next time). A damaged line is skipped and counted;
+// it was written before the file's last change, which bounds when. A line
+// of the unframed format is read only for its time.
+func readJournalFile(path string, offset int64) (fileRead, error) {
+	r := fileRead{offset: offset}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, offset, nil
+		return r, nil
 	}
 	if err != nil {
-		return nil, offset, fmt.Errorf("journal: %w", err)
+		return r, fmt.Errorf("journal: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, offset, fmt.Errorf("journal: %w", err)
+	st, err := f.Stat()
+	if err != nil {
+		return r, fmt.Errorf("journal: %w", err)
 	}
-	var out []JournalEntry
-	r := bufio.NewReaderSize(f, 64<<10)
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return r, fmt.Errorf("journal: %w", err)
+	}
+	old := strings.HasSuffix(path, journalOldExt)
+	br := bufio.NewReaderSize(f, 64<<10)
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := br.ReadBytes('\n')
 		if err != nil {
 			break // EOF: a partial line stays for the next read
 		}
-		offset += int64(len(line))
+		r.offset += int64(len(line))
+		line = line[:len(line)-1]
 		var e JournalEntry
-		if json.Unmarshal(bytes.TrimSpace(line), &e) == nil && e.Kind != "" {
-			out = append(out, e)
+		if old {
+			// No shop and no checksum: never applied, and while such
+			// lines are written the journal proves nothing.
+			at := st.ModTime()
+			if json.Unmarshal(line, &e) == nil && !e.At.IsZero() {
+				at = e.At
+			}
+			r.broken = later(r.broken, at)
+			continue
+		}
+		payload, ok := unframe(line)
+		if ok && json.Unmarshal(payload, &e) == nil && e.Kind != "" {
+			r.entries = append(r.entries, e)
+			continue
+		}
+		r.damaged++
+		r.broken = later(r.broken, st.ModTime())
+		if e, ok := resync(line); ok {
+			r.entries = append(r.entries, e)
 		}
 	}
-	return out, offset, nil
+	return r, nil
+}
+
+// resync finds a whole entry at the end of a damaged line: one written
+// after a write that failed midway and was not cut back.
+func resync(line []byte) (JournalEntry, bool) {
+	for i := 1; i < len(line); i++ {
+		if line[i] < '0' || line[i] > '9' {
+			continue
+		}
+		var e JournalEntry
+		if payload, ok := unframe(line[i:]); ok && json.Unmarshal(payload, &e) == nil && e.Kind != "" {
+			return e, true
+		}
+	}
+	return JournalEntry{}, false
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // sortEntries sorts by time, keeping the order of equal times (insertion
@@ -361,13 +668,13 @@ func sortEntries(list []JournalEntry) {
 
 // prune removes files nobody wrote to for twice the keep.
 func (j *Journal) prune() {
-	names, err := filepath.Glob(filepath.Join(j.dir, "journal-*.jsonl"))
+	names, err := j.journalFiles()
 	if err != nil {
 		return
 	}
 	cut := j.now().Add(-2 * j.keep)
 	for _, path := range names {
-		if strings.HasSuffix(path, j.name) {
+		if filepath.Base(path) == j.name {
 			continue
 		}
 		if st, err := os.Stat(path); err == nil && st.ModTime().Before(cut) {

@@ -2,8 +2,11 @@ package state_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,34 +57,140 @@ func TestJournalIsSharedByTheHostsProcesses(t *testing.T) {
 	}
 }
 
-// A line a process was writing when it died (torn) is skipped, and what
-// follows in another file is still read; a file of a process long gone is
-// removed.
-func TestJournalSkipsATornLineAndRemovesStaleFiles(t *testing.T) {
+// A line a process was writing when it died (torn) stays for the next
+// read; a damaged entry is skipped and counted, and the good ones after it
+// (in the same line, glued to it, or on the next) are read; the damage
+// makes the journal prove nothing about the time before the file last
+// changed. A file of a process long gone is removed.
+func TestJournalSkipsADamagedEntryAndReadsTheNext(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	torn := filepath.Join(dir, "journal-1-dead.jsonl")
-	good, _ := json.Marshal(state.JournalEntry{At: now, Kind: state.JournalCreated, Charge: "c9", Number: 9})
-	if err := os.WriteFile(torn, append(append([]byte(`{"at":"garbage`+"\n"), good...), "\n"+`{"at":"2026-`...), 0o600); err != nil {
+	framed := func(e state.JournalEntry) string {
+		b, _ := json.Marshal(e)
+		return fmt.Sprintf("%d %08x %s", len(b), crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)), b)
+	}
+	good := framed(state.JournalEntry{At: now, Kind: state.JournalCreated, Charge: "c9", Number: 9})
+	glued := framed(state.JournalEntry{At: now, Kind: state.JournalCreated, Charge: "c8", Number: 8})
+	bitrot := strings.Replace(framed(state.JournalEntry{At: now, Kind: state.JournalCreated, Charge: "c7", Number: 7}), "c7", "c1", 1)
+	content := good[:30] + "\n" + bitrot + "\n" + good[:40] + glued + "\n" + good + "\n" + good[:25]
+	if err := os.WriteFile(filepath.Join(dir, "journal-1-dead.jnl"), []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	stale := filepath.Join(dir, "journal-2-old.jsonl")
-	if err := os.WriteFile(stale, good, 0o600); err != nil {
+	written := now.Add(-2 * time.Minute)
+	if err := os.Chtimes(filepath.Join(dir, "journal-1-dead.jnl"), written, written); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "journal-2-old.jnl")
+	if err := os.WriteFile(stale, []byte(good+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	old := now.Add(-time.Hour)
 	if err := os.Chtimes(stale, old, old); err != nil {
 		t.Fatal(err)
 	}
-	j, err := state.OpenJournal(dir, 10*time.Minute, nil)
+	j, err := state.OpenJournal(dir, 10*time.Minute, func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, ok, _ := j.ByCharge(state.JournalCreated, "c9"); !ok || e.Number != 9 {
-		t.Fatalf("the good line after a torn one: %+v %v", e, ok)
+	all, _ := j.Recent(state.JournalCreated)
+	var got []string
+	for _, e := range all {
+		got = append(got, e.Charge)
+	}
+	if strings.Join(got, ",") != "c8,c9" {
+		t.Fatalf("read %v, want the glued c8 and the whole c9 (not the damaged c7, nor the torn tail)", got)
+	}
+	if n := j.Damaged(); n != 3 {
+		t.Fatalf("%d damaged lines, want 3", n)
+	}
+	if j.Covers(written) {
+		t.Fatal("the journal covers a time before a damaged entry was written")
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("a file nobody wrote to for an hour is still there: %v", err)
+	}
+}
+
+// A journal proves "nothing was done for a charge" only for a charge paid
+// after it started holding its shop's entries, within its keep.
+func TestJournalCoversOnlySinceItWasKept(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	j, err := state.OpenJournal(dir, 15*time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := state.JournalShop{Bot: 1, Account: "a", Store: 5}
+	if err := j.Bind(shop, nil); err != nil {
+		t.Fatal(err)
+	}
+	started := now
+	if j.Covers(started.Add(-time.Minute)) {
+		t.Fatal("covers a payment from before the journal was kept")
+	}
+	now = now.Add(5 * time.Minute)
+	if !j.Covers(started.Add(2 * time.Minute)) {
+		t.Fatal("does not cover a payment made while it was kept")
+	}
+	// Another process of the same shop later: the directory has held the
+	// shop's entries since the first one.
+	k, err := state.OpenJournal(dir, 15*time.Minute, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Bind(shop, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !k.Covers(started.Add(2 * time.Minute)) {
+		t.Fatal("a later process of the shop does not cover what the directory holds")
+	}
+	now = now.Add(20 * time.Minute)
+	if j.Covers(started.Add(2 * time.Minute)) {
+		t.Fatal("covers a payment whose entries are past the keep")
+	}
+	mem, _ := state.OpenJournal("", 15*time.Minute, clock)
+	if mem.Covers(now) {
+		t.Fatal("a memory journal proves something")
+	}
+}
+
+// Two shops write to one directory (the same bot, another upstream
+// account or another store): each applies only its own entries, and the
+// others are counted, not applied.
+func TestJournalAppliesOnlyItsOwnShopsEntries(t *testing.T) {
+	dir := t.TempDir()
+	open := func(shop state.JournalShop) *state.Journal {
+		j, err := state.OpenJournal(dir, 10*time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Bind(shop, nil); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	ours := state.JournalShop{Bot: 42, Account: "acct-a", Store: 1000}
+	a := open(ours)
+	b := open(state.JournalShop{Bot: 42, Account: "acct-b", Store: 2000})
+	c := open(state.JournalShop{Bot: 42, Account: "acct-a", Store: 3000})
+	for i, j := range []*state.Journal{a, b, c} {
+		if err := j.Append(state.JournalEntry{Kind: state.JournalPaid, Charge: "ch", Order: &state.Order{ID: int64(i + 1), ChargeID: "ch"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, j := range []*state.Journal{a, b, c} {
+		list, _ := j.Recent("")
+		if len(list) != 1 || list[0].Order.ID != int64(i+1) {
+			t.Fatalf("shop %d reads %d entries (%+v), want its own only", i+1, len(list), list)
+		}
+		if n := j.Foreign(); n != 2 {
+			t.Fatalf("shop %d ignored %d entries of others, want 2", i+1, n)
+		}
+	}
+	// A process of the first shop started later reads its shop's entry.
+	if e, ok, _ := open(ours).ByCharge(state.JournalPaid, "ch"); !ok || e.Order.ID != 1 {
+		t.Fatalf("a new process of the shop reads %+v %v", e, ok)
 	}
 }
 

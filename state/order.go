@@ -118,6 +118,11 @@ type Order struct {
 	Stars       int64           `json:"stars,omitempty"`
 	PayMethod   string          `json:"pay_method"` // PayStars or PayWallet
 	ChargeID    string          `json:"charge_id"`  // Telegram charge id, or the wallet ledger ref
+	// PaidAt is when the buyer paid, by the payment's own date (Telegram's
+	// for Stars, the start of the wallet payment), not when this record was
+	// made: a store restored from a backup makes a lost order again, long
+	// after its payment. Zero when unknown.
+	PaidAt time.Time `json:"paid_at,omitzero"`
 	// PromoCode is the promo code whose use the order consumed (given
 	// back if it is refunded); DiscountUSD what it took off ShopUSD.
 	PromoCode   string          `json:"promo,omitempty"`

@@ -486,6 +486,17 @@ func TestSweepFindsLostPayment(t *testing.T) {
 	if o.ChargeID != res.ChargeID || o.Status != state.OrderPaid {
 		t.Fatalf("order %+v", o)
 	}
+	// Paid when the charge was, by Telegram's date, not when the sweep
+	// made the order (the journal's proofs judge by it).
+	dated := false
+	for _, tx := range s.Fake.StarTransactions() {
+		if tx.ID == res.ChargeID {
+			dated = o.PaidAt.Unix() == tx.Date
+		}
+	}
+	if !dated {
+		t.Fatalf("order paid at %v, not at its charge's date", o.PaidAt)
+	}
 	s.scheduled(o)
 	if n := s.sweep(); n != 0 {
 		t.Fatalf("second sweep repaired %d", n)
@@ -572,7 +583,8 @@ func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
 	}
 	q := s.quote(1)
 	// What a process that died right after the debit leaves behind.
-	if err := work.NewPayments(s.Rdb.Client, s.Rdb.Prefix).AddWalletPending(ctx, chat, q.ID, time.Now().Add(-2*time.Minute)); err != nil {
+	began := time.Now().Add(-2 * time.Minute)
+	if err := work.NewPayments(s.Rdb.Client, s.Rdb.Prefix).AddWalletPending(ctx, chat, q.ID, began); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.pay.Wallets.Debit(ctx, chat, q.ShopUSD, checkout.WalletRef(q.ID), "order"); err != nil {
@@ -583,6 +595,9 @@ func TestSweepFinishesWalletPaymentCutBetweenDebitAndOrder(t *testing.T) {
 		t.Fatalf("sweep repaired %d", n)
 	}
 	o := s.order(q.ID)
+	if o.PaidAt.UnixMilli() != began.UnixMilli() {
+		t.Fatalf("order paid at %v, the payment began at %v", o.PaidAt, began)
+	}
 	s.scheduled(o)
 	if n := s.sweep(); n != 0 {
 		t.Fatalf("second sweep repaired %d", n)

@@ -79,7 +79,7 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 	} else if err != nil {
 		return false, err
 	}
-	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount)
+	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount, c.At)
 	if repair {
 		if mark, err := p.Orders.OrphanMark(ctx); err == nil && mark > 0 {
 			order.Watermark = mark
@@ -193,13 +193,14 @@ const clockMargin = 30 * time.Second
 // it again soon.
 var errSettleLater = errors.New("charge settles later")
 
-// newOrder is the paid order for q (the contract with fulfilment).
-func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge string, stars int64) *state.Order {
+// newOrder is the paid order for q (the contract with fulfilment), paid at
+// paidAt by the payment's own date.
+func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge string, stars int64, paidAt time.Time) *state.Order {
 	item, _ := json.Marshal(q) // a struct of strings, numbers and times always marshals
 	o := &state.Order{
 		QuoteID: q.ID, ChatID: q.ChatID, UserID: q.UserID, Lang: string(lang), Line: q.Line, Item: item,
 		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, PayMethod: method, ChargeID: charge,
-		PromoCode: q.PromoCode, DiscountUSD: q.DiscountUSD,
+		PromoCode: q.PromoCode, DiscountUSD: q.DiscountUSD, PaidAt: paidAt.UTC(),
 	}
 	if method == state.PayStars {
 		o.Stars = stars

@@ -301,7 +301,7 @@ func (p *Checkout) sweepWallet(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		o, err := p.settleWallet(ctx, q, lang)
+		o, err := p.settleWallet(ctx, q, lang, m.At)
 		if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 			n++
 			continue

@@ -28,7 +28,8 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 	}
 	// Listed as under way, so the sweep finishes it should this stop
 	// between the debit and the order.
-	if err := p.pay.AddWalletPending(ctx, q.UserID, q.ID, p.now()); err != nil {
+	began := p.now()
+	if err := p.pay.AddWalletPending(ctx, q.UserID, q.ID, began); err != nil {
 		return nil, err
 	}
 	_ = p.pay.SetQuoteLang(ctx, q.ID, string(env.Lang), time.Until(q.Expires)+state.QuoteKeep)
@@ -41,7 +42,7 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 	if err != nil {
 		return nil, err
 	}
-	o, err := p.settleWallet(ctx, q, env.Lang)
+	o, err := p.settleWallet(ctx, q, env.Lang, began)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
 	}
@@ -57,9 +58,9 @@ func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Sessi
 }
 
 // settleWallet creates and schedules the order of a debited wallet
-// payment. When the quote was paid otherwise meanwhile, the debit is
-// credited back and ErrQuoteAlreadyPaid returned with that order.
-func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang) (*state.Order, error) {
+// payment begun at began. When the quote was paid otherwise meanwhile, the
+// debit is credited back and ErrQuoteAlreadyPaid returned with that order.
+func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locales.Lang, began time.Time) (*state.Order, error) {
 	ref := WalletRef(q.ID)
 	member := work.WalletPending{UserID: q.UserID, QuoteID: q.ID}
 	// giveBack credits the debit back (nothing is bought) and returns
@@ -77,7 +78,7 @@ func (p *Checkout) settleWallet(ctx context.Context, q *state.Quote, lang locale
 	} else if err != nil {
 		return nil, err
 	}
-	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayWallet, ref, 0))
+	o, dup, err := p.Orders.CreatePaid(ctx, p.newOrder(q, lang, state.PayWallet, ref, 0, began))
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return giveBack(o, err)
 	}

@@ -134,6 +134,17 @@ func (f *Fulfiller) journalComplete(ctx context.Context) bool {
 	return f.jc.ok
 }
 
+// journalCovers reports whether the journal provably holds every attempt
+// of the order, so that none open in it means none made: it covers the
+// whole time since the order was paid, undamaged (state.Journal.Covers).
+// That is judged by the payment's own date, not by when Redis made the
+// order: a store restored from an older backup makes a lost order again
+// long after its payment, when the journal's entries of it may be gone. An
+// order without a payment date is covered by nothing.
+func (f *Fulfiller) journalCovers(o *state.Order) bool {
+	return !o.PaidAt.IsZero() && f.journal.Covers(o.PaidAt)
+}
+
 // noteJournal records in Redis that this process uses its journal.
 func (f *Fulfiller) noteJournal(ctx context.Context) {
 	if err := f.orders.NoteJournal(ctx, f.journal.ID(), f.now()); err != nil {

@@ -133,9 +133,9 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 
 // journalMode reports whether the order's non-fungible create is placed
 // on the journal's proof alone (journal.go): the journal is complete and
-// covers the order's whole life. Fungible kinds need no proof.
+// covers the order (journalCovers). Fungible kinds need no proof.
 func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *lines.Request) bool {
-	return !req.Fungible() && f.journalComplete(ctx) && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
+	return !req.Fungible() && f.journalComplete(ctx) && f.journalCovers(o)
 }
 
 // send writes the intent of a new attempt (placing, the request, the

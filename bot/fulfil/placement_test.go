@@ -84,12 +84,7 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 	s := newShop(t)
 	dir := t.TempDir()
 	journal := func() *state.Journal {
-		j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = j.Close() })
-		return j
+		return keptJournal(t, dir)
 	}
 	warm := s.Run(s.Worker(nil))
 	s.WaitWatermark()
@@ -132,11 +127,7 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 	s := newShop(t)
 	dir := t.TempDir()
 	withJournal := func(fp func(string, int64) error) *storefront.Shop {
-		j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = j.Close() })
+		j := keptJournal(t, dir)
 		return s.NewBot(func(opt *storefront.Options) {
 			cfg := s.Cfg
 			cfg.Failpoint = fp
@@ -178,11 +169,7 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 // journal keeps the two apart; each buyer gets their own, bought once.
 func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 	s := newShop(t)
-	j, err := state.OpenJournal(t.TempDir(), fulfil.JournalKeep, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = j.Close() })
+	j := keptJournal(t, t.TempDir())
 	s.Sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
 	s.Run(s.NewBot(func(opt *storefront.Options) {
 		cfg := s.Cfg

@@ -45,7 +45,7 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 		a := f.readAttempts()
 		att = &a
 	}
-	covered := att != nil && f.now().Sub(o.CreatedAt) < f.journal.Keep()-time.Minute
+	covered := att != nil && f.journalCovers(o)
 	for u, err := range f.up.AllOrders(ctx, &reseller.OrdersOptions{Limit: 100, Type: r.Type}) {
 		if err != nil {
 			return nil, err

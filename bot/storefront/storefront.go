@@ -16,6 +16,9 @@ package storefront
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -116,9 +119,39 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Shop, erro
 		return nil, err
 	}
 	opts.Options = ao
+	if opts.Journal == nil {
+		opts.Journal, _ = state.OpenJournal("", fulfil.JournalKeep, ao.Now) // in memory: cannot fail
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bindJournal(ctx, opts, rdb); err != nil {
+		return nil, err
+	}
+	ao.Logger.Info("journal", "dir", opts.Journal.Dir(), "shop", opts.Journal.Shop().String())
 	s := &Shop{Bot: b, durable: durable}
 	s.wire(opts, rdb, engine)
 	return s, nil
+}
+
+// bindJournal names the shop the journal's entries belong to: the bot, the
+// upstream account and the store, whose epoch it records when the store is
+// new (state.JournalShop says why each).
+func bindJournal(ctx context.Context, opts Options, rdb redisstore.Client) error {
+	id, _, _ := strings.Cut(opts.Token, ":")
+	botID, _ := strconv.ParseInt(id, 10, 64)
+	shop := state.JournalShop{Bot: botID}
+	if opts.Reseller != nil {
+		shop.Account = opts.Reseller.AccountFingerprint()
+	}
+	epoch, err := redisstore.StoreEpoch(ctx, rdb, opts.Prefix, opts.Now())
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	shop.Store = epoch.UnixMilli()
+	if old := opts.Journal.Shop(); old != shop && old != (state.JournalShop{}) {
+		opts.Logger.Warn("the store's epoch changed (a flushed or new Redis): the journal's earlier entries are not applied to it", "was", old.String(), "now", shop.String())
+	}
+	return opts.Journal.Bind(shop, opts.Logger)
 }
 
 // wire builds the features and registers their commands, buttons and flows
@@ -149,10 +182,15 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	s.Alerts.OnBalance = func(usd decimal.Decimal) { metrics.Balance.Set(usd.InexactFloat64()) }
 
 	journal := opts.Journal
-	if journal == nil {
-		journal, _ = state.OpenJournal("", fulfil.JournalKeep, now) // in memory: cannot fail
+	// A Redis that lost writes may have been flushed: a new store, whose
+	// journal entries are its own from now on.
+	onLoss := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := bindJournal(ctx, opts, rdb); err != nil {
+			log.Warn("read the store epoch after a loss", "err", err)
+		}
 	}
-	var onLoss func()
 	if opts.Checkout != nil {
 		s.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
 			Telegram: s.Bot, Alerts: s.Alerts, Engine: engine,
@@ -161,7 +199,8 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 			Promos: s.Promos, Log: log, Now: now,
 		})
 		s.Checkout.Register(engine)
-		onLoss = s.Checkout.SweepSoon
+		rebind := onLoss
+		onLoss = func() { rebind(); s.Checkout.SweepSoon() }
 	}
 
 	var chatUp orderchat.Upstream // no chats without an upstream

@@ -16,6 +16,7 @@ import (
 
 	"shopbot/bot/fulfil"
 	"shopbot/locales"
+	"shopbot/reseller"
 )
 
 // Config is everything the shop reads from its environment
@@ -249,8 +250,10 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	}
 	switch c.JournalDir = get("JOURNAL_DIR"); c.JournalDir {
 	case "":
-		// Shared by every replica of this bot on the host (the bot id,
-		// before the token's colon, is public).
+		// Shared by every replica of this bot and upstream account on the
+		// host (the bot id, before the token's colon, is public; the
+		// account is a fingerprint of the key, never the key). Another
+		// shop with the same token but another account gets its own.
 		id, _, _ := strings.Cut(c.TelegramToken, ":")
 		id = strings.Map(func(r rune) rune {
 			if r >= '0' && r <= '9' {
@@ -259,6 +262,9 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 			return -1
 		}, id)
 		c.JournalDir = filepath.Join(os.TempDir(), "shopbot-journal-"+id)
+		if c.ResellerKey != "" {
+			c.JournalDir += "-" + reseller.AccountFingerprint(c.ResellerURL, c.ResellerKey)[:12]
+		}
 	case "off":
 		c.JournalDir = ""
 	default:

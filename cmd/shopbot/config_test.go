@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"shopbot/reseller"
 	"shopbot/state/redisstore"
 	"strings"
 	"testing"
@@ -55,8 +56,13 @@ func TestConfigDefaults(t *testing.T) {
 		c.Markup.Percent.String() != "10" || !c.Markup.Fixed.IsZero() || c.HTTPAddr != "127.0.0.1:8080" || len(c.Languages) != 3 || c.DefaultLang != "en" {
 		t.Fatalf("defaults: %+v", c)
 	}
-	if want := filepath.Join(os.TempDir(), "shopbot-journal-"+strings.Split(goodToken, ":")[0]); c.JournalDir != want {
+	account := reseller.AccountFingerprint(c.ResellerURL, c.ResellerKey)[:12]
+	if want := filepath.Join(os.TempDir(), "shopbot-journal-"+strings.Split(goodToken, ":")[0]+"-"+account); c.JournalDir != want {
 		t.Fatalf("JOURNAL_DIR default %q, want %q", c.JournalDir, want)
+	}
+	// Another upstream account with the same bot: another directory.
+	if other, err := LoadConfig(env(map[string]string{"RESELLER_API_KEY": "another-key"}), false); err != nil || other.JournalDir == c.JournalDir {
+		t.Fatalf("JOURNAL_DIR default for another upstream key: %q, %v", other.JournalDir, err)
 	}
 	for v, want := range map[string]string{"off": "", "/var/lib/shopbot": "/var/lib/shopbot"} {
 		if c, err := LoadConfig(env(map[string]string{"JOURNAL_DIR": v}), false); err != nil || c.JournalDir != want {

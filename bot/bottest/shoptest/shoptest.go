@@ -133,7 +133,7 @@ func (s *Shop) PaidUnscheduled(q state.Quote, method string) *state.Order {
 	}
 	item, _ := json.Marshal(q)
 	o := &state.Order{QuoteID: q.ID, ChatID: Chat, UserID: Chat, Lang: "en", Line: q.Line, Item: item,
-		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, Stars: q.Stars, PayMethod: method}
+		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, Stars: q.Stars, PayMethod: method, PaidAt: time.Now().UTC()}
 	switch method {
 	case state.PayStars:
 		o.ChargeID = s.Fake.PushSuccessfulPayment(Chat, q.ID, q.Stars, "")

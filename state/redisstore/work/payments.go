@@ -300,7 +300,8 @@ func (l *SweepLock) Release(ctx context.Context) (bool, error) {
 type WalletPending struct {
 	UserID  int64
 	QuoteID string
-	member  string // as listed (DropWalletPending drops exactly it)
+	At      time.Time // when the payment began (before the debit)
+	member  string    // as listed (DropWalletPending drops exactly it)
 }
 
 func (w WalletPending) key() string {
@@ -334,15 +335,16 @@ func (s *Payments) DropWalletPending(ctx context.Context, w WalletPending) error
 // before until, oldest first.
 func (s *Payments) WalletPendingUntil(ctx context.Context, until time.Time, n int) ([]WalletPending, error) {
 	max := strconv.FormatInt(until.UnixMilli(), 10)
-	members, err := s.rdb.ZRangeByScore(ctx, s.walletPending(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(n)}).Result()
+	members, err := s.rdb.ZRangeByScoreWithScores(ctx, s.walletPending(), &redis.ZRangeBy{Min: "-inf", Max: max, Count: int64(n)}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read pending wallet payments: %w", err)
 	}
 	out := make([]WalletPending, 0, len(members))
-	for _, m := range members {
+	for _, z := range members {
+		m, _ := z.Member.(string)
 		us, qid, _ := strings.Cut(m, ":")
 		user, _ := strconv.ParseInt(us, 10, 64)
-		out = append(out, WalletPending{UserID: user, QuoteID: qid, member: m})
+		out = append(out, WalletPending{UserID: user, QuoteID: qid, At: time.UnixMilli(int64(z.Score)), member: m})
 	}
 	return out, nil
 }
