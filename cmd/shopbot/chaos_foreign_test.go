@@ -70,7 +70,7 @@ func runForeignShop(t *testing.T, bin, logDir, redisURL string, db int, token, j
 	sh := newShoppers(fake, n, func(string, ...any) {}, false)
 	sh.run(ctx, min(n, 10), 6_000_000_001, 1)
 	orders := records.NewOrders(cr.rdb, redisstore.DefaultPrefix)
-	if ok, why := settle(ctx, 2*time.Minute, fake, intake.NewQueue(cr.rdb, redisstore.DefaultPrefix), orders); !ok {
+	if ok, why := settle(ctx, 2*time.Minute, fake, intake.NewQueue(cr.rdb, redisstore.DefaultPrefix), orders, records.NewChargeReviews(cr.rdb, redisstore.DefaultPrefix), false); !ok {
 		t.Fatalf("chaos: the foreign shop did not settle: %s", why)
 	}
 	all, err := orders.List(ctx, 0, 1<<30, state.OrderFilter{})

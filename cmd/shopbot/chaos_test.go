@@ -204,7 +204,8 @@ func TestChaos(t *testing.T) {
 	orders := records.NewOrders(cr.rdb, redisstore.DefaultPrefix)
 	queue := intake.NewQueue(cr.rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
-	settled, why := settle(ctx, cfg.settle, fake, queue, orders)
+	reviews := records.NewChargeReviews(cr.rdb, redisstore.DefaultPrefix)
+	settled, why := settle(ctx, cfg.settle, fake, queue, orders, reviews, !fl.restoredAt().IsZero())
 	settleTime := time.Since(settleStart)
 	if !settled {
 		t.Logf("chaos: not settled after %s: %s", cfg.settle, why)
@@ -216,7 +217,7 @@ func TestChaos(t *testing.T) {
 	// Read the outcome and check it.
 	rctx, rcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer rcancel()
-	w, err := gather(rctx, fake, sim, orders, records.NewChargeReviews(cr.rdb, redisstore.DefaultPrefix), sh, fl.restoredAt())
+	w, err := gather(rctx, fake, sim, orders, reviews, sh, fl.restoredAt())
 	if err != nil {
 		t.Fatalf("chaos: read the outcome: %v", err)
 	}
@@ -261,7 +262,7 @@ type chaosConfig struct {
 	faultGap  time.Duration // CHAOS_FAULT_EVERY: mean time between two upstream faults (default 1s; 0 = none)
 	rollbacks int           // CHAOS_ROLLBACKS: Redis rollbacks during the load (default 2)
 	dupRate   float64       // CHAOS_DUP_RATE: share of updates Telegram delivers twice (default 0.05)
-	settle    time.Duration // CHAOS_SETTLE: longest wait for the shop to settle after the faults (default 3m)
+	settle    time.Duration // CHAOS_SETTLE: longest wait for the shop to settle after the faults (default 3m; 8m with a restore)
 	loadMax   time.Duration // CHAOS_LOAD_MAX: longest load phase (default 2s a purchase per buyer batch, at least 3m)
 	p99Max    time.Duration // CHAOS_P99_MAX: payment-to-delivery p99 bound (default 60s; "report": printed, not asserted)
 	redisDB   int           // CHAOS_REDIS_DB: the database used on TEST_REDIS_URL's server (default 13)
@@ -317,7 +318,7 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 		killEvery:    durVar("CHAOS_KILL_EVERY", 4*time.Second),
 		faultGap:     durVar("CHAOS_FAULT_EVERY", time.Second),
 		rollbacks:    intVar("CHAOS_ROLLBACKS", 2),
-		settle:       durVar("CHAOS_SETTLE", 3*time.Minute),
+		settle:       durVar("CHAOS_SETTLE", 0),
 		p99Max:       durVar("CHAOS_P99_MAX", 60*time.Second),
 		redisDB:      intVar("CHAOS_REDIS_DB", 13),
 		redisCrashes: intVar("CHAOS_REDIS_CRASHES", 2),
@@ -331,6 +332,14 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 	}
 	if c.purchases < 1 || c.replicas < 1 {
 		t.Fatal("chaos: CHAOS_PURCHASES and CHAOS_REPLICAS must be at least 1")
+	}
+	if c.settle == 0 {
+		// A restore's lost quotes are listed for review only after
+		// checkout's orphan wait (5 minutes from the payment).
+		c.settle = 3 * time.Minute
+		if c.restores > 0 {
+			c.settle = 8 * time.Minute
+		}
 	}
 	c.buyers = intVar("CHAOS_BUYERS", min(max(c.purchases/5, 10), 100))
 	if c.buyers < 1 {
@@ -396,13 +405,19 @@ func (v *violationLog) first() error {
 // with nothing else moving: lost). needs_review counts as settled: nothing
 // moves it but an admin. It returns false, with what was still moving, when
 // limit runs out.
-func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (bool, string) {
+//
+// With patient set (Redis was restored on an old backup), charges without
+// an order are not given up on while quiet: the sweep lists a charge whose
+// quote the restore took for review only once the upstream orders it may
+// have bought had their time to be claimed (checkout's orphan wait), so
+// the wait lasts until each is settled or listed, or limit.
+func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders, reviews *records.ChargeReviews, patient bool) (bool, string) {
 	deadline := time.Now().Add(limit)
 	var quietSince time.Time
 	lastUnmatched := ""
 	why := ""
 	for {
-		busy, unmatched, err := settleState(ctx, fake, queue, orders)
+		busy, unmatched, err := settleState(ctx, fake, queue, orders, reviews)
 		switch {
 		case err != nil:
 			why = err.Error()
@@ -416,7 +431,7 @@ func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, q
 			why = "charges without order or refund: " + unmatched
 			if unmatched != lastUnmatched || quietSince.IsZero() {
 				quietSince, lastUnmatched = time.Now(), unmatched
-			} else if time.Since(quietSince) >= 15*time.Second {
+			} else if !patient && time.Since(quietSince) >= 15*time.Second {
 				return true, "" // nothing moves them: the check reports them lost
 			}
 		}
@@ -431,7 +446,7 @@ func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, q
 
 // settleState returns what still moves (empty when nothing does) and the
 // charges that have neither an order nor a refund.
-func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (busy, unmatched string, err error) {
+func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders, reviews *records.ChargeReviews) (busy, unmatched string, err error) {
 	if n := fake.PendingUpdates(); n > 0 {
 		return fmt.Sprintf("%d updates not yet delivered", n), "", nil
 	}
@@ -462,6 +477,13 @@ func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Que
 			parts = append(parts, fmt.Sprintf("%d %s", v, k))
 		}
 		return "orders on their way: " + strings.Join(parts, ", "), "", nil
+	}
+	listed, err := reviews.List(ctx, 0, 1<<20)
+	if err != nil {
+		return "", "", err
+	}
+	for _, rv := range listed {
+		byCharge[rv.ChargeID] = true
 	}
 	var lost []string
 	for _, c := range starCharges(fake.StarTransactions()) {

@@ -158,7 +158,7 @@ func TestFailoverPurchases(t *testing.T) {
 	orders := records.NewOrders(rdb, redisstore.DefaultPrefix)
 	queue := intake.NewQueue(rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
-	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders)
+	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders, records.NewChargeReviews(rdb, redisstore.DefaultPrefix), false)
 	if !settled {
 		t.Errorf("not settled after 3m: %s", why)
 	}
