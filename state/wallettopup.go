@@ -28,12 +28,22 @@ type WalletTopup struct {
 func (t *WalletTopup) Expired(now time.Time) bool { return !now.Before(t.Expires) }
 
 // ErrNoTopup is returned for a top-up that does not exist (never made,
-// not this buyer's id, or dropped TopupKeep after it expired).
+// not this buyer's id, or dropped after it expired: see TopupUnpaidKeep).
 var ErrNoTopup = errors.New("no such wallet top-up")
 
-// TopupKeep is how long a top-up record stays after it expires: longer
-// than the Stars sweep reads back (30 days), so a payment whose update was
-// lost is matched to its record whenever the sweep finds it.
+// TopupUnpaidKeep is how long an unpaid top-up record stays after its
+// invoice expires: well past the grace a payment still counts within (2
+// minutes, bot/checkout) and several runs of the Stars sweep (every 10
+// minutes), so a payment made in time whose update was lost is still
+// credited. A payment that comes later finds no record and is refunded
+// (TopupRefundGone), so nothing paid is lost, and a buyer who asks for
+// invoices without paying them holds at most an hour and a quarter of
+// them in Redis.
+const TopupUnpaidKeep = time.Hour
+
+// TopupKeep is how long a paid top-up record stays: longer than the Stars
+// sweep reads back (30 days), so a second charge of it is known as one
+// (TopupRefundTwice) whenever the sweep finds it.
 const TopupKeep = 35 * 24 * time.Hour
 
 // TopupRef is the wallet ledger ref of the credit of Star charge id.

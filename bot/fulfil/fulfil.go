@@ -419,6 +419,11 @@ func (f *Fulfiller) complete(ctx context.Context, o *state.Order, up *reseller.O
 	if len(codes) == 0 && (o.Line == "giftcards" || o.Line == "keys") {
 		return f.review(ctx, o, fmt.Sprintf("upstream %d completed without codes", up.Number))
 	}
+	if why := o.ChargeFault(up.ChargedUSD.Decimal); why != "" {
+		// An impossible cost would feed /stats, the exports and a referral
+		// reward: an admin looks first (state.Order.ChargeFault).
+		return f.review(ctx, o, fmt.Sprintf("upstream %d completed, but its %s", up.Number, why))
+	}
 	n, err := f.move(ctx, o, []string{state.OrderPlaced}, state.OrderDelivered, func(n *state.Order) error {
 		n.Codes, n.UpstreamStatus = codes, string(up.Status)
 		if !up.ChargedUSD.IsZero() {

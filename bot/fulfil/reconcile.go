@@ -209,10 +209,14 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 // with state.ErrUpstreamClaimed), status and cost, and when it was claimed.
 // Both ways an order adopts an upstream order use it: the worker's (adopt,
 // from placing) and an admin's (Adopt, from needs_review). A cost the
-// upstream does not show keeps the one on record.
+// upstream does not show, or one that cannot be (state.Order.ChargeFault;
+// complete sends such an order to review), keeps the one on record.
 func (f *Fulfiller) claim(n *state.Order, up *reseller.Order) {
 	n.UpstreamNumber, n.UpstreamStatus = up.Number, string(up.Status)
 	n.ClaimedAt = f.now().UTC()
+	if n.ChargeFault(up.ChargedUSD.Decimal) != "" {
+		return
+	}
 	if !up.ChargedUSD.IsZero() || n.ChargedUSD.IsZero() {
 		n.ChargedUSD = up.ChargedUSD.Decimal
 	}

@@ -109,12 +109,19 @@ func Link(bot, code string) string {
 
 // Started runs for every /start, before the buyer is recorded as started:
 // a payload r<code> attributes the buyer to the code's owner when they
-// are new (records.Referrals.Attribute: never to themselves, never again).
-// A payload of another kind is not an invite and is left alone.
+// are new (known reports they are not; records.Referrals.Attribute: never
+// to themselves, never again, never after an earlier /start). A payload
+// of another kind is not an invite and is left alone.
 func (p *Program) Started(ctx context.Context, user int64, payload string, at time.Time) error {
 	code, ok := strings.CutPrefix(payload, StartPrefix)
 	if !ok || !state.ValidReferralCode(strings.ToLower(code)) {
 		return nil
+	}
+	if why, err := p.known(ctx, user); err != nil || why != "" {
+		if why != "" {
+			p.d.Log.Info("invite link not attributed: the buyer is not new", "user", user, "known_by", why)
+		}
+		return err
 	}
 	outcome, referrer, err := p.d.Store.Attribute(ctx, user, strings.ToLower(code), at)
 	if err != nil {
@@ -182,4 +189,42 @@ func (p *Program) langOf(ctx context.Context, user int64) locales.Lang {
 		}
 	}
 	return e.DefaultLang
+}
+
+// known says how the shop already knows user, or "" for a new buyer. A
+// buyer is new only when the shop holds nothing of them: no order (of any
+// status), no wallet movement (a top-up, a refund, a credit) and no
+// conversation with the bot (any earlier update: a message, a button, a
+// payment). A buyer who skipped /start (a client that does, a buyer from
+// before the registry, a Redis that lost it) is so still known; the
+// registry of /start itself is checked by records.Referrals.Attribute.
+func (p *Program) known(ctx context.Context, user int64) (string, error) {
+	if p.d.Orders != nil {
+		list, err := p.d.Orders.ListByUser(ctx, user, 0, 1)
+		if err != nil {
+			return "", err
+		}
+		if len(list) > 0 {
+			return "orders", nil
+		}
+	}
+	if p.d.Wallets != nil {
+		entries, err := p.d.Wallets.Ledger(ctx, user, 0, 1)
+		if err != nil {
+			return "", err
+		}
+		if len(entries) > 0 {
+			return "wallet", nil
+		}
+	}
+	if p.d.Sessions != nil {
+		_, doc, err := p.d.Sessions.Conversation(ctx, user)
+		if err != nil {
+			return "", err
+		}
+		if doc != nil {
+			return "conversation", nil
+		}
+	}
+	return "", nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"shopbot/state/redisstore/records"
@@ -62,9 +63,20 @@ var fastFulfil = fulfil.Config{
 
 func newShop(t *testing.T, percent string) *shop {
 	t.Helper()
+	return newShopVia(t, percent, nil)
+}
+
+// newShopVia is newShop with the upstream's answers passed through wrap
+// (nil: as they are).
+func newShopVia(t *testing.T, percent string, wrap func(http.Handler) http.Handler) *shop {
+	t.Helper()
 	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1})
-	srv := httptest.NewServer(sim)
+	var upstream http.Handler = sim
+	if wrap != nil {
+		upstream = wrap(sim)
+	}
+	srv := httptest.NewServer(upstream)
 	t.Cleanup(srv.Close)
 	client, err := reseller.New(srv.URL+"/api/v1", "test-key")
 	if err != nil {
@@ -578,3 +590,65 @@ func (w *syncBuffer) Write(p []byte) (int, error) {
 func (w *syncBuffer) String() string { w.mu.Lock(); defer w.mu.Unlock(); return w.b.String() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestReferralNoRewardFromAnImpossibleUpstreamCost: the upstream reports
+// charged_usd -1000.0000 for a referred buyer's order: the order goes to
+// review and no reward is decided or paid (before, the referrer got $51.30
+// for a $26.18 order).
+func TestReferralNoRewardFromAnImpossibleUpstreamCost(t *testing.T) {
+	s := newShopVia(t, "10", func(h http.Handler) http.Handler { return resellersim.ReportCharged(h, "-1000.0000") })
+	s.startWith(owner, "")
+	code, _ := s.link(owner)
+	s.startWith(friend, "r"+code)
+	o := s.buy(friend, "26.18")
+	var got *state.Order
+	if !s.Until(func() bool {
+		got, _ = s.b.Checkout.Orders.Get(context.Background(), o.ID)
+		return got != nil && got.Status == state.OrderNeedsReview
+	}) {
+		t.Fatalf("order %d is %+v, want needs_review", o.ID, got)
+	}
+	if !strings.Contains(got.Reason, "charged_usd -1000.0000 is negative") {
+		t.Fatalf("reason %q", got.Reason)
+	}
+	s.rerun(o.ID)
+	if bal := s.balance(owner); !bal.IsZero() {
+		t.Fatalf("the referrer got %s", bal)
+	}
+	if rw, ok, _ := s.refs.RewardOf(context.Background(), o.ID); ok {
+		t.Fatalf("a reward was decided: %+v", rw)
+	}
+}
+
+// TestReferralExistingCustomerWithoutStartIsNotAttributed: "new" is what
+// the shop knows of the buyer, not whether they sent /start: a buyer who
+// bought without /start, one with only a wallet movement, and one who
+// only wrote to the bot, then opening an invite link, are not attributed;
+// a buyer the shop has never seen is.
+func TestReferralExistingCustomerWithoutStartIsNotAttributed(t *testing.T) {
+	s := newShop(t, "10")
+	s.startWith(owner, "")
+	code, _ := s.link(owner)
+	ctx := context.Background()
+
+	s.finished(s.buy(friend, "").ID, state.OrderDelivered) // bought, never sent /start
+	if _, _, err := s.b.Checkout.Wallets.Credit(ctx, third, decimal.RequireFromString("5"), "topup:x", "wallet top-up", "topup"); err != nil {
+		t.Fatal(err)
+	}
+	s.Fake.SendText(fourth, "hello?")
+	s.WaitText(fourth, "")
+	s.Idle(s.b)
+	for _, u := range []int64{friend, third, fourth} {
+		s.startWith(u, "r"+code)
+		if got := s.referrer(u); got != 0 {
+			t.Errorf("existing customer %d was attributed to %d", u, got)
+		}
+	}
+	s.startWith(int64(7005), "r"+code)
+	if got := s.referrer(7005); got != owner {
+		t.Fatalf("a new buyer's referrer %d, want %d", got, owner)
+	}
+	if sum, _ := s.refs.SummaryOf(ctx, owner); sum.Buyers != 1 {
+		t.Fatalf("owner brought %d buyers, want 1", sum.Buyers)
+	}
+}

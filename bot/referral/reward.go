@@ -31,8 +31,11 @@ func RewardOf(margin, percent decimal.Decimal) decimal.Decimal {
 // job looks at it until it succeeds). Every step is idempotent by the
 // order, so a repeated run or a crash anywhere in between pays once:
 //   - the reward is decided once (records.Referrals.Decide) from the order's
-//     margin as /stats counts it (state.Order.Margin); the first decision
-//     stands, also when REFERRAL_PERCENT changes later; no margin, no reward;
+//     margin as /stats counts it (state.Order.Margin: what the buyer paid
+//     minus a cost that is never negative, so a reward is at most percent
+//     of what the buyer paid); the first decision stands, also when REFERRAL_PERCENT
+//     changes later; no margin, no reward; an impossible upstream cost
+//     (state.Order.ChargeFault) decides nothing;
 //   - the referrer's wallet is credited with ledger ref ref:order:<id>
 //     (records.Wallets.Credit: a second credit with that ref changes nothing);
 //   - the referrer is told once, in their language.
@@ -53,7 +56,13 @@ func (p *Program) OnDelivered(ctx context.Context, o *state.Order) error {
 		return err
 	}
 	if !decided {
-		margin, _ := o.Margin(p.opts.StarsUSDRate)
+		margin, ok := o.Margin(p.opts.StarsUSDRate)
+		if !ok {
+			// An impossible upstream cost (state.Order.ChargeFault): no
+			// reward is decided from it.
+			p.d.Log.Warn("referral reward: the order's cost is not plausible", "order", o.ID, "charged_usd", o.ChargedUSD.String())
+			return nil
+		}
 		rw, err = p.d.Store.Decide(ctx, state.Reward{Order: o.ID, Referrer: referrer, USD: RewardOf(margin, p.opts.Percent), At: p.d.Now()})
 		if err != nil {
 			return err

@@ -248,7 +248,10 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	s.chat.Register(engine)
 	s.support = support.New(opts.Support, support.Deps{
 		Telegram: s.Bot, Orders: s.orders, Engine: engine, Admins: opts.Admins, Tickets: work.NewTickets(rdb, prefix),
-		Log: log, Now: now,
+		Schedule: sched.NewNamedSchedule(rdb, prefix, "support"),
+		Limiter:  redisstore.NewLimiter(rdb, prefix, support.Limit, support.Window),
+		Told:     redisstore.NewLimiter(rdb, prefix, 1, support.Window),
+		Log:      log, Now: now,
 	})
 	s.support.Register(engine)
 	s.SetFeatures(s.features(opts.Reseller != nil))
@@ -263,7 +266,7 @@ func (s *Shop) features(upstream bool) bot.Features {
 	f := bot.Features{
 		Support:    s.support,
 		Deliveries: s.ful,
-		Background: []func(context.Context){s.admin.Run, s.books.Run, s.Alerts.RunWatch},
+		Background: []func(context.Context){s.admin.Run, s.books.Run, s.Alerts.RunWatch, s.support.Run},
 	}
 	if upstream {
 		f.Background = append(f.Background, s.ful.Run, s.chat.Run)

@@ -39,8 +39,8 @@ func TestFeaturesHandedToTheAdapter(t *testing.T) {
 	if off.Support == nil || off.Deliveries == nil {
 		t.Error("support and redeliveries are always handed over")
 	}
-	if len(off.Background) != 3 { // broadcasts, reconciliation, upstream watch
-		t.Errorf("background without upstream or payments: %d, want 3", len(off.Background))
+	if len(off.Background) != 4 { // broadcasts, reconciliation, upstream watch, support relays
+		t.Errorf("background without upstream or payments: %d, want 4", len(off.Background))
 	}
 
 	s := newShop(func(o *Options) {
@@ -51,7 +51,7 @@ func TestFeaturesHandedToTheAdapter(t *testing.T) {
 	if on.Checkout == nil || on.Referral == nil {
 		t.Errorf("payments and referrals on: handed checkout %v, referral %v", on.Checkout, on.Referral)
 	}
-	if len(on.Background) != 6 { // and the fulfilment worker, the chat relay, the Stars sweep
-		t.Errorf("background with upstream and payments: %d, want 6", len(on.Background))
+	if len(on.Background) != 7 { // and the fulfilment worker, the chat relay, the Stars sweep
+		t.Errorf("background with upstream and payments: %d, want 7", len(on.Background))
 	}
 }

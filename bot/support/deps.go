@@ -7,6 +7,7 @@ import (
 
 	"shopbot/flows"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -17,6 +18,10 @@ type Options struct {
 	// TermsText is the shop's terms as plain text (TERMS_TEXT); "" shows
 	// the default terms. TermsURL links the full terms (TERMS_URL).
 	TermsText, TermsURL string
+	// Fold is how long a buyer's messages are gathered before they reach
+	// the admins as one relay (default 3 s); Tick is how often the relay
+	// looks for due relays (default 500 ms).
+	Fold, Tick time.Duration
 }
 
 // Telegram is what support needs of the Bot API; the bot's Telegram
@@ -39,6 +44,18 @@ type Deps struct {
 	Engine  *flows.Engine
 	Admins  []int64       // who gets the buyers' messages
 	Tickets *work.Tickets // the tickets
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Schedule holds the relays to send (one job per buyer with messages
+	// waiting); Limiter bounds what a buyer may write (supportLimit), and
+	// Told that they hear of the bound once per window.
+	Schedule      *sched.Schedule
+	Limiter, Told Limiter
+	Log           *slog.Logger
+	Now           func() time.Time
+}
+
+// Limiter is a fixed-window rate limit (redisstore.Limiter): Allow counts
+// one more for key and says whether it is within the limit, else how long
+// until the window ends.
+type Limiter interface {
+	Allow(ctx context.Context, key string) (bool, time.Duration, error)
 }

@@ -2,16 +2,19 @@ package support
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"shopbot/bot/jobs"
 	"shopbot/bot/lines"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -43,14 +46,17 @@ const (
 // Support keeps tickets in the store (work.Tickets): one per buyer, the
 // open ones by last activity.
 type Support struct {
-	opts   Options
-	tg     Telegram
-	orders *records.Orders
-	engine *flows.Engine
-	admins []int64
-	log    *slog.Logger
-	now    func() time.Time
-	store  *work.Tickets
+	opts    Options
+	sched   *sched.Schedule
+	limiter Limiter
+	told    Limiter
+	tg      Telegram
+	orders  *records.Orders
+	engine  *flows.Engine
+	admins  []int64
+	log     *slog.Logger
+	now     func() time.Time
+	store   *work.Tickets
 }
 
 // New returns support over d's stores and services.
@@ -61,7 +67,14 @@ func New(opts Options, d Deps) *Support {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Fold <= 0 {
+		opts.Fold = 3 * time.Second
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = 500 * time.Millisecond
+	}
 	return &Support{
+		sched: d.Schedule, limiter: d.Limiter, told: d.Told,
 		opts: opts, tg: d.Telegram, orders: d.Orders, engine: d.Engine, admins: d.Admins, log: d.Log, now: d.Now,
 		store: d.Tickets,
 	}
@@ -226,25 +239,66 @@ func (f buyerSupport) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 	if text == "" && ev.PhotoID == "" {
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.text_or_photo")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
 	}
-	if err := f.sp.fromBuyer(ctx, env, text, ev.PhotoID); err != nil {
-		if !errors.Is(err, errNoAdmin) {
-			return nil, err
-		}
-		// Nobody got it: say so, and keep the buyer in support to try again.
-		f.sp.log.Warn("support: a buyer's message reached no admin", "buyer", env.User.ID, "admins", len(f.sp.admins))
+	if len(f.sp.admins) == 0 {
+		// Nobody would get it: say so, and keep the buyer in support.
+		f.sp.log.Warn("support: a buyer's message has no admin to reach", "buyer", env.User.ID)
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.not_sent")}}, Screen: f.sp.buyerScreen(env, s.Step == "sent"), Save: true}, nil
+	}
+	if r, err := f.sp.limit(ctx, env); r != nil || err != nil {
+		return r, err
+	}
+	if err := f.sp.fromBuyer(ctx, env, text, ev.PhotoID); err != nil {
+		return nil, err
 	}
 	s.Step = "sent"
 	return &flows.Reply{Notices: []flows.Notice{{Text: env.T("support.sent")}}, Screen: f.sp.buyerScreen(env, true), Save: true}, nil
 }
 
-// errNoAdmin is a support message that reached no admin (none configured,
-// or none reachable).
-var errNoAdmin = errors.New("support: no admin could be reached")
+// What a buyer may write to support: Limit messages per Window (the
+// shop's Deps.Limiter); beyond it the buyer is told (once per window,
+// Deps.Told) to wait, and what they write meanwhile is not taken.
+const (
+	Limit  = 10
+	Window = time.Minute
+)
 
-// fromBuyer opens (or keeps open) the buyer's ticket and relays a message
-// to every admin. Admins that cannot be reached are logged and skipped; the
-// message fails only when no admin got it.
+// limit counts a buyer's message against the rate limit. Within it, it
+// returns nil; beyond it, a reply telling the buyer how long to wait (the
+// first time in the window) or saying nothing (later: a flood of messages
+// gets one answer, not one each).
+func (sp *Support) limit(ctx context.Context, env *flows.Env) (*flows.Reply, error) {
+	key := "sup:" + itoa(env.User.ID)
+	ok, wait, err := sp.limiter.Allow(ctx, key)
+	if err != nil || ok {
+		return nil, err
+	}
+	first, _, err := sp.told.Allow(ctx, "supt:"+itoa(env.User.ID))
+	if err != nil {
+		return nil, err
+	}
+	if !first {
+		return &flows.Reply{NoScreen: true}, nil
+	}
+	n := max(int64((wait+time.Second-1)/time.Second), 1)
+	sp.log.Info("support: a buyer is over the message limit", "buyer", env.User.ID, "wait_s", n)
+	return &flows.Reply{Notices: []flows.Notice{{Text: env.N("support.rate_limited", n, "limit", Limit)}}, NoScreen: true}, nil
+}
+
+// pending is a buyer's message waiting for the relay.
+type pending struct {
+	Text     string `json:"t,omitempty"`
+	Photo    string `json:"p,omitempty"`
+	Username string `json:"u,omitempty"` // the buyer's @username then
+	At       int64  `json:"at"`
+}
+
+// relayJob is the schedule's job of a buyer's relay.
+func relayJob(buyer int64) string { return "support:" + itoa(buyer) }
+
+// fromBuyer opens (or keeps open) the buyer's ticket and queues the
+// message for the admins: the relay (relay, run by Run) sends what the
+// buyer wrote within a fold as one message to each admin, paced like any
+// message the shop starts, never from inside the buyer's update.
 func (sp *Support) fromBuyer(ctx context.Context, env *flows.Env, text, photo string) error {
 	u := env.User
 	name := u.FirstName
@@ -255,36 +309,144 @@ func (sp *Support) fromBuyer(ctx context.Context, env *flows.Env, text, photo st
 	if err := sp.store.Open(ctx, u.ID, string(env.Lang), name, now); err != nil {
 		return err
 	}
-	lang := sp.engine.DefaultLang
-	head := locales.T(lang, "support.to_admin", "user", userLink(u.ID, name), "id", itoa(u.ID),
-		"username", usernameOr(lang, u.Username), "orders", sp.recentOrders(ctx, lang, u.ID))
-	rows := sp.ticketButtons(lang, u.ID)
-	body := locales.Escape(locales.Clip(text, maxSupportText))
-	delivered := 0
-	for _, admin := range sp.admins {
-		var err error
-		var msg int
-		if photo != "" {
-			if msg, err = sp.tg.Send(ctx, admin, head, nil); err == nil {
-				err = sp.sendPhoto(ctx, admin, photo, locales.Escape(locales.Clip(text, 1000)), rows)
-			}
-		} else {
-			msg, err = sp.tg.Send(ctx, admin, head+"\n\n"+body, rows)
-		}
-		if err != nil {
-			sp.log.Warn("support: relay to admin", "admin", admin, "buyer", u.ID, "err", err)
-			continue
-		}
-		// A swipe reply to this message answers the buyer (see swipeReply).
-		if err := sp.store.Relayed(ctx, admin, msg, u.ID, relayedTTL); err != nil {
-			sp.log.Warn("support: remember a relayed message", "admin", admin, "buyer", u.ID, "err", err)
-		}
-		delivered++
+	doc, err := json.Marshal(pending{Text: locales.Clip(text, maxSupportText), Photo: photo, Username: u.Username, At: now.Unix()})
+	if err != nil {
+		return err
 	}
-	if delivered == 0 {
-		return errNoAdmin
+	schedule, err := sp.store.Queue(ctx, u.ID, string(doc), sp.opts.Fold)
+	if err != nil {
+		return err
+	}
+	if schedule {
+		return sp.sched.Put(ctx, relayJob(u.ID), now.Add(sp.opts.Fold))
 	}
 	return nil
+}
+
+// Run sends the due relays until ctx ends (the shop's background work).
+func (sp *Support) Run(ctx context.Context) {
+	w := &jobs.Worker{
+		What: "support relay", Sched: sp.sched, Now: sp.now, Log: sp.log,
+		Tick: sp.opts.Tick, Lease: 30 * time.Second, Timeout: 30 * time.Second, Parallel: 2,
+		Step: sp.relayStep,
+	}
+	w.Run(ctx)
+}
+
+// relayStep sends a buyer's waiting messages and finishes the job, or
+// says when to try again.
+func (sp *Support) relayStep(ctx context.Context, j sched.Job) (time.Time, bool) {
+	buyer, err := strconv.ParseInt(strings.TrimPrefix(j.Name, "support:"), 10, 64)
+	if err != nil || buyer <= 0 {
+		sp.log.Error("support relay: unknown job", "job", j.Name)
+		return time.Time{}, false
+	}
+	docs, err := sp.store.Take(ctx, buyer)
+	if err != nil {
+		sp.log.Warn("support relay: take messages", "buyer", buyer, "err", err)
+		return sp.now().Add(relayRetry), false
+	}
+	if len(docs) == 0 {
+		return time.Time{}, false
+	}
+	if sp.relay(ctx, buyer, docs) == 0 {
+		// No admin got them: they wait in the ticket for the next try.
+		if err := sp.store.PutBack(ctx, buyer, docs); err != nil {
+			sp.log.Error("support relay: put back messages no admin got", "buyer", buyer, "err", err)
+		}
+		return sp.now().Add(relayRetry), false
+	}
+	return time.Time{}, false
+}
+
+// relayRetry is how long a relay that reached no admin waits to try again.
+const relayRetry = time.Minute
+
+// relay sends a buyer's waiting messages to every admin: the texts folded
+// into as few messages as fit (maxSupportText each), each photo with its
+// caption. It returns how many admins got them. A swipe reply to any of
+// them answers the buyer (TakeReply).
+func (sp *Support) relay(ctx context.Context, buyer int64, docs []string) int {
+	var texts []string
+	var photos []pending
+	username := ""
+	for _, d := range docs {
+		var m pending
+		if json.Unmarshal([]byte(d), &m) != nil {
+			continue
+		}
+		username = m.Username
+		if m.Photo != "" {
+			photos = append(photos, m)
+		} else if m.Text != "" {
+			texts = append(texts, locales.Escape(m.Text))
+		}
+	}
+	t, _, _ := sp.store.Get(ctx, buyer)
+	lang := sp.engine.DefaultLang
+	head := locales.T(lang, "support.to_admin", "user", userLink(buyer, t.Name), "id", itoa(buyer),
+		"username", usernameOr(lang, username), "orders", sp.recentOrders(ctx, lang, buyer))
+	rows := sp.ticketButtons(lang, buyer)
+	bodies := foldTexts(texts, maxSupportText)
+	delivered := 0
+	for _, admin := range sp.admins {
+		got := false
+		for _, body := range bodies {
+			msg, err := sp.tg.Send(ctx, admin, head+"\n\n"+body, rows)
+			if err != nil {
+				sp.log.Warn("support: relay to admin", "admin", admin, "buyer", buyer, "err", err)
+				continue
+			}
+			got = true
+			sp.remember(ctx, admin, msg, buyer)
+		}
+		for _, p := range photos {
+			msg, err := sp.tg.Send(ctx, admin, head, nil)
+			if err == nil {
+				err = sp.sendPhoto(ctx, admin, p.Photo, locales.Escape(locales.Clip(p.Text, 1000)), rows)
+			}
+			if err != nil {
+				sp.log.Warn("support: relay a photo to admin", "admin", admin, "buyer", buyer, "err", err)
+				continue
+			}
+			got = true
+			sp.remember(ctx, admin, msg, buyer)
+		}
+		if got {
+			delivered++
+		}
+	}
+	return delivered
+}
+
+// remember records a relayed message so a swipe reply to it answers the
+// buyer.
+func (sp *Support) remember(ctx context.Context, admin int64, msg int, buyer int64) {
+	if err := sp.store.Relayed(ctx, admin, msg, buyer, relayedTTL); err != nil {
+		sp.log.Warn("support: remember a relayed message", "admin", admin, "buyer", buyer, "err", err)
+	}
+}
+
+// foldTexts joins texts (HTML-escaped) into as few bodies of at most max
+// characters as keep each text whole, a blank line between them.
+func foldTexts(texts []string, limit int) []string {
+	var out []string
+	cur := ""
+	for _, t := range texts {
+		switch {
+		case cur == "":
+			cur = t
+		case len([]rune(cur))+2+len([]rune(t)) <= limit:
+			cur += "\n\n" + t
+		default:
+			out = append(out, cur)
+			cur = t
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // ticketButtons are an admin's Reply and Close buttons of a buyer's ticket.

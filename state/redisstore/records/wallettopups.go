@@ -57,11 +57,13 @@ func (w *Wallets) CreateTopup(ctx context.Context, t *state.WalletTopup) error {
 	_, _ = rand.Read(b[:])
 	t.ID = itoa(t.UserID) + "-" + hex.EncodeToString(b[:])
 	key := w.topupKey(t.UserID, t.ID)
-	ttl := time.Until(t.Expires) + state.TopupKeep
+	// Unpaid, the record lives as long as its invoice plus
+	// state.TopupUnpaidKeep; the credit keeps it state.TopupKeep.
+	ttl := t.Expires.Sub(t.Created) + state.TopupUnpaidKeep
 	_, err = w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, key, "chat", t.ChatID, "cents", c, "stars", t.Stars, "lang", t.Lang,
 			"created", t.Created.UnixMilli(), "expires", t.Expires.UnixMilli())
-		p.PExpire(ctx, key, max(ttl, state.TopupKeep))
+		p.PExpire(ctx, key, max(ttl, state.TopupUnpaidKeep))
 		return nil
 	})
 	if err != nil {
@@ -96,7 +98,7 @@ func (w *Wallets) Topup(ctx context.Context, id string) (*state.WalletTopup, err
 // KEYS: bal, led, refs, the top-up record, the charge's decision. ARGV:
 // ref, cents (as read from the record, "0" when none), entry JSON, charge
 // id, stars paid, paid at ms, grace ms, max balance cents (0: none),
-// wallet on ("1"/"0"), decision TTL ms. Returns {code, balance, decision}:
+// wallet on ("1"/"0"), decision TTL ms, paid record TTL ms. Returns {code, balance, decision}:
 // 0 credited now, 1 credited before, 2 to be refunded (decision
 // "refund:<reason>", made now or before). A charge credited is never
 // decided for a refund and a charge decided for a refund is never
@@ -133,6 +135,7 @@ local bal = redis.call('GET', KEYS[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('LPUSH', KEYS[2], bal .. '\n' .. ARGV[3])
 redis.call('HSET', KEYS[4], 'paid', ARGV[4])
+redis.call('PEXPIRE', KEYS[4], ARGV[11])
 return {0, bal, ''}`)
 
 // topupDecideScript decides the refund of a charge that names no top-up
@@ -209,7 +212,7 @@ func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules st
 	rec := w.topupKey(c.Payer, c.TopupID)
 	res, err := topupSettleScript.Run(ctx, w.rdb, []string{keys[0], keys[1], keys[2], rec, dec},
 		ref, cents, doc, c.ChargeID, c.Stars, c.PaidAt.UnixMilli(), rules.Grace.Milliseconds(), maxCents, on,
-		topupDecisionKeep.Milliseconds()).Slice()
+		topupDecisionKeep.Milliseconds(), state.TopupKeep.Milliseconds()).Slice()
 	if err != nil {
 		return out, fmt.Errorf("settle wallet top-up charge %s: %w", c.ChargeID, err)
 	}
