@@ -276,8 +276,7 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 		return
 	}
 	backedUp := time.Now()
-	before := orderIDs(ctx, f.cr)
-	f.t.Logf("chaos: Redis backed up at %s (%d orders)", backedUp.UTC().Format("15:04:05.000"), len(before))
+	f.t.Logf("chaos: Redis backed up at %s", backedUp.UTC().Format("15:04:05.000"))
 	if !wait(int64(f.cfg.purchases)*2/3) || !sleepCtx(ctx, time.Until(backedUp.Add(f.cfg.journalKeep+15*time.Second))) {
 		return
 	}
@@ -291,7 +290,7 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 	}
 	f.note("redis restore", fmt.Sprintf("Redis restored at %s on its backup of %s (%s old, journal window %s): %s",
 		time.Now().UTC().Format("15:04:05.000"), backedUp.UTC().Format("15:04:05.000"), time.Since(backedUp).Round(time.Second),
-		f.cfg.journalKeep, lostOrders(now, before)))
+		f.cfg.journalKeep, lostOrders(now, orderIDs(context.WithoutCancel(ctx), f.cr))))
 }
 
 // note counts a Redis fault of kind and keeps its description for the report.
