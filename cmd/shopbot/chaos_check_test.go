@@ -76,17 +76,38 @@ type world struct {
 	orders    []*state.Order
 	upstream  []resellersim.OrderSnapshot
 	balance   decimal.Decimal
-	sent      map[int64][]sentText // by chat, in order
+	sent      map[int64][]sentText          // by chat, in order
+	reviews   map[string]state.ChargeReview // charges the sweep listed for admin review
+	// restoredAt is when Redis was restarted on a backup older than the
+	// journal window (zero: never). What the store held of the purchases
+	// paid before it is gone, and the journal no longer has all of it: a
+	// purchase of then that the shop cannot prove undelivered is held for
+	// the admin's review (an order in needs_review, or a charge listed for
+	// review), never bought again, refunded or delivered to another buyer.
+	restoredAt time.Time
 }
 
-func gather(ctx context.Context, fake *botapitest.Server, sim *resellersim.Sim, orders *records.Orders, sh *shoppers) (*world, error) {
-	w := &world{purchases: map[string]*purchase{}, buyers: map[int64]bool{}, sent: map[int64][]sentText{}}
+// heldAfterRestore reports whether p's charge may be held for review: Redis
+// was restored on an old backup after the buyer paid.
+func (w *world) heldAfterRestore(p *purchase) bool {
+	return p != nil && !w.restoredAt.IsZero() && p.paidAt.Before(w.restoredAt)
+}
+
+func gather(ctx context.Context, fake *botapitest.Server, sim *resellersim.Sim, orders *records.Orders, reviews *records.ChargeReviews, sh *shoppers, restoredAt time.Time) (*world, error) {
+	w := &world{purchases: map[string]*purchase{}, buyers: map[int64]bool{}, sent: map[int64][]sentText{},
+		reviews: map[string]state.ChargeReview{}, restoredAt: restoredAt}
+	list, err := reviews.List(ctx, 0, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	for _, rv := range list {
+		w.reviews[rv.ChargeID] = rv
+	}
 	for _, p := range sh.all() {
 		w.purchases[p.chargeID] = p
 		w.buyers[p.buyer] = true
 	}
 	w.charges = starCharges(fake.StarTransactions())
-	var err error
 	if w.orders, err = orders.List(ctx, 0, 1<<30, state.OrderFilter{}); err != nil {
 		return nil, err
 	}
@@ -124,6 +145,7 @@ type runFigures struct {
 	load, settle                             time.Duration
 	settled                                  bool
 	kills, crashes, rollbacks                int
+	restoredAt                               time.Time
 	rollbackNotes                            []string
 	faults                                   map[string]int
 	deliveries, dupDeliveries                int64
@@ -140,6 +162,8 @@ type report struct {
 
 	purchases, charges                        int
 	delivered, refunded, needsReview, stuck   int
+	held, heldUnowned, heldCodes              int // held for review after a restore on an old backup
+	heldCharged                               decimal.Decimal
 	lost, deliveredAndRefunded, doubleRefunds int
 	refundedNoMoney, ordersPerCharge          int
 	deliveredUntold                           int
@@ -232,9 +256,17 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 			if o != nil && o.Status != state.OrderRefunded {
 				r.fail(invOutcome, "charge %s refunded but its order #%d is %s", c.id, o.ID, o.Status)
 			}
+		case o == nil && w.reviews[c.id].ChargeID != "" && w.heldAfterRestore(w.purchases[c.id]):
+			r.held++
 		case o == nil:
 			r.lost++
-			r.fail(invOutcome, "charge %s (buyer %d) has no order and no refund: the payment is lost", c.id, c.user)
+			if rv, ok := w.reviews[c.id]; ok {
+				r.fail(invOutcome, "charge %s (buyer %d) was listed for review (%s) though nothing it needs was lost", c.id, c.user, rv.Reason)
+			} else {
+				r.fail(invOutcome, "charge %s (buyer %d) has no order and no refund: the payment is lost", c.id, c.user)
+			}
+		case o.Status == state.OrderNeedsReview && w.heldAfterRestore(w.purchases[c.id]):
+			r.held++
 		case o.Status == state.OrderRefunded:
 			r.refundedNoMoney++
 			r.fail(invOutcome, "order #%d is refunded but charge %s was never refunded", o.ID, c.id)
@@ -251,6 +283,8 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 	// 2. Nothing stuck.
 	for _, o := range w.orders {
 		switch {
+		case o.Status == state.OrderNeedsReview && w.heldAfterRestore(w.purchases[o.ChargeID]):
+			r.needsReview++ // counted as held above
 		case o.Status == state.OrderNeedsReview:
 			r.needsReview++
 			r.fail(invStuck, "order #%d needs_review: %s", o.ID, o.Reason)
@@ -266,15 +300,24 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 	// 3. Every upstream order is claimed by exactly one purchase, its own.
 	r.upstreamOrders = len(w.upstream)
 	byPlayer := map[string]*purchase{}
+	heldCards := 0 // gift-card purchases held for review: each may own one unclaimed order
 	for _, p := range w.purchases {
 		if p.playerID != "" {
 			byPlayer[p.playerID] = p
+		}
+		if p.line == "giftcards" && w.heldAfterRestore(p) && held(w, byCharge, p.chargeID) {
+			heldCards++
 		}
 	}
 	for i := range w.upstream {
 		u := &w.upstream[i]
 		cl := claims[int64(u.Number)]
 		switch {
+		case len(cl) == 0 && heldOwner(w, byCharge, byPlayer, u, &heldCards):
+			r.heldUnowned++
+			if u.Status == resellersim.OrderCompleted {
+				r.heldCharged = r.heldCharged.Add(u.ChargedUSD)
+			}
 		case len(cl) == 0:
 			r.unowned++
 			// A top-up tells its purchase by the player id (unique per
@@ -339,9 +382,9 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 			r.completedCharged = r.completedCharged.Add(u.ChargedUSD)
 		}
 	}
-	if !r.balanceMoved.Equal(r.deliveredCharged) {
-		r.fail(invBalance, "the upstream balance moved by %s USD, the delivered orders' charged_usd is %s USD (difference %s USD)",
-			r.balanceMoved.StringFixed(2), r.deliveredCharged.StringFixed(2), r.balanceMoved.Sub(r.deliveredCharged).StringFixed(2))
+	if !r.balanceMoved.Equal(r.deliveredCharged.Add(r.heldCharged)) {
+		r.fail(invBalance, "the upstream balance moved by %s USD, the delivered orders' charged_usd is %s USD and the held ones' %s USD (difference %s USD)",
+			r.balanceMoved.StringFixed(2), r.deliveredCharged.StringFixed(2), r.heldCharged.StringFixed(2), r.balanceMoved.Sub(r.deliveredCharged).Sub(r.heldCharged).StringFixed(2))
 	}
 
 	// 5. Every buyer got their own codes, and top-ups for their own player.
@@ -357,8 +400,12 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 	received := map[int64]map[string]bool{}
 	for _, buyer := range slices.Sorted(maps.Keys(w.buyers)) {
 		got := map[string]bool{}
+		first := map[string]time.Time{} // when the buyer first got each code
 		for _, m := range w.sent[buyer] {
 			for _, code := range chaosCodeRe.FindAllString(m.text, -1) {
+				if !got[code] {
+					first[code] = m.at
+				}
 				got[code] = true
 			}
 		}
@@ -372,6 +419,12 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 				continue
 			}
 			cl := claims[num]
+			if len(cl) == 0 && !w.restoredAt.IsZero() && first[code].Before(w.restoredAt) && buyerHeld(w, byCharge, buyer) {
+				// Delivered before the restore took the order's record;
+				// the buyer's charge is held for review.
+				r.heldCodes++
+				continue
+			}
 			if len(cl) != 1 || cl[0].UserID != buyer {
 				r.codesWrongBuyer++
 				owner := "nobody"
@@ -500,7 +553,11 @@ func (r *report) String() string {
 	fmt.Fprintf(&b, "  faults: %d kill -9 (+%d exits on their own), %d Redis rollbacks, %d duplicated webhook deliveries (of %d; %d failed attempts retried)\n",
 		f.kills, f.crashes, f.rollbacks, f.dupDeliveries, f.deliveries, f.failedDeliveries)
 	for _, k := range slices.Sorted(maps.Keys(f.faults)) {
-		fmt.Fprintf(&b, "    upstream fault armed: %-48s %d\n", k, f.faults[k])
+		label := "upstream fault armed: "
+		if strings.HasPrefix(k, "redis ") {
+			label = "Redis fault:           "
+		}
+		fmt.Fprintf(&b, "    %s%-48s %d\n", label, k, f.faults[k])
 	}
 	for _, n := range f.rollbackNotes {
 		fmt.Fprintf(&b, "    %s\n", n)
@@ -515,6 +572,10 @@ func (r *report) String() string {
 	}
 	fmt.Fprintf(&b, "  purchases (paid charges): %d\n", r.charges)
 	fmt.Fprintf(&b, "    delivered %d, refunded %d, needs_review %d, stuck (unfinished) %d, delivered-not-told %d\n", r.delivered, r.refunded, r.needsReview, r.stuck, r.deliveredUntold)
+	if !r.run.restoredAt.IsZero() {
+		fmt.Fprintf(&b, "    held for the admin's review after the restore on an old backup: %d purchases (their upstream orders: %d, %s USD; codes they got before it: %d)\n",
+			r.held, r.heldUnowned, r.heldCharged.StringFixed(2), r.heldCodes)
+	}
 	fmt.Fprintf(&b, "    lost (no order, no refund) %d, delivered AND refunded %d, refunded twice %d, marked refunded without a refund %d, charges with several orders %d\n",
 		r.lost, r.deliveredAndRefunded, r.doubleRefunds, r.refundedNoMoney, r.ordersPerCharge)
 	fmt.Fprintf(&b, "  upstream orders: %d; unowned %d, claimed by several %d, claimed by the wrong purchase %d, claims of missing orders %d\n",
@@ -557,4 +618,49 @@ func (sh *shoppers) declinesCopy() map[string]int {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return maps.Clone(sh.declines)
+}
+
+// held reports whether the charge is held for review: an order of it in
+// needs_review, or no order and a review entry.
+func held(w *world, byCharge map[string][]*state.Order, charge string) bool {
+	os := byCharge[charge]
+	if len(os) == 0 {
+		return w.reviews[charge].ChargeID != ""
+	}
+	for _, o := range os {
+		if o.Status == state.OrderNeedsReview {
+			return true
+		}
+	}
+	return false
+}
+
+// buyerHeld reports whether one of the buyer's charges is held for review
+// after the restore.
+func buyerHeld(w *world, byCharge map[string][]*state.Order, buyer int64) bool {
+	for _, p := range w.purchases {
+		if p.buyer == buyer && w.heldAfterRestore(p) && held(w, byCharge, p.chargeID) {
+			return true
+		}
+	}
+	return false
+}
+
+// heldOwner reports whether an upstream order no order claims belongs to a
+// purchase held for review after the restore: a top-up to the player of
+// such a purchase, or a gift card while held gift-card purchases remain
+// (each accounts for one; whose, the admin's review tells).
+func heldOwner(w *world, byCharge map[string][]*state.Order, byPlayer map[string]*purchase, u *resellersim.OrderSnapshot, heldCards *int) bool {
+	if w.restoredAt.IsZero() {
+		return false
+	}
+	if u.Type == resellersim.LineGameTopup {
+		p := byPlayer[u.Fields["player_id"]]
+		return w.heldAfterRestore(p) && held(w, byCharge, p.chargeID)
+	}
+	if *heldCards > 0 {
+		*heldCards--
+		return true
+	}
+	return false
 }

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -75,13 +77,17 @@ type cluster struct {
 	stopping bool
 }
 
-func newCluster(t *testing.T, bin, logDir string, n int, env []string) *cluster {
-	// The replicas share one journal, as on one host; a fresh one, as the
-	// fakes reuse charge ids and upstream numbers from run to run.
-	env = append(append([]string(nil), env...), "JOURNAL_DIR="+t.TempDir())
+func newCluster(t *testing.T, bin, logDir string, n int, env []string, logPrefix string) *cluster {
+	// The replicas share one journal, as on one host: a fresh one unless
+	// env names one (the fakes reuse charge ids and upstream numbers from
+	// run to run, so a shared one holds another shop's look-alikes).
+	env = append([]string(nil), env...)
+	if !slices.ContainsFunc(env, func(v string) bool { return strings.HasPrefix(v, "JOURNAL_DIR=") }) {
+		env = append(env, "JOURNAL_DIR="+t.TempDir())
+	}
 	c := &cluster{t: t, bin: bin, env: env}
 	for i := range n {
-		f, err := os.OpenFile(filepath.Join(logDir, fmt.Sprintf("replica-%d.log", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := os.OpenFile(filepath.Join(logDir, fmt.Sprintf("%sreplica-%d.log", logPrefix, i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			t.Fatalf("chaos: replica log: %v", err)
 		}

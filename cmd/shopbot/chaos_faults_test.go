@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
 	"sort"
@@ -25,6 +26,7 @@ type faults struct {
 	t   *testing.T
 	cl  *cluster
 	cr  *chaosRedis
+	rs  *redisServer // the run's own Redis (nil: a shared server, no crashes or restores)
 	sim *resellersim.Sim
 	sh  *shoppers
 	cfg chaosConfig
@@ -34,6 +36,14 @@ type faults struct {
 	counts map[string]int
 	notes  []string
 	rolled int
+	// restored is when Redis was restarted on an old backup (zero: never).
+	restored time.Time
+}
+
+func (f *faults) restoredAt() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restored
 }
 
 func (f *faults) intn(n int) int {
@@ -182,26 +192,8 @@ func (f *faults) rollbackOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// What the rollback took away: orders created or moved in the window.
-	var gone, moved []string
-	for id, st := range after {
-		if old, ok := before[id]; !ok {
-			gone = append(gone, fmt.Sprintf("#%d(%s)", id, st))
-		} else if old != st {
-			moved = append(moved, fmt.Sprintf("#%d(%s->%s)", id, st, old))
-		}
-	}
-	sort.Strings(gone)
-	sort.Strings(moved)
-	clip := func(l []string) string {
-		if len(l) > 8 {
-			return strings.Join(l[:8], " ") + fmt.Sprintf(" +%d", len(l)-8)
-		}
-		return strings.Join(l, " ")
-	}
-	f.t.Logf("chaos: rollback %d at %s: orders created in the lost window %v; moved back %v", f.rollbacks()+1, snap.at.Add(lostWindow).UTC().Format("15:04:05.000"), gone, moved)
-	note := fmt.Sprintf("rollback %d: lost the last %s of writes (%d keys written since deleted, %d restored, %d connections closed); orders undone: %d created [%s], %d moved back [%s]",
-		f.rollbacks()+1, lostWindow.Round(10*time.Millisecond), deleted, restored, killed, len(gone), clip(gone), len(moved), clip(moved))
+	note := fmt.Sprintf("rollback %d at %s: lost the last %s of writes (%d keys written since deleted, %d restored, %d connections closed); %s",
+		f.rollbacks()+1, snap.at.Add(lostWindow).UTC().Format("15:04:05.000"), lostWindow.Round(10*time.Millisecond), deleted, restored, killed, lostOrders(after, before))
 	f.mu.Lock()
 	f.rolled++
 	f.notes = append(f.notes, note)
@@ -221,4 +213,113 @@ func orderIDs(ctx context.Context, cr *chaosRedis) map[int64]string {
 		out[o.ID] = o.Status
 	}
 	return out
+}
+
+// crashLoop kills the run's own Redis with SIGKILL cfg.crashes times,
+// spread over the load by purchases paid (between the rollbacks), keeps it
+// down 0.3 to 2 s and restarts it from its append-only file. Every
+// replica's connections drop at once, and the writes of the last second
+// before the kill may be gone (appendfsync everysec).
+func (f *faults) crashLoop(ctx context.Context) {
+	if f.rs == nil {
+		return
+	}
+	for k := 1; k <= f.cfg.redisCrashes; k++ {
+		at := int64(f.cfg.purchases) * int64(2*k-1) / int64(2*(f.cfg.redisCrashes+1))
+		for f.sh.paid.Load() < at {
+			if !sleepCtx(ctx, 200*time.Millisecond) {
+				return
+			}
+		}
+		down := time.Duration(300+f.intn(1700)) * time.Millisecond
+		killedAt := time.Now()
+		if err := f.rs.crash(down); err != nil {
+			f.t.Errorf("chaos: Redis crash %d: %v", k, err)
+			return
+		}
+		f.note("redis crash", fmt.Sprintf("Redis crash %d at %s: SIGKILL with every replica's connections open, down %s, restarted from its AOF (everysec)",
+			k, killedAt.UTC().Format("15:04:05.000"), down.Round(10*time.Millisecond)))
+	}
+}
+
+// restoreLoop takes a backup of the run's own Redis once a sixth of the
+// purchases are paid, and once two thirds are paid (or the load is over)
+// and the backup is older than the replicas' journal window, kills Redis
+// with SIGKILL and starts it on that backup: every order paid, placed or
+// delivered since is gone from the store, and the journal no longer holds
+// what happened before its window. ctx is the run's, not the load's: the
+// restore happens even after the last purchase, before the shop settles.
+func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
+	if f.rs == nil || f.cfg.restores == 0 {
+		return
+	}
+	wait := func(n int64) bool {
+		for f.sh.paid.Load() < n {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-loadDone:
+				return true
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		return true
+	}
+	if !wait(int64(f.cfg.purchases) / 6) {
+		return
+	}
+	path := filepath.Join(f.rs.dir, "..", "backup.rdb")
+	if err := f.rs.backup(ctx, f.cr.rdb, path); err != nil {
+		if ctx.Err() == nil {
+			f.t.Errorf("chaos: back Redis up: %v", err)
+		}
+		return
+	}
+	backedUp := time.Now()
+	f.t.Logf("chaos: Redis backed up at %s", backedUp.UTC().Format("15:04:05.000"))
+	if !wait(int64(f.cfg.purchases)*2/3) || !sleepCtx(ctx, time.Until(backedUp.Add(f.cfg.journalKeep+15*time.Second))) {
+		return
+	}
+	now := orderIDs(ctx, f.cr)
+	f.mu.Lock()
+	f.restored = time.Now()
+	f.mu.Unlock()
+	if err := f.rs.restore(context.WithoutCancel(ctx), path); err != nil {
+		f.t.Errorf("chaos: restore Redis: %v", err)
+		return
+	}
+	f.note("redis restore", fmt.Sprintf("Redis restored at %s on its backup of %s (%s old, journal window %s): %s",
+		time.Now().UTC().Format("15:04:05.000"), backedUp.UTC().Format("15:04:05.000"), time.Since(backedUp).Round(time.Second),
+		f.cfg.journalKeep, lostOrders(now, orderIDs(context.WithoutCancel(ctx), f.cr))))
+}
+
+// note counts a Redis fault of kind and keeps its description for the report.
+func (f *faults) note(kind, text string) {
+	f.count(kind)
+	f.mu.Lock()
+	f.notes = append(f.notes, text)
+	f.mu.Unlock()
+	f.t.Logf("chaos: %s", text)
+}
+
+// lostOrders says which orders of before a loss took away or moved back
+// (after is what the store holds now).
+func lostOrders(now, after map[int64]string) string {
+	var gone, moved []string
+	for id, st := range now {
+		if old, ok := after[id]; !ok {
+			gone = append(gone, fmt.Sprintf("#%d(%s)", id, st))
+		} else if old != st {
+			moved = append(moved, fmt.Sprintf("#%d(%s->%s)", id, st, old))
+		}
+	}
+	sort.Strings(gone)
+	sort.Strings(moved)
+	clip := func(l []string) string {
+		if len(l) > 8 {
+			return strings.Join(l[:8], " ") + fmt.Sprintf(" +%d", len(l)-8)
+		}
+		return strings.Join(l, " ")
+	}
+	return fmt.Sprintf("orders undone: %d created [%s], %d moved back [%s]", len(gone), clip(gone), len(moved), clip(moved))
 }

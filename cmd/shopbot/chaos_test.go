@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,34 +29,45 @@ import (
 	"shopbot/state"
 )
 
-// TestChaos is the black-box chaos run (CONTRIBUTING.md): several replicas of
-// the real shopbot binary (webhook mode, production configuration) share
-// one real Redis; simulated buyers buy gift cards (codes) and look-alike
-// in-game top-ups (same offer, a different player id each) through the
-// fake Bot API and pay Stars invoices; meanwhile a random replica is killed
-// with SIGKILL every few seconds and restarted, the upstream answers 5xx,
-// 429 and ambiguous creates (some created the order, some did not), the
-// fake Telegram delivers some updates twice, and Redis is rolled back to a
-// snapshot taken a second or two earlier. Then the faults stop, the shop
-// settles, and the test checks what a shop owner and the buyers care about
-// (see chaos_check_test.go):
+// TestChaos is the black-box chaos run (CONTRIBUTING.md): several replicas of the real
+// shopbot binary (webhook mode, production configuration) share one real
+// Redis; simulated buyers buy gift cards (codes) and look-alike in-game
+// top-ups (same offer, a different player id each) through the fake Bot
+// API and pay Stars invoices. Before it, another shop with the same token
+// and journal directory but its own Redis database and upstream account
+// makes purchases of its own (runForeignShop). Meanwhile a random replica
+// is killed with SIGKILL every few seconds and restarted, the upstream
+// answers 5xx, 429 and ambiguous creates (some created the order, some did
+// not), the fake Telegram delivers some updates twice, Redis is rolled
+// back to a snapshot taken a second or two earlier, crashed with SIGKILL
+// and restarted from its AOF, and restarted on a backup older than the
+// journal window. Then the faults stop, the shop settles, and the test
+// checks what a shop owner and the buyers care about (see
+// chaos_check_test.go):
 //
-//   - every paid charge ends delivered or refunded, exactly once;
+//   - every paid charge ends delivered or refunded, exactly once (or, for
+//     a purchase paid before the restore on an old backup, held for the
+//     admin's review: never bought again, refunded or sent to another);
 //   - every upstream order is claimed by exactly one purchase, its own;
 //   - nothing is stuck (no order left unfinished or in needs_review);
 //   - the upstream balance moved by exactly the delivered orders' charged_usd;
 //   - every buyer got their own codes (and top-ups for their own player id);
 //   - payment-to-delivery p99 is under CHAOS_P99_MAX (60 s).
 //
-// It needs a real Redis: TEST_REDIS_URL (CI sets it); the run uses its own
-// database there (CHAOS_REDIS_DB, default 13) and removes the shop's keys
-// before and after. Knobs: see chaosConfig.
+// It starts its own redis-server when one is on the PATH (else it needs
+// TEST_REDIS_URL and CHAOS_REDIS=shared, and Redis is only rolled back);
+// the run uses its own database there (CHAOS_REDIS_DB, default 13, and the
+// next for the other shop). Knobs: see chaosConfig.
 func TestChaos(t *testing.T) {
+	redisBin, own := ownRedis()
 	redisURL := os.Getenv("TEST_REDIS_URL")
-	if redisURL == "" {
-		t.Skip("chaos: needs a real Redis (the rollback and the replicas share it): set TEST_REDIS_URL, e.g. redis://127.0.0.1:6379/0")
+	if !own && redisURL == "" {
+		t.Skip("chaos: needs a real Redis: redis-server on the PATH (the run starts its own), or TEST_REDIS_URL with CHAOS_REDIS=shared")
 	}
 	cfg := loadChaosConfig(t)
+	if !own {
+		cfg.redisCrashes, cfg.restores = 0, 0
+	}
 	t.Logf("chaos: %s", cfg)
 
 	logDir := cfg.logDir
@@ -65,6 +77,16 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := buildShopbot(t, t.TempDir())
+	var rs *redisServer
+	if own {
+		dir := filepath.Join(t.TempDir(), "redis")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rs = startRedisServer(t, redisBin, dir, logDir)
+		redisURL = rs.url()
+		t.Logf("chaos: its own Redis on %s (appendonly yes, appendfsync everysec; log %s)", redisURL, rs.log)
+	}
 	cr := openChaosRedis(t, redisURL, cfg.redisDB)
 	rng := rand.New(rand.NewPCG(cfg.seed, 0x5eed))
 
@@ -98,6 +120,12 @@ func TestChaos(t *testing.T) {
 	const adminID = 777000001
 	fake.SetUser(adminID, botapitest.User{FirstName: "Admin", Username: "chaos_admin", LanguageCode: "en"})
 
+	// Another shop with the same token and journal directory first.
+	journalDir := filepath.Join(t.TempDir(), "journal")
+	if cfg.foreign > 0 {
+		runForeignShop(t, bin, logDir, redisURL, cfg.redisDB+1, token, journalDir, cfg.foreign)
+	}
+
 	// The replicas, as production runs them: webhook mode behind a load
 	// balancer (the feed), one Redis.
 	secret := randomHex(16)
@@ -113,9 +141,11 @@ func TestChaos(t *testing.T) {
 		"WEBHOOK_URL=https://shop.chaos.invalid" + webhookPath,
 		"WEBHOOK_SECRET=" + secret,
 		"LOG_LEVEL=" + cfg.logLevel,
+		"JOURNAL_DIR=" + journalDir,
+		"JOURNAL_KEEP=" + cfg.journalKeep.String(),
 		"TZ=UTC",
 	}
-	cl := newCluster(t, bin, logDir, cfg.replicas, env)
+	cl := newCluster(t, bin, logDir, cfg.replicas, env, "")
 	defer cl.stopGracefully() // before the upstream and the fake close, on every path
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -139,9 +169,12 @@ func TestChaos(t *testing.T) {
 	// The load, with the faults running beside it.
 	sh := newShoppers(fake, cfg.purchases, t.Logf, cfg.debug)
 	faultCtx, stopFaults := context.WithCancel(ctx)
-	fl := &faults{t: t, cl: cl, cr: cr, sim: sim, sh: sh, cfg: cfg, rng: rng}
+	fl := &faults{t: t, cl: cl, cr: cr, rs: rs, sim: sim, sh: sh, cfg: cfg, rng: rng}
 	var faultsWG sync.WaitGroup
-	faultsWG.Add(3)
+	faultsWG.Add(4)
+	go func() { defer faultsWG.Done(); fl.crashLoop(faultCtx) }()
+	loadDone, restored := make(chan struct{}), make(chan struct{})
+	go func() { defer close(restored); fl.restoreLoop(ctx, loadDone) }()
 	go func() { defer faultsWG.Done(); fl.killLoop(faultCtx) }()
 	go func() { defer faultsWG.Done(); fl.upstreamLoop(faultCtx) }()
 	go func() { defer faultsWG.Done(); fl.rollbackLoop(faultCtx) }()
@@ -154,6 +187,8 @@ func TestChaos(t *testing.T) {
 	loadTime := time.Since(loadStart)
 	stopFaults()
 	faultsWG.Wait()
+	close(loadDone)
+	<-restored
 	sim.ClearFaults()
 	feed.setDupRate(0)
 	if err := cl.restart(); err != nil {
@@ -169,7 +204,8 @@ func TestChaos(t *testing.T) {
 	orders := records.NewOrders(cr.rdb, redisstore.DefaultPrefix)
 	queue := intake.NewQueue(cr.rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
-	settled, why := settle(ctx, cfg.settle, fake, queue, orders)
+	reviews := records.NewChargeReviews(cr.rdb, redisstore.DefaultPrefix)
+	settled, why := settle(ctx, cfg.settle, fake, queue, orders, reviews, !fl.restoredAt().IsZero())
 	settleTime := time.Since(settleStart)
 	if !settled {
 		t.Logf("chaos: not settled after %s: %s", cfg.settle, why)
@@ -181,7 +217,7 @@ func TestChaos(t *testing.T) {
 	// Read the outcome and check it.
 	rctx, rcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer rcancel()
-	w, err := gather(rctx, fake, sim, orders, sh)
+	w, err := gather(rctx, fake, sim, orders, reviews, sh, fl.restoredAt())
 	if err != nil {
 		t.Fatalf("chaos: read the outcome: %v", err)
 	}
@@ -189,7 +225,7 @@ func TestChaos(t *testing.T) {
 	rep := checkChaos(w, startBalance, cfg.p99Max)
 	rep.run = runFigures{
 		seed: cfg.seed, replicas: cfg.replicas, buyers: cfg.buyers, load: loadTime, settle: settleTime, settled: settled,
-		kills: kills, crashes: crashes, rollbacks: fl.rollbacks(), rollbackNotes: fl.rollbackNotes(),
+		kills: kills, crashes: crashes, rollbacks: fl.rollbacks(), restoredAt: fl.restoredAt(), rollbackNotes: fl.rollbackNotes(),
 		faults: fl.faultCounts(), dupDeliveries: feed.dups.Load(), deliveries: feed.delivered.Load(),
 		failedDeliveries: feed.failures.Load(), attempts: sh.attempts.Load(), abandoned: sh.abandoned.Load(),
 		declined: sh.declined.Load(), noInvoice: sh.noInvoice.Load(), payTimeouts: sh.payErrors.Load(),
@@ -201,6 +237,12 @@ func TestChaos(t *testing.T) {
 	}
 	if rep.run.rollbacks < 1 && cfg.rollbacks > 0 {
 		t.Errorf("chaos: Redis was never rolled back (the load ended before the first rollback point)")
+	}
+	if n := rep.run.faults["redis crash"]; n < cfg.redisCrashes {
+		t.Errorf("chaos: Redis crashed %d of %d times (the load ended first)", n, cfg.redisCrashes)
+	}
+	if n := rep.run.faults["redis restore"]; n < cfg.restores {
+		t.Errorf("chaos: Redis was restored on an old backup %d of %d times (the load ended first: raise CHAOS_PURCHASES or lower CHAOS_JOURNAL_KEEP)", n, cfg.restores)
 	}
 	for _, f := range rep.failures() {
 		t.Error(f)
@@ -220,18 +262,23 @@ type chaosConfig struct {
 	faultGap  time.Duration // CHAOS_FAULT_EVERY: mean time between two upstream faults (default 1s; 0 = none)
 	rollbacks int           // CHAOS_ROLLBACKS: Redis rollbacks during the load (default 2)
 	dupRate   float64       // CHAOS_DUP_RATE: share of updates Telegram delivers twice (default 0.05)
-	settle    time.Duration // CHAOS_SETTLE: longest wait for the shop to settle after the faults (default 3m)
+	settle    time.Duration // CHAOS_SETTLE: longest wait for the shop to settle after the faults (default 3m; 8m with a restore)
 	loadMax   time.Duration // CHAOS_LOAD_MAX: longest load phase (default 2s a purchase per buyer batch, at least 3m)
 	p99Max    time.Duration // CHAOS_P99_MAX: payment-to-delivery p99 bound (default 60s; "report": printed, not asserted)
 	redisDB   int           // CHAOS_REDIS_DB: the database used on TEST_REDIS_URL's server (default 13)
-	logDir    string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
-	debug     bool          // CHAOS_DEBUG: log every purchase and abandoned attempt
-	logLevel  string        // CHAOS_LOG_LEVEL: the replicas' LOG_LEVEL (default info; debug names the slot holder an order waits for)
+	// With its own Redis (CHAOS_REDIS=own, the default when redis-server is on the PATH):
+	redisCrashes int           // CHAOS_REDIS_CRASHES: SIGKILLs of Redis, restarted from its AOF (default 2)
+	restores     int           // CHAOS_RESTORES: restarts on a backup older than the journal window (default 1; 0 or 1)
+	journalKeep  time.Duration // CHAOS_JOURNAL_KEEP: the replicas' JOURNAL_KEEP (default 90s, so a backup can be older within the run)
+	foreign      int           // CHAOS_FOREIGN_PURCHASES: purchases of another shop with the same token and journal directory before the run (default 30; 0 = none)
+	logDir       string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
+	debug        bool          // CHAOS_DEBUG: log every purchase and abandoned attempt
+	logLevel     string        // CHAOS_LOG_LEVEL: the replicas' LOG_LEVEL (default info; debug names the slot holder an order waits for)
 }
 
 func (c chaosConfig) String() string {
-	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
-		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
+	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d redis_crashes=%d restores=%d journal_keep=%s foreign=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
+		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.redisCrashes, c.restores, c.journalKeep, c.foreign, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
 }
 
 func loadChaosConfig(t *testing.T) chaosConfig {
@@ -266,21 +313,33 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 		t.Skip("chaos: set CHAOS_PURCHASES (e.g. 300) to run it")
 	}
 	c := chaosConfig{
-		purchases: intVar("CHAOS_PURCHASES", 300),
-		replicas:  intVar("CHAOS_REPLICAS", 3),
-		killEvery: durVar("CHAOS_KILL_EVERY", 4*time.Second),
-		faultGap:  durVar("CHAOS_FAULT_EVERY", time.Second),
-		rollbacks: intVar("CHAOS_ROLLBACKS", 2),
-		settle:    durVar("CHAOS_SETTLE", 3*time.Minute),
-		p99Max:    durVar("CHAOS_P99_MAX", 60*time.Second),
-		redisDB:   intVar("CHAOS_REDIS_DB", 13),
-		logDir:    os.Getenv("CHAOS_LOG_DIR"),
-		debug:     os.Getenv("CHAOS_DEBUG") != "",
-		logLevel:  cmp.Or(os.Getenv("CHAOS_LOG_LEVEL"), "info"),
-		dupRate:   0.05,
+		purchases:    intVar("CHAOS_PURCHASES", 300),
+		replicas:     intVar("CHAOS_REPLICAS", 3),
+		killEvery:    durVar("CHAOS_KILL_EVERY", 4*time.Second),
+		faultGap:     durVar("CHAOS_FAULT_EVERY", time.Second),
+		rollbacks:    intVar("CHAOS_ROLLBACKS", 2),
+		settle:       durVar("CHAOS_SETTLE", 0),
+		p99Max:       durVar("CHAOS_P99_MAX", 60*time.Second),
+		redisDB:      intVar("CHAOS_REDIS_DB", 13),
+		redisCrashes: intVar("CHAOS_REDIS_CRASHES", 2),
+		restores:     min(intVar("CHAOS_RESTORES", 1), 1),
+		journalKeep:  durVar("CHAOS_JOURNAL_KEEP", 90*time.Second),
+		foreign:      intVar("CHAOS_FOREIGN_PURCHASES", 30),
+		logDir:       os.Getenv("CHAOS_LOG_DIR"),
+		debug:        os.Getenv("CHAOS_DEBUG") != "",
+		logLevel:     cmp.Or(os.Getenv("CHAOS_LOG_LEVEL"), "info"),
+		dupRate:      0.05,
 	}
 	if c.purchases < 1 || c.replicas < 1 {
 		t.Fatal("chaos: CHAOS_PURCHASES and CHAOS_REPLICAS must be at least 1")
+	}
+	if c.settle == 0 {
+		// A restore's lost quotes are listed for review only after
+		// checkout's orphan wait (5 minutes from the payment).
+		c.settle = 3 * time.Minute
+		if c.restores > 0 {
+			c.settle = 8 * time.Minute
+		}
 	}
 	c.buyers = intVar("CHAOS_BUYERS", min(max(c.purchases/5, 10), 100))
 	if c.buyers < 1 {
@@ -346,13 +405,19 @@ func (v *violationLog) first() error {
 // with nothing else moving: lost). needs_review counts as settled: nothing
 // moves it but an admin. It returns false, with what was still moving, when
 // limit runs out.
-func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (bool, string) {
+//
+// With patient set (Redis was restored on an old backup), charges without
+// an order are not given up on while quiet: the sweep lists a charge whose
+// quote the restore took for review only once the upstream orders it may
+// have bought had their time to be claimed (checkout's orphan wait), so
+// the wait lasts until each is settled or listed, or limit.
+func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders, reviews *records.ChargeReviews, patient bool) (bool, string) {
 	deadline := time.Now().Add(limit)
 	var quietSince time.Time
 	lastUnmatched := ""
 	why := ""
 	for {
-		busy, unmatched, err := settleState(ctx, fake, queue, orders)
+		busy, unmatched, err := settleState(ctx, fake, queue, orders, reviews)
 		switch {
 		case err != nil:
 			why = err.Error()
@@ -366,7 +431,7 @@ func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, q
 			why = "charges without order or refund: " + unmatched
 			if unmatched != lastUnmatched || quietSince.IsZero() {
 				quietSince, lastUnmatched = time.Now(), unmatched
-			} else if time.Since(quietSince) >= 15*time.Second {
+			} else if !patient && time.Since(quietSince) >= 15*time.Second {
 				return true, "" // nothing moves them: the check reports them lost
 			}
 		}
@@ -381,7 +446,7 @@ func settle(ctx context.Context, limit time.Duration, fake *botapitest.Server, q
 
 // settleState returns what still moves (empty when nothing does) and the
 // charges that have neither an order nor a refund.
-func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders) (busy, unmatched string, err error) {
+func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Queue, orders *records.Orders, reviews *records.ChargeReviews) (busy, unmatched string, err error) {
 	if n := fake.PendingUpdates(); n > 0 {
 		return fmt.Sprintf("%d updates not yet delivered", n), "", nil
 	}
@@ -412,6 +477,13 @@ func settleState(ctx context.Context, fake *botapitest.Server, queue *intake.Que
 			parts = append(parts, fmt.Sprintf("%d %s", v, k))
 		}
 		return "orders on their way: " + strings.Join(parts, ", "), "", nil
+	}
+	listed, err := reviews.List(ctx, 0, 1<<20)
+	if err != nil {
+		return "", "", err
+	}
+	for _, rv := range listed {
+		byCharge[rv.ChargeID] = true
 	}
 	var lost []string
 	for _, c := range starCharges(fake.StarTransactions()) {

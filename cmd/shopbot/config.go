@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/fulfil"
 	"shopbot/locales"
 	"shopbot/reseller"
 )
@@ -36,9 +37,10 @@ type Config struct {
 	WebhookURL     string
 	WebhookSecret  string
 	HTTPAddr       string
-	MetricsAddr    string   // METRICS_ADDR: /metrics on its own listener; "off" for none
-	MediaHosts     []string // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
-	JournalDir     string   // JOURNAL_DIR: the host's journal of paid orders and creates; "" keeps it in memory
+	MetricsAddr    string        // METRICS_ADDR: /metrics on its own listener; "off" for none
+	MediaHosts     []string      // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
+	JournalDir     string        // JOURNAL_DIR: the host's journal of paid orders and creates; "" keeps it in memory
+	JournalKeep    time.Duration // JOURNAL_KEEP: how long journal entries are read back (default 15m, at least 30s)
 	Languages      []locales.Lang
 	DefaultLang    locales.Lang
 	Workers        int
@@ -321,6 +323,9 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	}
 	if c.CatalogTTL, err = durationVar(get("CATALOG_CACHE_TTL"), 5*time.Minute); err != nil {
 		return nil, &ConfigError{"CATALOG_CACHE_TTL", err.Error()}
+	}
+	if c.JournalKeep, err = durationVar(get("JOURNAL_KEEP"), fulfil.JournalKeep); err != nil || c.JournalKeep < 30*time.Second {
+		return nil, &ConfigError{"JOURNAL_KEEP", "must be a duration of at least 30s such as 15m (how long Redis may still lose a write or a repair may need the journal)"}
 	}
 	if c.ReconcileEvery, err = durationVar(get("RECONCILE_EVERY"), 24*time.Hour); err != nil {
 		return nil, &ConfigError{"RECONCILE_EVERY", err.Error()}

@@ -9,6 +9,7 @@ import (
 	"shopbot/state/redisstore"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -242,5 +243,20 @@ func TestConfigRedisURLsParse(t *testing.T) {
 	}
 	if co.Username != "u" || co.Password != "pw" || strings.Join(co.Addrs, ",") != "10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001" {
 		t.Fatalf("cluster options: %+v", co)
+	}
+}
+
+func TestConfigJournalKeep(t *testing.T) {
+	c, err := LoadConfig(env(nil), false)
+	if err != nil || c.JournalKeep != 15*time.Minute {
+		t.Fatalf("JOURNAL_KEEP default: %v, %v", c, err)
+	}
+	if c, err := LoadConfig(env(map[string]string{"JOURNAL_KEEP": "90s"}), false); err != nil || c.JournalKeep != 90*time.Second {
+		t.Fatalf("JOURNAL_KEEP=90s: %v, %v", c, err)
+	}
+	for _, v := range []string{"10s", "0", "-1m", "soon"} {
+		if _, err := LoadConfig(env(map[string]string{"JOURNAL_KEEP": v}), false); err == nil || !strings.Contains(err.Error(), "JOURNAL_KEEP") {
+			t.Fatalf("JOURNAL_KEEP=%s: %v", v, err)
+		}
 	}
 }

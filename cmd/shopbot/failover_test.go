@@ -106,7 +106,7 @@ func TestFailoverPurchases(t *testing.T) {
 		"LOG_LEVEL=info",
 		"TZ=UTC",
 	}
-	cl := newCluster(t, bin, logDir, replicas, env)
+	cl := newCluster(t, bin, logDir, replicas, env, "")
 	defer cl.stopGracefully()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -158,7 +158,7 @@ func TestFailoverPurchases(t *testing.T) {
 	orders := records.NewOrders(rdb, redisstore.DefaultPrefix)
 	queue := intake.NewQueue(rdb, redisstore.DefaultPrefix)
 	settleStart := time.Now()
-	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders)
+	settled, why := settle(ctx, 3*time.Minute, fake, queue, orders, records.NewChargeReviews(rdb, redisstore.DefaultPrefix), false)
 	if !settled {
 		t.Errorf("not settled after 3m: %s", why)
 	}
@@ -169,7 +169,7 @@ func TestFailoverPurchases(t *testing.T) {
 
 	rctx, rcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer rcancel()
-	w, err := gather(rctx, fake, sim, orders, sh)
+	w, err := gather(rctx, fake, sim, orders, records.NewChargeReviews(rdb, redisstore.DefaultPrefix), sh, time.Time{})
 	if err != nil {
 		t.Fatalf("read the outcome: %v", err)
 	}

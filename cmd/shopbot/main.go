@@ -27,7 +27,6 @@ import (
 	"shopbot/bot/books"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
-	"shopbot/bot/fulfil"
 	"shopbot/bot/referral"
 	"shopbot/bot/storefront"
 	"shopbot/bot/support"
@@ -172,7 +171,7 @@ func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*storefront.
 	if cfg.ShowImages && upstream != nil {
 		images = &storefront.ImageOptions{}
 	}
-	journal, err := state.OpenJournal(cfg.JournalDir, fulfil.JournalKeep, nil)
+	journal, err := state.OpenJournal(cfg.JournalDir, cfg.JournalKeep, nil)
 	if err != nil {
 		return nil, fmt.Errorf("JOURNAL_DIR: %w", err)
 	}
