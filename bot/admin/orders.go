@@ -403,10 +403,11 @@ func (a adminOrders) charged(env *flows.Env, o *state.Order) string {
 }
 
 // margin is revenue minus charged_usd; unknown ("—") before the upstream
-// order exists, and for refunded orders, whose revenue went back (the
-// upstream credits a failed order back too).
+// order exists, for refunded orders, whose revenue went back (the
+// upstream credits a failed order back too), and for an impossible stored
+// charge (state.Order.ChargeFault), from which nothing is computed.
 func (a adminOrders) margin(env *flows.Env, o *state.Order) string {
-	if !chargedKnown(o) || o.Status == state.OrderRefunding || o.Status == state.OrderRefunded {
+	if !chargedKnown(o) || o.Status == state.OrderRefunding || o.Status == state.OrderRefunded || o.ChargeFault(o.ChargedUSD) != "" {
 		return env.T("ao.none")
 	}
 	return locales.Money(env.Lang, a.paidUSD(o).Sub(o.ChargedUSD))
