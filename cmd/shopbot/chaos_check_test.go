@@ -313,6 +313,10 @@ func checkChaos(w *world, startBalance decimal.Decimal, p99Max time.Duration) *r
 		u := &w.upstream[i]
 		cl := claims[int64(u.Number)]
 		switch {
+		case len(cl) == 0 && u.Status == resellersim.OrderFailed && refundedAfterRestore(w, byCharge, chargeByID, byPlayer[u.Fields["player_id"]]):
+			// A failed upstream order bought nothing; its purchase, whose
+			// order the restore took, was refunded once.
+			r.heldUnowned++
 		case len(cl) == 0 && heldOwner(w, byCharge, byPlayer, u, &heldCards):
 			r.heldUnowned++
 			if u.Status == resellersim.OrderCompleted {
@@ -663,4 +667,14 @@ func heldOwner(w *world, byCharge map[string][]*state.Order, byPlayer map[string
 		return true
 	}
 	return false
+}
+
+// refundedAfterRestore reports whether p's purchase, paid before the
+// restore on an old backup, has no order and its charge was refunded once.
+func refundedAfterRestore(w *world, byCharge map[string][]*state.Order, charges map[string]*starCharge, p *purchase) bool {
+	if !w.heldAfterRestore(p) || len(byCharge[p.chargeID]) > 0 {
+		return false
+	}
+	c := charges[p.chargeID]
+	return c != nil && c.refunds == 1
 }
