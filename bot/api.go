@@ -187,7 +187,7 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 			return fmt.Errorf("%s: %w", method, ErrBlocked)
 		case errors.Is(err, tgbot.ErrorBadRequest):
 			a.count(method, "400")
-			return err
+			return telegramError(err)
 		default:
 			a.count(method, "error")
 			return err
@@ -362,12 +362,6 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// IsNotModified reports Telegram's "message is not modified" answer to an
-// edit that changes nothing, which is harmless.
-func IsNotModified(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "message is not modified")
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

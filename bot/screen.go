@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -223,21 +222,4 @@ func (b *Bot) dropMenu(ctx context.Context, chat int64, msgID int) {
 	_ = b.API.Do(ctx, "editMessageReplyMarkup", chat, func(ctx context.Context) error {
 		return b.API.callJSON(ctx, "editMessageReplyMarkup", &tgbot.EditMessageReplyMarkupParams{ChatID: chat, MessageID: msgID}, nil)
 	})
-}
-
-// menuLost reports an edit refused because the menu message the session
-// knows is not what is in the chat: deleted, or of the other kind (text
-// where the session says photo, or the reverse). A Redis that lost the
-// session's last seconds (a rollback, a failover) or a replica killed
-// between showing a menu and saving the session leaves it so; every edit
-// of it would fail, and a buyer pressing the menu they see would get no
-// answer, so the menu is sent anew.
-func menuLost(err error) bool {
-	if err == nil {
-		return false
-	}
-	m := err.Error()
-	return strings.Contains(m, "message to edit not found") ||
-		strings.Contains(m, "there is no text in the message to edit") ||
-		strings.Contains(m, "there is no caption in the message to edit")
 }

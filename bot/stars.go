@@ -2,7 +2,7 @@ package bot
 
 import (
 	"context"
-	"strings"
+	"errors"
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -23,7 +23,7 @@ func (b *Bot) RefundStars(ctx context.Context, userID int64, chargeID string) er
 		_, err := b.API.TG.RefundStarPayment(ctx, &tgbot.RefundStarPaymentParams{UserID: userID, TelegramPaymentChargeID: chargeID})
 		return err
 	})
-	if err != nil && strings.Contains(err.Error(), "CHARGE_ALREADY_REFUNDED") {
+	if errors.Is(err, ErrChargeAlreadyRefunded) {
 		return nil
 	}
 	return err
