@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"shopbot/bot/metrics"
 	"shopbot/flows"
 	"shopbot/state/redisstore/work"
 	"strings"
@@ -15,10 +16,6 @@ import (
 	tgbot "github.com/go-telegram/bot"
 	"golang.org/x/time/rate"
 )
-
-// ErrBlocked means the buyer blocked the bot (Telegram answered 403). It is
-// recorded on the buyer and never retried.
-var ErrBlocked = flows.ErrBlocked
 
 // ErrFlooded means Telegram refuses messages to the chat (or from the whole
 // bot) for a while (429 retry_after): a reply met it and was not sent. A
@@ -78,7 +75,7 @@ const (
 // pacedMethods are the calls that count against Telegram's message limits;
 // answers to queries, payments and reads do not.
 var pacedMethods = map[string]bool{
-	"sendMessage": true, "sendDocument": true, "sendPhoto": true, "sendInvoice": true, "copyMessage": true,
+	"sendMessage": true, "sendDocument": true, "sendPhoto": true, "sendVideo": true, "sendInvoice": true, "copyMessage": true,
 	"editMessageText": true, "editMessageReplyMarkup": true, "editMessageCaption": true, "editMessageMedia": true,
 }
 
@@ -87,7 +84,7 @@ var pacedMethods = map[string]bool{
 // call goes through Do.
 type API struct {
 	TG        *tgbot.Bot
-	metrics   *Metrics
+	metrics   *metrics.Metrics
 	log       *slog.Logger
 	OnBlocked func(ctx context.Context, chatID int64) // called once per 403
 	// Sleep and Now are the clock; tests make both fake, which keeps every
@@ -129,7 +126,7 @@ type floodHit struct {
 
 // NewAPI returns an API over tg; the hot calls go straight to the Bot API
 // server at serverURL with token, through client.
-func NewAPI(tg *tgbot.Bot, m *Metrics, log *slog.Logger, client *http.Client, serverURL, token string) *API {
+func NewAPI(tg *tgbot.Bot, m *metrics.Metrics, log *slog.Logger, client *http.Client, serverURL, token string) *API {
 	return &API{
 		TG: tg, metrics: m, log: log,
 		client: client, base: strings.TrimSuffix(serverURL, "/") + "/bot" + token + "/", token: token,
@@ -184,7 +181,7 @@ func (a *API) Do(ctx context.Context, method string, chatID int64, call func(ctx
 			if chatID != 0 && a.OnBlocked != nil {
 				a.OnBlocked(ctx, chatID)
 			}
-			return fmt.Errorf("%s: %w", method, ErrBlocked)
+			return fmt.Errorf("%s: %w", method, flows.ErrBlocked)
 		case errors.Is(err, tgbot.ErrorBadRequest):
 			a.count(method, "400")
 			return telegramError(err)

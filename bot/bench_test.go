@@ -14,6 +14,7 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -81,7 +82,7 @@ func BenchmarkUpdate(b *testing.B) {
 		bodies[i], _ = json.Marshal(map[string]any{
 			"update_id": i + 1,
 			"callback_query": map[string]any{
-				"id": fake.Press(c, 1, data), "from": map[string]any{"id": c, "is_bot": false, "first_name": "B"},
+				"id": fake.Press(c, 1, data), "from": map[string]any{"id": c, "is_bot": false, "first_name": "B", "username": fmt.Sprintf("buyer%d", c)},
 				"chat_instance": "1", "data": data,
 				"message": map[string]any{"message_id": 1, "date": 0, "chat": map[string]any{"id": c, "type": "private"}},
 			},
@@ -199,7 +200,7 @@ func answerLatency(b *testing.B, limit bool) time.Duration {
 }
 
 // fromBot counts the bot's messages among msgs.
-func fromBot(msgs []botapitest.Message) int {
+func fromBot(msgs []types.Message) int {
 	n := 0
 	for _, m := range msgs {
 		if m.From != nil && m.From.IsBot {

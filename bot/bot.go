@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"shopbot/bot/images"
+	"shopbot/bot/metrics"
 	"shopbot/flows"
 	"shopbot/locales"
 )
@@ -41,12 +43,14 @@ type Options struct {
 	MetricsAddr string
 	// MetricsListener, when set, is used instead of listening on MetricsAddr.
 	MetricsListener net.Listener
-	Admins          []int64
+	Admins          []int64       // the owners (ADMIN_IDS); what each role may do: flows.Staff
+	SupportAgents   []int64       // the support agents (SUPPORT_IDS)
+	Accountants     []int64       // the accountants (ACCOUNTANT_IDS)
 	Workers         int           // concurrent chats; default 16
 	PollTimeout     time.Duration // getUpdates long-poll timeout; default 25s
 	Prefix          string        // Redis key prefix; default redisstore.DefaultPrefix
 	Logger          *slog.Logger
-	Metrics         *Metrics
+	Metrics         *metrics.Metrics
 	Now             func() time.Time
 	HTTPClient      *http.Client
 	ShutdownGrace   time.Duration // how long in-flight updates may take on shutdown; default 8s
@@ -65,6 +69,10 @@ type Options struct {
 	// ScreenImages shows the catalog's images on the screens that have
 	// one (package images, screen.go); nil: every screen is text.
 	ScreenImages *images.Images
+	// WebAppURL is the public https address of the shop's Mini App
+	// (WEBAPP_URL): at start the bot makes its menu button open it. "":
+	// the menu button is left as it is.
+	WebAppURL string
 }
 
 // Bot is one shop process: intake, workers and the HTTP endpoints. Several
@@ -77,13 +85,13 @@ type Bot struct {
 	API      *API
 	Engine   *flows.Engine
 	log      *slog.Logger
-	metrics  *Metrics
-	admins   map[int64]bool
+	metrics  *metrics.Metrics
+	staff    flows.Staff // who has which roles (Options.Staff)
 	wake     chan struct{}
 	floods   chan struct{} // closed once this replica hears others' flood waits
 	ready    chan int64    // chats this process just stored updates for
 	lanes    chan int64    // pre-checkout lanes this process just stored queries in
-	features Features      // what the adapter hands events to (SetFeatures)
+	features Features      // what the adapter hands events to (given to Run)
 	// username is the bot's username (getMe at start), for invite links.
 	username    atomic.Pointer[string]
 	boundLogged atomic.Int64 // when overBound last logged (Unix ns)
@@ -91,11 +99,15 @@ type Bot struct {
 	handleHook func(u *models.Update)
 
 	images *images.Images // nil: every screen is text (package images)
+	// mounts are handlers served on the HTTP listener beside /healthz and
+	// the webhook (the Mini App), set by Mount before Run.
+	mounts []mount
+	skew   skew    // what is left for a replica of a newer build (skew.go)
+	seen   seenLog // the buyer profiles this process wrote today (profiles.go)
 }
 
-// New builds a bot over rdb with the flow engine. It takes no updates to
-// anyone but the flow engine until SetFeatures hands it the shop's
-// features (package storefront assembles them).
+// New builds a bot over rdb with the flow engine. Run serves it with the
+// shop's features (package storefront assembles them over the Bot).
 func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error) {
 	if opts.Token == "" {
 		return nil, errors.New("bot token is empty")
@@ -113,15 +125,13 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Bot, error
 	b := &Bot{
 		opts: opts, rdb: rdb, Engine: engine, log: opts.Logger, metrics: opts.Metrics,
 		Queue: intake.NewQueue(rdb, opts.Prefix), Users: records.NewUsers(rdb, opts.Prefix),
-		admins: map[int64]bool{}, wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
+		staff: opts.Staff(), wake: make(chan struct{}, 1), floods: make(chan struct{}), ready: make(chan int64, 1024),
 		lanes: make(chan int64, 256),
-	}
-	for _, id := range opts.Admins {
-		b.admins[id] = true
 	}
 	b.API = NewAPI(tg, opts.Metrics, opts.Logger, opts.HTTPClient, opts.APIURL, opts.Token)
 	b.API.Floods = work.NewFloods(rdb, opts.Prefix)
 	b.images = opts.ScreenImages
+	b.skew.replicas = redisstore.NewReplicas(rdb, opts.Prefix)
 	b.Queue.Stored = b.stored
 	b.Queue.Dropped = b.overBound
 	b.Queue.Durable = opts.Durable // an acknowledged update survives a failover
@@ -179,17 +189,20 @@ func (opts Options) WithDefaults() Options {
 	return opts
 }
 
-// IsAdmin reports whether id is in ADMIN_IDS.
-func (b *Bot) IsAdmin(id int64) bool { return b.admins[id] }
+// Staff returns the shop's staff: the owners, support agents and
+// accountants of the options.
+func (o Options) Staff() flows.Staff { return flows.NewStaff(o.Admins, o.SupportAgents, o.Accountants) }
 
 // Log returns the bot's logger.
 func (b *Bot) Log() *slog.Logger { return b.log }
 
 // Run serves until ctx is cancelled: the HTTP endpoints, the intake (long
-// polling, or the webhook when configured) and the workers. On cancel it
-// stops taking updates, lets in-flight ones finish within ShutdownGrace,
-// and returns nil.
-func (b *Bot) Run(ctx context.Context) error {
+// polling, or the webhook when configured) and the workers, which hand
+// events to f and run its background work. On cancel it stops taking
+// updates, lets in-flight ones finish within ShutdownGrace, and returns
+// nil. Call it once.
+func (b *Bot) Run(ctx context.Context, f Features) error {
+	b.features = f // before anything that reads it starts
 	errc := make(chan error, 2)
 	stopHTTP, err := b.serveAll(errc)
 	if err != nil {
@@ -202,7 +215,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	b.API.SetLife(ctx)
+	b.API.setLife(ctx)
 	intakeCtx, stopIntake := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	b.runFeatures(intakeCtx, &wg)
@@ -264,7 +277,24 @@ func (b *Bot) setup(ctx context.Context) error {
 		b.log.Warn("set the command menu; retrying in the background", "err", scrub(err.Error(), b.opts.Token))
 		go b.retryCommands(ctx)
 	}
+	if b.opts.WebAppURL != "" {
+		if err := b.setMenuButton(cctx); err != nil {
+			// Like the command menu, a convenience: the app also opens
+			// from its link, and the next start tries again.
+			b.log.Warn("set the menu button to the Mini App", "err", scrub(err.Error(), b.opts.Token))
+		}
+	}
 	return nil
+}
+
+// setMenuButton makes the bot's menu button (every private chat's default)
+// open the Mini App at WebAppURL, labelled in the shop's default language.
+func (b *Bot) setMenuButton(ctx context.Context) error {
+	_, err := b.API.TG.SetChatMenuButton(ctx, &tgbot.SetChatMenuButtonParams{MenuButton: &models.MenuButtonWebApp{
+		Type: models.MenuButtonTypeWebApp, Text: locales.T(b.Engine.DefaultLang, "webapp.menu_button"),
+		WebApp: models.WebAppInfo{URL: b.opts.WebAppURL},
+	}})
+	return err
 }
 
 // retryCommands tries setMyCommands again, backing off from CommandsRetry
@@ -290,7 +320,7 @@ func (b *Bot) retryCommands(ctx context.Context) {
 }
 
 // buyerCommands are shown in Telegram's command menu, in this order.
-var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "help", "support", "paysupport", "terms", "cancel"}
+var buyerCommands = []string{"start", "giftcards", "keys", "games", "stars", "premium", "topup", "gifts", "services", "orders", "language", "settings", "help", "support", "paysupport", "terms", "cancel"}
 
 // buyerCommandList is the buyers' command menu: /wallet joins it when the
 // wallet is enabled, and /referrals with it when referrals are on.
@@ -311,31 +341,40 @@ func (b *Bot) buyerCommandList() []string {
 	return out
 }
 
-// adminCommands are added to the buyers' list in each admin's own chat
-// (where /orders lists the whole shop's orders).
-var adminCommands = []string{"balance", "orders", "order", "transactions", "stats", "export", "reconcile", "credit", "promo", "broadcast", "tickets"}
+// menuCommand is one command of a command menu and the locale key of its
+// description.
+type menuCommand struct{ name, desc string }
+
+// commandMenu is the command menu of someone with roles: the buyers'
+// commands, then the staff commands the roles allow, in the order of the
+// engine's admin registry (by perm). A staff command that stands in for a
+// buyers' one of the same name (/orders) is listed with the staff commands,
+// with its own description. A buyer's menu is the buyers' commands.
+func (b *Bot) commandMenu(roles flows.Roles) []menuCommand {
+	var staff []menuCommand
+	for _, en := range b.Engine.AdminEntries() {
+		if en.Kind == flows.KindCommand && roles.Can(en.Perm) {
+			staff = append(staff, menuCommand{en.Name, en.Desc})
+		}
+	}
+	var out []menuCommand
+	for _, c := range b.buyerCommandList() {
+		if !slices.ContainsFunc(staff, func(s menuCommand) bool { return s.name == c }) {
+			out = append(out, menuCommand{c, "cmd." + c})
+		}
+	}
+	return append(out, staff...)
+}
 
 // registerCommands sets the command menu for buyers (default scope) and,
-// in each admin's chat scope, the buyers' commands plus the admin ones:
-// once without a language (the default language) and once per language.
+// in each staff member's chat scope, the menu of their roles
+// (commandMenu): once without a language (the default language) and once
+// per language.
 func (b *Bot) registerCommands(ctx context.Context) error {
-	set := func(lang locales.Lang, code string, names []string, scope models.BotCommandScope) error {
-		var cmds []models.BotCommand
-		_, admin := scope.(*models.BotCommandScopeChat)
-		for _, c := range names {
-			if admin && c == "orders" {
-				continue // listed with the admin commands, as the shop-wide list
-			}
-			cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, "cmd."+c)})
-		}
-		if admin {
-			for _, c := range adminCommands {
-				key := "cmd." + c
-				if c == "orders" {
-					key = "cmd.orders_admin"
-				}
-				cmds = append(cmds, models.BotCommand{Command: c, Description: locales.T(lang, key)})
-			}
+	set := func(lang locales.Lang, code string, menu []menuCommand, scope models.BotCommandScope) error {
+		cmds := make([]models.BotCommand, len(menu))
+		for i, c := range menu {
+			cmds[i] = models.BotCommand{Command: c.name, Description: locales.T(lang, c.desc)}
 		}
 		return b.API.Do(ctx, "setMyCommands", 0, func(ctx context.Context) error {
 			_, err := b.API.TG.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: cmds, Scope: scope, LanguageCode: code})
@@ -347,20 +386,20 @@ func (b *Bot) registerCommands(ctx context.Context) error {
 		if i == 0 {
 			lang = b.Engine.DefaultLang
 		}
-		if err := set(lang, string(l), b.buyerCommandList(), nil); err != nil {
+		if err := set(lang, string(l), b.commandMenu(0), nil); err != nil {
 			return fmt.Errorf("setMyCommands %q: %w", l, err)
 		}
-		for _, id := range b.opts.Admins {
-			err := set(lang, string(l), b.buyerCommandList(), &models.BotCommandScopeChat{ChatID: id})
+		for _, id := range b.staff.IDs() {
+			err := set(lang, string(l), b.commandMenu(b.staff.Roles(id)), &models.BotCommandScopeChat{ChatID: id})
 			if err != nil {
-				return fmt.Errorf("setMyCommands for admin %d %q: %w", id, l, err)
+				return fmt.Errorf("setMyCommands for staff %d %q: %w", id, l, err)
 			}
 		}
 	}
 	return nil
 }
 
-var allowedUpdates = []string{"message", "callback_query", "pre_checkout_query", "my_chat_member"}
+var allowedUpdates = []string{"message", "callback_query", "pre_checkout_query", "my_chat_member", "inline_query", "chosen_inline_result"}
 
 func scrub(s, secret string) string {
 	if secret == "" {

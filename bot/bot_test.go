@@ -18,6 +18,8 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/storefront"
@@ -51,7 +53,7 @@ func (h *harness) newBot(mod func(*storefront.Options)) *storefront.Shop {
 	return h.NewBot(mod)
 }
 func (h *harness) run(b *storefront.Shop) (stop func() time.Duration) { return h.Run(b) }
-func (h *harness) wait(method string, n int) []botapitest.Call {
+func (h *harness) wait(method string, n int) []calls.Call {
 	h.t.Helper()
 	return h.Wait(method, n)
 }
@@ -60,7 +62,7 @@ func (h *harness) waitAnswer(id string) botapitest.CallbackAnswer {
 	h.t.Helper()
 	return h.WaitAnswer(id)
 }
-func (h *harness) menu() botapitest.Message              { h.t.Helper(); return h.Menu() }
+func (h *harness) menu() types.Message                   { h.t.Helper(); return h.Menu() }
 func (h *harness) tap(b *storefront.Shop, prefix string) { h.t.Helper(); h.Tap(b, prefix) }
 func (h *harness) say(b *storefront.Shop, text string)   { h.t.Helper(); h.Say(b, text) }
 func (h *harness) until(cond func() bool) bool           { return h.Until(cond) }
@@ -68,7 +70,7 @@ func (h *harness) untilWithin(d time.Duration, cond func() bool) bool {
 	return h.UntilWithin(d, cond)
 }
 func (h *harness) noViolations() { h.t.Helper(); h.NoViolations() }
-func (h *harness) waitText(chatID int64, part string) botapitest.Message {
+func (h *harness) waitText(chatID int64, part string) types.Message {
 	h.t.Helper()
 	return h.WaitText(chatID, part)
 }
@@ -441,10 +443,10 @@ func TestRefundedPaymentServiceMessageIsIgnored(t *testing.T) {
 	h := newHarness(t)
 	b := h.newBot(nil)
 	h.run(b)
-	h.fake.PushUpdate(botapitest.Update{Message: &botapitest.Message{
-		MessageID: 900, Date: time.Now().Unix(), Chat: botapitest.Chat{ID: chat, Type: "private", FirstName: "B"},
-		From:            &botapitest.User{ID: chat, FirstName: "B"},
-		RefundedPayment: &botapitest.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
+	h.fake.PushUpdate(types.Update{Message: &types.Message{
+		MessageID: 900, Date: time.Now().Unix(), Chat: types.Chat{ID: chat, Type: "private", FirstName: "B"},
+		From:            &types.User{ID: chat, FirstName: "B"},
+		RefundedPayment: &types.RefundedPayment{Currency: "XTR", TotalAmount: 10, InvoicePayload: "q:1", TelegramPaymentChargeID: "ch1"},
 	}})
 	h.fake.SendCommand(chat, "help", "")
 	if got := h.wait("sendMessage", 1); len(got) != 1 || got[0].String("text") != helpText(locales.En) {
@@ -479,5 +481,6 @@ func (h *onMessage) Handle(_ context.Context, r slog.Record) error {
 
 // helpText is /help as a buyer sees it when payments take Stars only.
 func helpText(lang locales.Lang) string {
-	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"), "more", "")
+	more := "\n/settings — " + locales.T(lang, "cmd.settings")
+	return locales.T(lang, "help.text", "payment", locales.T(lang, "help.pay_stars"), "more", more)
 }

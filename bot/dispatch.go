@@ -97,7 +97,7 @@ func (b *Bot) serveChat(stop, ctx context.Context, c *intake.Claim) {
 	defer stopHB()
 	go b.heartbeat(hbCtx, c)
 	for streak := 1; ; streak++ {
-		if b.deferFlooded(ctx, c) {
+		if b.deferFlooded(ctx, c) || b.leaveForNewer(ctx, c) {
 			return
 		}
 		save, doc := b.handleClaim(ctx, c)
@@ -150,9 +150,10 @@ func (b *Bot) deferFlooded(ctx context.Context, c *intake.Claim) bool {
 	return true
 }
 
-// workLanes handles the pre-checkout queries this process accepted, each
-// in its buyer's lane (preCheckoutLane) and on slots of their own, so an
-// answer waits neither behind the buyer's chat nor for a free worker. A
+// workLanes handles the pre-checkout queries (and inline queries) this
+// process accepted, each in its sender's lane (preCheckoutLane) and on
+// slots of their own, so an answer waits neither behind the sender's chat
+// nor for a free worker. A
 // lane this process did not hear of (another replica accepted it and
 // died) is found by the workers' own claims once its lease ends.
 func (b *Bot) workLanes(stop, workCtx context.Context) {
@@ -257,6 +258,7 @@ func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc 
 		result = "ignored"
 		return false, nil
 	}
+	noted := laneUser(c.Chat) == 0 && b.noteUsername(ctx, c.Chat, &u, &sess)
 	changed, err := b.handleUpdate(ctx, chat, &u, &sess, loaded)
 	if err != nil {
 		result = "error"
@@ -264,7 +266,7 @@ func (b *Bot) handleClaim(ctx context.Context, c *intake.Claim) (save bool, doc 
 		b.apologize(ctx, chat, &u, lang)
 		return false, nil
 	}
-	if !changed {
+	if !changed && !noted {
 		return false, nil
 	}
 	return true, sess.Encode()
@@ -284,7 +286,7 @@ func (b *Bot) apologize(ctx context.Context, chat int64, u *models.Update, lang 
 			return err
 		})
 	}
-	if chat != 0 {
+	if chat != 0 && u.InlineQuery == nil && u.ChosenInlineResult == nil { // typed in another chat: nothing to say in ours
 		_, _ = b.Send(ctx, chat, text, nil)
 	}
 }
@@ -316,6 +318,8 @@ func userOf(u *models.Update) flows.User {
 		return flows.User{ID: u.Message.From.ID, LanguageCode: u.Message.From.LanguageCode}
 	case u.CallbackQuery != nil:
 		return flows.User{ID: u.CallbackQuery.From.ID, LanguageCode: u.CallbackQuery.From.LanguageCode}
+	case u.InlineQuery != nil && u.InlineQuery.From != nil:
+		return flows.User{ID: u.InlineQuery.From.ID, LanguageCode: u.InlineQuery.From.LanguageCode}
 	case u.PreCheckoutQuery != nil && u.PreCheckoutQuery.From != nil:
 		return flows.User{ID: u.PreCheckoutQuery.From.ID, LanguageCode: u.PreCheckoutQuery.From.LanguageCode}
 	}

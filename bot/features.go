@@ -14,7 +14,7 @@ import (
 // Features are the parts of the shop the adapter hands events to
 // (handler.go) and runs beside its workers. The adapter builds none of
 // them: package storefront assembles them over the Bot (their Telegram)
-// and hands them over with SetFeatures before Run. The adapter knows them
+// and hands them to Run. The adapter knows them
 // only by the small interfaces below, in the features' own terms (the
 // payment and pre-checkout events are checkout's, an admin's reply is
 // support's).
@@ -32,6 +32,10 @@ type Features struct {
 	// Deliveries hands a buyer who (re)starts the bot the deliveries that
 	// could not reach them; nil: none.
 	Deliveries Deliveries
+	// Broadcasts counts the buyers who start the bot through a
+	// broadcast's link (a /start payload with its tag,
+	// flows.CampaignPayload); nil: not counted.
+	Broadcasts Broadcasts
 	// Background is the features' work that runs while the bot takes
 	// updates: each starts once the bot is set up and is stopped (and
 	// waited for) with the intake, before the workers finish.
@@ -50,6 +54,11 @@ type Checkout interface {
 	Pay(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error)
 	// WalletEnabled reports whether buyers have a wallet (/wallet).
 	WalletEnabled() bool
+	// Understands reports whether this build can settle a payment with
+	// invoice payload (its pre-checkout and its successful payment);
+	// during an upgrade one it does not is handed to a replica of a newer
+	// build (skew.go).
+	Understands(ctx context.Context, payload string) (bool, error)
 }
 
 // Support is what the adapter hands the helpdesk (support.Support).
@@ -65,6 +74,17 @@ type Referral interface {
 	// Started attributes a buyer who started the bot with payload; called
 	// before the buyer is recorded, so only a new buyer is attributed.
 	Started(ctx context.Context, user int64, payload string, at time.Time) error
+	// Invite is user's invite for a /start payload (r<code>), which the
+	// inline mode's cards carry (flows.StartPayload).
+	Invite(ctx context.Context, user int64) (string, error)
+}
+
+// Broadcasts is what the adapter tells the admins' broadcasts
+// (admin.Admin).
+type Broadcasts interface {
+	// Opened counts user as one who started the bot through broadcast
+	// id's link (each buyer once); a failure is the feature's to log.
+	Opened(ctx context.Context, id string, user int64, at time.Time)
 }
 
 // Deliveries is what the adapter tells the fulfilment worker
@@ -73,10 +93,6 @@ type Deliveries interface {
 	// Redeliver sends userID the deliveries that could not reach them.
 	Redeliver(ctx context.Context, userID int64)
 }
-
-// SetFeatures hands the bot the features it dispatches to and runs. Call
-// it once, before Run.
-func (b *Bot) SetFeatures(f Features) { b.features = f }
 
 // Username is the bot's username from getMe ("" before the bot started),
 // for invite links.

@@ -25,6 +25,7 @@ func decodeUpdate(body []byte, u *models.Update) error {
 	*u = models.Update{
 		ID: w.ID, Message: w.Message, EditedMessage: w.EditedMessage,
 		PreCheckoutQuery: w.PreCheckoutQuery, MyChatMember: w.MyChatMember,
+		InlineQuery: w.InlineQuery, ChosenInlineResult: w.ChosenInlineResult,
 	}
 	if c := w.CallbackQuery; c != nil {
 		cq := &models.CallbackQuery{
@@ -54,12 +55,14 @@ func decodeUpdate(body []byte, u *models.Update) error {
 // the button was on, which the shop never reads and which go-telegram/bot
 // decodes twice (a tenth of an update's CPU).
 type wireUpdate struct {
-	ID               int64                     `json:"update_id"`
-	Message          *models.Message           `json:"message"`
-	EditedMessage    *models.Message           `json:"edited_message"`
-	CallbackQuery    *wireCallback             `json:"callback_query"`
-	PreCheckoutQuery *models.PreCheckoutQuery  `json:"pre_checkout_query"`
-	MyChatMember     *models.ChatMemberUpdated `json:"my_chat_member"`
+	ID                 int64                      `json:"update_id"`
+	Message            *models.Message            `json:"message"`
+	EditedMessage      *models.Message            `json:"edited_message"`
+	CallbackQuery      *wireCallback              `json:"callback_query"`
+	PreCheckoutQuery   *models.PreCheckoutQuery   `json:"pre_checkout_query"`
+	MyChatMember       *models.ChatMemberUpdated  `json:"my_chat_member"`
+	InlineQuery        *models.InlineQuery        `json:"inline_query"`
+	ChosenInlineResult *models.ChosenInlineResult `json:"chosen_inline_result"`
 }
 
 type wireCallback struct {
@@ -97,6 +100,10 @@ func (b *Bot) handleUpdate(ctx context.Context, chat int64, u *models.Update, s 
 		return false, nil // without payments: nothing for the buyer to answer
 	case memberChange:
 		return false, b.Users.SetBlocked(ctx, ev.chat, ev.blocked, now)
+	case inlineQuery:
+		return false, b.answerInline(ctx, ev) // inline.go
+	case chosenResult:
+		return false, nil
 	case supportReply:
 		if b.features.Support != nil && b.features.Support.TakeReply(ctx, ev.reply) {
 			return false, nil
@@ -123,15 +130,20 @@ type supportReply struct {
 	otherwise flows.Event
 }
 
+// foreignAction is the action of a button whose callback data is not the
+// shop's: the engine answers it as stale.
+const foreignAction flows.Action = "?"
+
 // eventOf is what an update means to the shop: a checkout.PreCheckoutQuery,
-// a checkout.Payment, a memberChange, a supportReply, a flows.Event, or nil
+// a checkout.Payment, a memberChange, a supportReply, an inlineQuery, a
+// chosenResult, a flows.Event, or nil
 // for what the shop does not answer (messages outside private chats or without a
 // sender, our own refunds echoed back).
 func (b *Bot) eventOf(u *models.Update) any {
 	switch {
 	case u.CallbackQuery != nil:
 		cq := u.CallbackQuery
-		ev := flows.Event{Kind: flows.EvButton, User: flowUser(cq.From, b.admins)}
+		ev := flows.Event{Kind: flows.EvButton, User: flowUser(cq.From, b.staff)}
 		if cq.Message.Message != nil {
 			ev.MsgID = cq.Message.Message.ID
 		} else if cq.Message.InaccessibleMessage != nil {
@@ -139,7 +151,7 @@ func (b *Bot) eventOf(u *models.Update) any {
 		}
 		cb, ok := flows.DecodeCallback(cq.Data)
 		if !ok {
-			cb = flows.Callback{Version: "?", Action: "?"} // not ours: treated as stale
+			cb = flows.Callback{Version: "?", Action: foreignAction} // not ours: treated as stale
 		}
 		ev.Button = cb
 		return ev
@@ -161,7 +173,7 @@ func (b *Bot) eventOf(u *models.Update) any {
 		if m.RefundedPayment != nil {
 			return nil // our own refund echoed back: nothing to do or say
 		}
-		ev := flows.Event{User: flowUser(*m.From, b.admins)}
+		ev := flows.Event{User: flowUser(*m.From, b.staff)}
 		switch {
 		case m.Text != "":
 			if cmd, arg, ok := parseCommand(m.Text); ok {
@@ -171,10 +183,14 @@ func (b *Bot) eventOf(u *models.Update) any {
 			}
 		case len(m.Photo) > 0:
 			ev.Kind, ev.Text, ev.PhotoID = flows.EvPhoto, m.Caption, m.Photo[len(m.Photo)-1].FileID
+		case m.Video != nil:
+			ev.Kind, ev.Media = flows.EvText, &flows.Media{Kind: state.MediaVideo, FileID: m.Video.FileID, Caption: m.Caption}
+		case m.Document != nil:
+			ev.Kind, ev.Media = flows.EvText, &flows.Media{Kind: state.MediaDocument, FileID: m.Document.FileID, Caption: m.Caption}
 		default:
 			ev.Kind = flows.EvText // stickers, voice...: the flow asks again for text
 		}
-		if m.ReplyToMessage != nil && ev.User.Admin && ev.Kind != flows.EvCommand {
+		if m.ReplyToMessage != nil && ev.User.Can(flows.PermTickets) && ev.Kind != flows.EvCommand {
 			r := support.Reply{Admin: m.Chat.ID, ReplyTo: m.ReplyToMessage.ID, LanguageCode: m.From.LanguageCode, Text: m.Text}
 			if len(m.Photo) > 0 {
 				r.Text, r.Photo = m.Caption, m.Photo[len(m.Photo)-1].FileID
@@ -185,6 +201,11 @@ func (b *Bot) eventOf(u *models.Update) any {
 	case u.MyChatMember != nil:
 		st := u.MyChatMember.NewChatMember.Type
 		return memberChange{chat: u.MyChatMember.Chat.ID, blocked: st == models.ChatMemberTypeBanned || st == models.ChatMemberTypeLeft}
+	case u.InlineQuery != nil && u.InlineQuery.From != nil:
+		iq := u.InlineQuery
+		return inlineQuery{id: iq.ID, text: iq.Query, offset: iq.Offset, user: flowUser(*iq.From, b.staff)}
+	case u.ChosenInlineResult != nil:
+		return chosenResult{}
 	case u.PreCheckoutQuery != nil:
 		pq := u.PreCheckoutQuery
 		q := checkout.PreCheckoutQuery{ID: pq.ID, Currency: pq.Currency, Total: int64(pq.TotalAmount), Payload: pq.InvoicePayload}
@@ -208,6 +229,7 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 		return false, err // the caller apologizes and answers the press, once
 	}
 	lang := b.Engine.LangFor(s, ev.User)
+	b.noteSeen(ctx, ev.User.ID, string(lang), ev.Now)
 	if loaded == flows.Reset {
 		r.Notices = append([]flows.Notice{{Text: locales.T(lang, "err.session_reset")}}, r.Notices...)
 		r.Save = true
@@ -216,7 +238,7 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 	switch {
 	case errors.Is(err, ErrFlooded):
 		b.log.Info("reply waits for the chat's flood wait", "chat", chat, "err", err)
-	case err != nil && !errors.Is(err, ErrBlocked):
+	case err != nil && !errors.Is(err, flows.ErrBlocked):
 		b.log.Warn("render reply", "chat", chat, "err", err)
 	}
 	return r.Save || moved || loaded != flows.Loaded, nil
@@ -224,7 +246,8 @@ func (b *Bot) handleFlowEvent(ctx context.Context, chat int64, cq *models.Callba
 
 // effects carries out what the engine's reply asks of the host before it
 // is shown: a /start is recorded (the buyer no longer blocks the bot; a new
-// buyer who came through an invite link is attributed first) and
+// buyer who came through an invite link is attributed first; one who came
+// through a broadcast's link counts as its open) and
 // deliveries that could not reach them are handed over; a confirmed quote
 // goes to checkout, whose reply is shown instead.
 func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *flows.Reply) (*flows.Reply, error) {
@@ -237,6 +260,9 @@ func (b *Bot) effects(ctx context.Context, s *flows.Session, ev flows.Event, r *
 		}
 		if err := b.Users.Started(ctx, ev.User.ID, ev.Now); err != nil {
 			return nil, err
+		}
+		if id, _ := flows.CutCampaign(ev.Arg); id != "" && b.features.Broadcasts != nil {
+			b.features.Broadcasts.Opened(ctx, id, ev.User.ID, ev.Now)
 		}
 		if b.features.Deliveries != nil {
 			b.features.Deliveries.Redeliver(ctx, ev.User.ID)
@@ -319,13 +345,22 @@ func keyboard(rows [][]flows.Button) *models.InlineKeyboardMarkup {
 	for _, row := range rows {
 		out := make([]models.InlineKeyboardButton, 0, len(row))
 		for _, btn := range row {
-			if btn.URL != "" {
+			switch {
+			case btn.URL != "":
 				out = append(out, models.InlineKeyboardButton{Text: btn.Text, URL: btn.URL})
-			} else {
+			case btn.Share:
+				out = append(out, models.InlineKeyboardButton{Text: btn.Text, SwitchInlineQueryChosenChat: shareTo(btn.Arg)})
+			default:
 				out = append(out, models.InlineKeyboardButton{Text: btn.Text, CallbackData: btn.Data})
 			}
 		}
 		kb.InlineKeyboard = append(kb.InlineKeyboard, out)
 	}
 	return kb
+}
+
+// shareTo opens the chat picker (users, groups and channels) with the
+// bot's username and query typed, for a share button.
+func shareTo(query string) *models.SwitchInlineQueryChosenChat {
+	return &models.SwitchInlineQueryChosenChat{Query: query, AllowUserChats: true, AllowGroupChats: true, AllowChannelChats: true}
 }

@@ -53,7 +53,34 @@ func (b *Bot) Handler() http.Handler {
 	if b.opts.WebhookURL != "" {
 		mux.HandleFunc(webhookPath(b.opts.WebhookURL), b.webhook)
 	}
+	for _, m := range b.mounts {
+		mux.Handle(m.pattern, m.h)
+	}
 	return mux
+}
+
+// mount is a handler served at pattern on the HTTP listener.
+type mount struct {
+	pattern string
+	h       http.Handler
+}
+
+// Mount serves h at pattern (a ServeMux pattern, such as "/app/") on the
+// HTTP listener (HTTP_ADDR) beside /healthz and the webhook: the Mini App
+// (package webapp), which storefront mounts. Call it before Run. The
+// webhook's path and /healthz stay theirs (the more specific pattern wins
+// in a ServeMux); the same pattern as theirs, or as an earlier mount, is
+// refused.
+func (b *Bot) Mount(pattern string, h http.Handler) error {
+	taken := pattern == "/healthz" || (b.opts.WebhookURL != "" && webhookPath(b.opts.WebhookURL) == pattern)
+	for _, m := range b.mounts {
+		taken = taken || m.pattern == pattern
+	}
+	if taken {
+		return fmt.Errorf("serve %s: the path is already served (the webhook, /healthz or another mount)", pattern)
+	}
+	b.mounts = append(b.mounts, mount{pattern, h})
+	return nil
 }
 
 // MetricsHandler serves /metrics (and /healthz, for a probe on the private

@@ -13,9 +13,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot"
+	adminside "shopbot/bot/admin" // the test's admin is a chat id
 	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
+	"shopbot/state/statetest"
 )
 
 // listenLocal opens a listener on a free loopback port.
@@ -199,16 +202,16 @@ func scrape(t *testing.T, url string) (int, string) {
 // store gauges read at scrape time, and the build info.
 func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 	s := newShop(t)
-	s.Sim.SetBehavior(resellersim.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(simcatalog.DemoGameKey, resellersim.Behavior{Mode: resellersim.Fail})
 	web, met := listenLocal(t), listenLocal(t)
 	b := s.NewBot(func(o *storefront.Options) {
 		o.Reseller, o.Fulfil, o.Admins = s.Client, s.Cfg, []int64{admin}
 		o.WebhookURL, o.WebhookSecret = "https://shop.example/hook", "s3cret"
 		o.HTTPListener, o.MetricsListener = web, met
+		o.Watch = &adminside.Watch{Account: s.Client, Low: decimal.NewFromInt(1), Every: time.Hour}
 	})
-	b.Alerts.WatchUpstream(s.Client, decimal.NewFromInt(1), time.Hour)
 	good := s.Paid(giftCards(1), state.PayStars)
-	bad := s.Paid(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, state.PayStars)
+	bad := s.Paid(state.Quote{Line: "keys", Category: simcatalog.DemoGame, Item: simcatalog.DemoGameKey, Quantity: 1}, state.PayStars)
 	s.Run(b)
 	s.WaitStatus(good.ID, state.OrderDelivered)
 	s.WaitStatus(bad.ID, state.OrderRefunded)
@@ -239,9 +242,20 @@ func TestMetricsOnTheirOwnListenerAfterAPurchase(t *testing.T) {
 		`shopbot_upstream_balance_usd `,
 		`shopbot_build_info{goversion="go`,
 		`shopbot_store_up 1`,
+		`shopbot_orders_oldest_in_progress_seconds 0`,
+		`shopbot_durability_syncs_total{mode="`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// Redis's memory figures come from INFO, which the embedded store does
+	// not answer with them.
+	redisFigures := []string{`shopbot_redis_used_memory_bytes{node="`, `shopbot_redis_maxmemory_bytes{node="`,
+		`shopbot_redis_evicted_keys_total{node="`, `shopbot_redis_maxmemory_policy{node="`}
+	for _, want := range redisFigures {
+		if got := strings.Contains(body, want); got != statetest.Real() {
+			t.Errorf("/metrics has %s: %v, on a real Redis: %v", want, got, statetest.Real())
 		}
 	}
 	if t.Failed() {

@@ -160,10 +160,12 @@ func (b *Bot) webhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := b.accept(r.Context(), []json.RawMessage{body}); err != nil {
+		b.metrics.Updates.WithLabelValues("webhook", "not_stored").Inc()
 		b.log.Error("webhook: could not accept update; Telegram will redeliver", "err", err)
 		http.Error(w, "try again", http.StatusServiceUnavailable)
 		return
 	}
+	b.metrics.Updates.WithLabelValues("webhook", "accepted").Inc()
 	w.WriteHeader(http.StatusOK)
 }
 

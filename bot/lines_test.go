@@ -19,6 +19,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // newShopBot is a bot with the product lines over the upstream simulator.
@@ -29,7 +30,7 @@ func (h *harness) newShopBot() *storefront.Shop {
 
 // newShopBotWith is newShopBot over the simulator serving cat (nil: the
 // default catalog).
-func (h *harness) newShopBotWith(cat *resellersim.Catalog) *storefront.Shop {
+func (h *harness) newShopBotWith(cat *simcatalog.Catalog) *storefront.Shop {
 	h.t.Helper()
 	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: cat})
 	srv := httptest.NewServer(sim)
@@ -115,11 +116,11 @@ func TestEveryLineReachesConfirmation(t *testing.T) {
 		want           string
 	}{
 		{"keys", "keys", "", []string{"elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:2"}, "ELDEN RING Standard Edition"},
-		{"keys deep link", "start", "key-" + resellersim.DemoGameRestricted, []string{"tap:ELDEN RING Standard", "1"}, "(Steam, CIS)"},
+		{"keys deep link", "start", "key-" + simcatalog.DemoGameRestricted, []string{"tap:ELDEN RING Standard", "1"}, "(Steam, CIS)"},
 		{"games", "games", "", []string{"tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "5123456789"}, "PUBG Mobile UC (Global) — 60 UC"},
-		{"games deep link", "start", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "12345", "2001"}, "Zone ID: 2001"},
+		{"games deep link", "start", "tu-" + simcatalog.DemoTopUpCategoryTwoFields, []string{"tap:", "12345", "2001"}, "Zone ID: 2001"},
 		{"services", "services", "", []string{"tap:", "tap:", "login@example.com", "secretpass"}, "••••••"},
-		{"services deep link", "start", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1"}, "Details:"},
+		{"services deep link", "start", "svc-" + simcatalog.DemoManualServiceNoChat, []string{"tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1"}, "Details:"},
 		{"topup", "topup", "", []string{"gabe", "tap:USD", "10"}, "10.00"},
 		{"gifts", "gifts", "", []string{"tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/abcd/XYZ"}, "ELDEN RING Standard Edition (US)"},
 		{"gifts by app id", "start", "game-1245620", []string{"tap:", "tap:TR", "https://s.team/p/abcd/XYZ"}, "(TR)"},
@@ -160,11 +161,11 @@ func TestTypedFieldsRefusedBeforeConfirmation(t *testing.T) {
 		reason    string // locale key of the last refusal
 		label     string
 	}{
-		{"number", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "abc"}, "fields.bad_number", "UID"},
-		{"select", "tu-" + resellersim.DemoTopUpCategorySelect, []string{"tap:", "700123456", "😀"}, "fields.bad_option", "Server"},
-		{"invisible", "tu-" + resellersim.DemoTopUpCategoryTwoFields, []string{"tap:", "123\u200b45"}, "fields.invisible", ""},
-		{"email", "svc-" + resellersim.DemoManualService, []string{"tap:", "notanemail"}, "fields.bad_email", "PSN login (email)"},
-		{"url", "svc-" + resellersim.DemoManualServiceNoChat, []string{"tap:", "steamcommunity.com/tradeoffer"}, "fields.bad_url", "Trade offer URL"},
+		{"number", "tu-" + simcatalog.DemoTopUpCategorySelect, []string{"tap:", "abc"}, "fields.bad_number", "UID"},
+		{"select", "tu-" + simcatalog.DemoTopUpCategorySelect, []string{"tap:", "700123456", "😀"}, "fields.bad_option", "Server"},
+		{"invisible", "tu-" + simcatalog.DemoTopUpCategoryTwoFields, []string{"tap:", "123\u200b45"}, "fields.invisible", ""},
+		{"email", "svc-" + simcatalog.DemoManualService, []string{"tap:", "notanemail"}, "fields.bad_email", "PSN login (email)"},
+		{"url", "svc-" + simcatalog.DemoManualServiceNoChat, []string{"tap:", "steamcommunity.com/tradeoffer"}, "fields.bad_url", "Trade offer URL"},
 		{"invite", "game-1245620", []string{"tap:", "tap:TR", "https://example.com/foo"}, "gifts.bad_invite", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -207,8 +208,8 @@ func (h *harness) lastNotice() string {
 
 // bigCatalog is the default catalog plus one category of each listing line
 // with n entries, the first named with 5,000 characters.
-func bigCatalog(n int) *resellersim.Catalog {
-	c := resellersim.DefaultCatalog()
+func bigCatalog(n int) *simcatalog.Catalog {
+	c := simcatalog.Default()
 	long := strings.Repeat("Ж", 5000)
 	name := func(i int) string {
 		if i == 0 {
@@ -217,20 +218,20 @@ func bigCatalog(n int) *resellersim.Catalog {
 		return "Card " + strconv.Itoa(i)
 	}
 	price := decimal.RequireFromString("1.05")
-	gc := resellersim.GiftCategory{ID: "big-cards", Name: long, Brand: "Big", Region: "US"}
-	key := resellersim.Game{ID: "big-game", Name: long, Region: "GLOBAL", Platform: "Steam"}
-	tu := resellersim.TopUpCategory{ID: "big-topup", Name: long, Note: long, Brand: "Big", Fields: []resellersim.TopUpField{{Key: "uid", Label: "UID", Type: "number"}}}
-	svc := resellersim.ManualService{ID: "big-service", Name: long, Kind: "transfer", Info: long, Fields: []resellersim.ManualField{{Code: "email", Name: "Email"}}}
+	gc := simcatalog.GiftCategory{ID: "big-cards", Name: long, Brand: "Big", Region: "US"}
+	key := simcatalog.Game{ID: "big-game", Name: long, Region: "GLOBAL", Platform: "Steam"}
+	tu := simcatalog.TopUpCategory{ID: "big-topup", Name: long, Note: long, Brand: "Big", Fields: []simcatalog.TopUpField{{Key: "uid", Label: "UID", Type: "number"}}}
+	svc := simcatalog.ManualService{ID: "big-service", Name: long, Kind: "transfer", Info: long, Fields: []simcatalog.ManualField{{Code: "email", Name: "Email"}}}
 	for i := range n {
 		id := "big-" + strconv.Itoa(i)
-		gc.Cards = append(gc.Cards, resellersim.GiftCard{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
-		key.Keys = append(key.Keys, resellersim.GameKey{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
-		tu.Offers = append(tu.Offers, resellersim.TopUpOffer{ID: id, Name: name(i), Price: price})
+		gc.Cards = append(gc.Cards, simcatalog.GiftCard{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
+		key.Keys = append(key.Keys, simcatalog.GameKey{ID: id, Name: name(i), Price: price, Stock: 10, MinQuantity: 1, MaxQuantity: 10})
+		tu.Offers = append(tu.Offers, simcatalog.TopUpOffer{ID: id, Name: name(i), Price: price})
 		note := ""
 		if i == 0 {
 			note = long
 		}
-		svc.Offers = append(svc.Offers, resellersim.ManualOffer{ID: id, Name: name(i), Price: price, Note: note, DeliveryMinutes: 30})
+		svc.Offers = append(svc.Offers, simcatalog.ManualOffer{ID: id, Name: name(i), Price: price, Note: note, DeliveryMinutes: 30})
 	}
 	c.GiftCategories = append(c.GiftCategories, gc)
 	c.Games = append(c.Games, key)

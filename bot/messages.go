@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"shopbot/flows"
+	"shopbot/state"
 )
 
 // The messages and files the features send and fetch, behind their small
@@ -45,6 +46,27 @@ func (b *Bot) SendFile(ctx context.Context, chat int64, name string, data []byte
 		})
 		return err
 	})
+}
+
+// SendPhotoFile uploads data named name as a photo with an HTML caption
+// and optional buttons, and returns the file id of its largest size.
+func (b *Bot) SendPhotoFile(ctx context.Context, chat int64, name string, data []byte, caption string, rows [][]flows.Button) (string, error) {
+	var fileID string
+	err := b.API.Do(ctx, "sendPhoto", chat, func(ctx context.Context) error {
+		p := &tgbot.SendPhotoParams{ChatID: chat, Photo: &models.InputFileUpload{Filename: name, Data: bytes.NewReader(data)}}
+		if caption != "" {
+			p.Caption, p.ParseMode = caption, models.ParseModeHTML
+		}
+		if len(rows) > 0 {
+			p.ReplyMarkup = keyboard(rows)
+		}
+		m, err := b.API.TG.SendPhoto(ctx, p)
+		if err == nil && m != nil && len(m.Photo) > 0 {
+			fileID = m.Photo[len(m.Photo)-1].FileID
+		}
+		return err
+	})
+	return fileID, err
 }
 
 // SendPhotoID sends a photo Telegram already has, by its file id, with an
@@ -101,10 +123,60 @@ func (b *Bot) DownloadFile(ctx context.Context, fileID string, limit int64) ([]b
 	return data, nil
 }
 
-// SendBulk sends a broadcast message: paced per chat and shop-wide at
-// BroadcastRate, so it never takes the capacity replies need.
-func (b *Bot) SendBulk(ctx context.Context, chat int64, text string) (int, error) {
-	return b.Send(WithClass(ctx, Bulk), chat, text, nil)
+// SendBulk sends a broadcast message: text alone (media "") or a photo,
+// video or document Telegram already has (fileID) with text as its
+// caption, with buttons; paced per chat and shop-wide at BroadcastRate, so
+// it never takes the capacity replies need.
+func (b *Bot) SendBulk(ctx context.Context, chat int64, media, fileID, text string, rows [][]flows.Button) (int, error) {
+	ctx = WithClass(ctx, Bulk)
+	if media == "" {
+		return b.Send(ctx, chat, text, rows)
+	}
+	return b.SendMedia(ctx, chat, media, fileID, text, rows)
+}
+
+// mediaParams are sendPhoto's, sendVideo's and sendDocument's parameters
+// for a file sent again by its file_id.
+type mediaParams struct {
+	ChatID      int64                        `json:"chat_id"`
+	Photo       string                       `json:"photo,omitempty"`
+	Video       string                       `json:"video,omitempty"`
+	Document    string                       `json:"document,omitempty"`
+	Caption     string                       `json:"caption,omitempty"`
+	ParseMode   models.ParseMode             `json:"parse_mode,omitempty"`
+	ReplyMarkup *models.InlineKeyboardMarkup `json:"reply_markup,omitempty"`
+}
+
+// SendMedia sends a photo, video or document (media: state.MediaPhoto,
+// MediaVideo, MediaDocument) Telegram already has, by its file_id, with an
+// HTML caption (may be "") and buttons, and returns the message's id.
+func (b *Bot) SendMedia(ctx context.Context, chat int64, media, fileID, caption string, rows [][]flows.Button) (int, error) {
+	p := &mediaParams{ChatID: chat, Caption: caption}
+	var method string
+	switch media {
+	case state.MediaPhoto:
+		method, p.Photo = "sendPhoto", fileID
+	case state.MediaVideo:
+		method, p.Video = "sendVideo", fileID
+	case state.MediaDocument:
+		method, p.Document = "sendDocument", fileID
+	default:
+		return 0, fmt.Errorf("send media: unknown kind %q", media)
+	}
+	if caption != "" {
+		p.ParseMode = models.ParseModeHTML
+	}
+	if len(rows) > 0 {
+		p.ReplyMarkup = keyboard(rows)
+	}
+	var m sentMessage
+	err := b.API.Do(ctx, method, chat, func(ctx context.Context) error {
+		return b.API.callJSON(ctx, method, p, &m)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("send %s: %w", media, err)
+	}
+	return m.ID, nil
 }
 
 // EditText edits a message's HTML text, with buttons (rows nil: none). An

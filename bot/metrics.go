@@ -6,9 +6,6 @@ import "shopbot/bot/metrics"
 // -ldflags "-X shopbot/bot.Version=…"; "dev" otherwise.
 var Version = "dev"
 
-// Metrics are the shop's Prometheus metrics (package metrics).
-type Metrics = metrics.Metrics
-
 // NewMetrics registers the shop's metrics, plus the Go and process
 // collectors and build info, on a new registry.
-func NewMetrics() *Metrics { return metrics.New(Version) }
+func NewMetrics() *metrics.Metrics { return metrics.New(Version) }

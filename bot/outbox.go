@@ -80,7 +80,7 @@ func (a *API) Holding(chat int64) bool {
 	return ok
 }
 
-// life is the context the outbox's senders stop with (SetLife).
+// life is the context the outbox's senders stop with (setLife).
 func (a *API) life() context.Context {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -90,8 +90,8 @@ func (a *API) life() context.Context {
 	return a.lifeCtx
 }
 
-// SetLife makes the outbox's senders stop when ctx ends (the bot's run).
-func (a *API) SetLife(ctx context.Context) {
+// setLife makes the outbox's senders stop when ctx ends (the bot's run).
+func (a *API) setLife(ctx context.Context) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.lifeCtx = ctx

@@ -66,7 +66,7 @@ func (b *Bot) showText(ctx context.Context, chat int64, s *flows.Session, sc *fl
 		if err == nil || IsNotModified(err) {
 			return nil
 		}
-		if errors.Is(err, ErrBlocked) || stale && !menuLost(err) {
+		if errors.Is(err, flows.ErrBlocked) || stale && !menuLost(err) {
 			return err
 		}
 		// The message is gone, too old to edit, or a photo: send the menu
@@ -104,7 +104,7 @@ func (b *Bot) showPhoto(ctx context.Context, chat int64, s *flows.Session, sc *f
 			s.MenuImage = ph.Key()
 			return nil
 		}
-		if errors.Is(err, ErrBlocked) || stale && !menuLost(err) || images.IsPhotoRefused(err) {
+		if errors.Is(err, flows.ErrBlocked) || stale && !menuLost(err) || images.IsPhotoRefused(err) {
 			return err
 		}
 		// The message is gone, too old to edit, or cannot become a photo
@@ -216,7 +216,7 @@ func (b *Bot) dropMenu(ctx context.Context, chat int64, msgID int) {
 	err := b.API.Do(ctx, "deleteMessage", chat, func(ctx context.Context) error {
 		return b.API.callJSON(ctx, "deleteMessage", &tgbot.DeleteMessageParams{ChatID: chat, MessageID: msgID}, nil)
 	})
-	if err == nil || errors.Is(err, ErrBlocked) {
+	if err == nil || errors.Is(err, flows.ErrBlocked) {
 		return
 	}
 	_ = b.API.Do(ctx, "editMessageReplyMarkup", chat, func(ctx context.Context) error {

@@ -44,6 +44,8 @@ type updateHead struct {
 			ID int64 `json:"id"`
 		} `json:"chat"`
 	} `json:"my_chat_member"`
+	InlineQuery        *struct{ From struct{ ID int64 } } `json:"inline_query"`
+	ChosenInlineResult *struct{ From struct{ ID int64 } } `json:"chosen_inline_result"`
 }
 
 // chatKey returns the update's id, the queue it joins and whether the
@@ -51,8 +53,10 @@ type updateHead struct {
 // button press on an inline message; 0 for kinds the shop ignores), except
 // for a pre-checkout query: it joins the buyer's pre-checkout lane
 // (preCheckoutLane), so Telegram's 10 s for its answer never wait behind
-// the chat's other updates or a worker that holds the chat. Payments and
-// pre-checkout queries are never dropped.
+// the chat's other updates or a worker that holds the chat. An inline
+// query (and a chosen inline result) has no chat and wants as quick an
+// answer: it joins its sender's lane too. Payments and pre-checkout
+// queries are never dropped.
 func chatKey(body []byte) (id, chat int64, keep bool, err error) {
 	var h updateHead
 	if err := json.Unmarshal(body, &h); err != nil {
@@ -73,6 +77,10 @@ func chatKey(body []byte) (id, chat int64, keep bool, err error) {
 		chat, keep = preCheckoutLane(h.PreCheckoutQuery.From.ID), true
 	case h.MyChatMember != nil:
 		chat = h.MyChatMember.Chat.ID
+	case h.InlineQuery != nil: // no chat: the lane's quick answer, droppable
+		chat = preCheckoutLane(h.InlineQuery.From.ID)
+	case h.ChosenInlineResult != nil:
+		chat = preCheckoutLane(h.ChosenInlineResult.From.ID)
 	}
 	return h.ID, chat, keep, nil
 }
@@ -108,6 +116,10 @@ func updateKind(u *models.Update) string {
 		return "pre_checkout_query"
 	case u.MyChatMember != nil:
 		return "my_chat_member"
+	case u.InlineQuery != nil:
+		return "inline_query"
+	case u.ChosenInlineResult != nil:
+		return "chosen_inline_result"
 	case u.Message != nil && u.Message.SuccessfulPayment != nil:
 		return "successful_payment"
 	case u.Message != nil && strings.HasPrefix(u.Message.Text, "/"):
@@ -134,6 +146,8 @@ func parseCommand(text string) (cmd, arg string, ok bool) {
 	return strings.ToLower(head), strings.TrimSpace(rest), true
 }
 
-func flowUser(u models.User, admins map[int64]bool) flows.User {
-	return flows.User{ID: u.ID, LanguageCode: u.LanguageCode, Username: u.Username, FirstName: u.FirstName, Admin: admins[u.ID]}
+// flowUser is the sender of an update as the flows see it, with their
+// staff roles.
+func flowUser(u models.User, staff flows.Staff) flows.User {
+	return flows.User{ID: u.ID, LanguageCode: u.LanguageCode, Username: u.Username, FirstName: u.FirstName, Roles: staff.Roles(u.ID)}
 }

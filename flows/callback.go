@@ -23,21 +23,27 @@ const MaxCallbackData = 64
 // ErrCallbackTooLong is returned when a button's data would exceed 64 bytes.
 var ErrCallbackTooLong = errors.New("callback data longer than 64 bytes")
 
+// Action names what a button does: the action field of its callback
+// data. Each flow declares its actions as constants, short (the data has
+// 64 bytes) and never changed while buttons carrying them may be live in
+// chats.
+type Action string
+
 // Callback is decoded callback_data: <version>:<nonce>:<action>[:<arg>].
 type Callback struct {
 	Version string
 	Nonce   string
-	Action  string
+	Action  Action
 	Arg     string
 }
 
 // EncodeCallback builds callback data and refuses anything over 64 bytes or
 // an action containing the separator.
-func EncodeCallback(nonce, action, arg string) (string, error) {
-	if action == "" || strings.Contains(action, ":") || strings.Contains(nonce, ":") {
+func EncodeCallback(nonce string, action Action, arg string) (string, error) {
+	if action == "" || strings.Contains(string(action), ":") || strings.Contains(nonce, ":") {
 		return "", fmt.Errorf("bad callback action %q", action)
 	}
-	s := CallbackVersion + ":" + nonce + ":" + action
+	s := CallbackVersion + ":" + nonce + ":" + string(action)
 	if arg != "" {
 		s += ":" + arg
 	}
@@ -54,7 +60,7 @@ func DecodeCallback(data string) (Callback, bool) {
 	if len(parts) < 3 || parts[0] == "" || parts[2] == "" {
 		return Callback{}, false
 	}
-	c := Callback{Version: parts[0], Nonce: parts[1], Action: parts[2]}
+	c := Callback{Version: parts[0], Nonce: parts[1], Action: Action(parts[2])}
 	if len(parts) == 4 {
 		c.Arg = parts[3]
 	}

@@ -9,6 +9,12 @@
 // confirmation step, promo codes, the rate limit) and flows/lines (one file
 // per line, named after its line id, and lines.Register).
 //
+// The staff gate (gate.go) decides who may do what of the admin side: one
+// table gives each role (owner, support agent, accountant) its perms, and
+// every staff command, button, flow and flow action is registered with the
+// perm it needs (Engine.AdminCommand, AdminButton, AdminFlow), which the
+// engine checks before a handler runs; Engine.AdminEntries lists them.
+//
 // The package imports no storage, no upstream client and no Telegram
 // library. It reaches the world through the small interfaces of ports.go,
 // in its own plain types: Catalog, QuoteStore, Limiter and Funds (bot/catalog

@@ -27,7 +27,7 @@ type User struct {
 	LanguageCode string
 	Username     string
 	FirstName    string
-	Admin        bool
+	Roles        Roles // staff roles (none for a buyer); see gate.go
 }
 
 // Event is one thing the buyer did, as flows see it.
@@ -39,16 +39,31 @@ type Event struct {
 	Button  Callback // for EvButton, already checked against the session
 	MsgID   int      // the message the pressed button is on
 	PhotoID string   // for EvPhoto, the largest size's file_id
-	User    User
-	Now     time.Time
+	// Media is a video or a document the message carried. The event is
+	// EvText with no Text, so a flow that wants text asks again; the
+	// broadcast composer takes it.
+	Media *Media
+	User  User
+	Now   time.Time
+}
+
+// Media is a video or a document someone sent: its kind ("video" or
+// "document"), the file_id Telegram sends it again by, and its caption.
+type Media struct {
+	Kind    string
+	FileID  string
+	Caption string
 }
 
 // Button is one inline button. The engine fills Data from Action and Arg.
 type Button struct {
 	Text   string
-	Action string
+	Action Action
 	Arg    string
 	URL    string
+	// Share makes the button open the chat picker to share through the
+	// bot's inline mode, with Arg as the query (no callback data).
+	Share  bool
 	Global bool   // valid whatever the chat's state (see GlobalNonce)
 	Data   string // callback_data, set by the engine
 }
@@ -169,10 +184,11 @@ type Engine struct {
 	// "help.pay_stars" (the default) or "help.pay_wallet".
 	HelpPayment string
 	flows       map[string]Flow
-	admin       map[string]bool // flows only admins may see
 	lasting     map[string]bool // flows that never expire (conversations)
 	commands    map[string]CommandFunc
-	buttons     map[string]CommandFunc // global button actions registered by other parts
+	buttons     map[Action]CommandFunc // global button actions registered by other parts
+	gate        gate                   // the admin registry: what staff may do (gate.go)
+	inline      InlineFunc             // answers inline queries (share.go); nil: nothing found
 }
 
 // NewEngine returns an engine for the enabled languages.
@@ -182,25 +198,16 @@ func NewEngine(langs []locales.Lang, def locales.Lang) *Engine {
 	}
 	return &Engine{
 		Langs: langs, DefaultLang: def, FlowTTL: 30 * time.Minute, NewNonce: randomNonce,
-		flows: map[string]Flow{}, admin: map[string]bool{}, lasting: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[string]CommandFunc{},
+		flows: map[string]Flow{}, gate: newGate(), lasting: map[string]bool{}, commands: map[string]CommandFunc{}, buttons: map[Action]CommandFunc{},
 	}
 }
 
 // Register adds a product line's flow under its line name.
 func (e *Engine) Register(name string, f Flow) { e.flows[name] = f }
 
-// RegisterAdmin adds a flow only admins may see: whenever the chat is in
-// it (a screen shown again, a button, text) the engine checks the admin
-// flag of the user first, and someone who is not an admin (any more) leaves
-// the flow without seeing it.
-func (e *Engine) RegisterAdmin(name string, f Flow) {
-	e.flows[name] = f
-	e.admin[name] = true
-}
-
 // flow returns the flow of that name if env's user may see it.
 func (e *Engine) flow(name string, env *Env) Flow {
-	if e.admin[name] && !env.User.Admin {
+	if !e.flowAllowed(name, env) {
 		return nil
 	}
 	return e.flows[name]
@@ -231,8 +238,8 @@ func isLine(name string) bool {
 // only the actions whose buttons are global (the menu, help, and the
 // actions registered with HandleButton, which check their own argument).
 // Anything else with GlobalNonce is forged or foreign, hence stale.
-func (e *Engine) globalAction(action string) bool {
-	if action == actMenu || action == actHelp {
+func (e *Engine) globalAction(action Action) bool {
+	if action == ActMenu || action == actHelp {
 		return true
 	}
 	_, ok := e.buttons[action]
@@ -246,35 +253,36 @@ func (e *Engine) RegisterLasting(name string, f Flow) {
 	e.lasting[name] = true
 }
 
-// HandleCommand registers a command handled outside the flows.
+// HandleCommand registers a buyers' command handled outside the flows.
+// Staff commands are registered with AdminCommand.
 func (e *Engine) HandleCommand(name string, f CommandFunc) { e.commands[name] = f }
 
-// HandleButton registers a global button action (its buttons use GlobalNonce
-// or the session nonce; both reach f). f must check its argument and, for
-// admin actions, the admin flag: a buyer can send any callback data.
-func (e *Engine) HandleButton(action string, f CommandFunc) { e.buttons[action] = f }
+// HandleButton registers a buyers' global button action (its buttons use
+// GlobalNonce or the session nonce; both reach f). f must check its
+// argument: a buyer can send any callback data. Staff buttons are
+// registered with AdminButton.
+func (e *Engine) HandleButton(action Action, f CommandFunc) { e.buttons[action] = f }
 
-// Built-in actions.
+// The engine's own actions.
 const (
-	actMenu     = "m"
-	actLine     = "l"
-	actLang     = "lang"
-	actLangMenu = "langs"
-	actHelp     = "help"
-	ActCancel   = "x"
+	// ActMenu shows the main menu (a global button: it leaves any flow).
+	ActMenu     Action = "m"
+	actLine     Action = "l"     // arg: the product line to open
+	actLang     Action = "lang"  // arg: the language to switch to
+	actLangMenu Action = "langs" // the list of languages
+	actHelp     Action = "help"  // the /help text (a global button)
+	// ActCancel leaves the flow (its Cancel, when it has one) for the
+	// main menu.
+	ActCancel Action = "x"
 )
 
 // Handle runs one event against the session and returns what to do. The
 // session is modified in place; Reply.Save says whether to store it.
 func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, error) {
 	env := e.Env(s, ev)
-	revoked := false
-	if e.admin[s.Flow] && !env.User.Admin {
-		// An admin screen, and the user is not an admin (any more): the
-		// flow ends before anything of it is shown.
-		s.Clear()
-		revoked = true
-	}
+	// An admin flow whose perm the user's roles do not allow (any more):
+	// it ends before anything of it is shown.
+	revoked := e.revokeFlow(env, s)
 	r, err := e.route(ctx, env, s, ev)
 	if err != nil {
 		return nil, err
@@ -285,6 +293,7 @@ func (e *Engine) Handle(ctx context.Context, s *Session, ev Event) (*Reply, erro
 	if revoked {
 		r.Save = true
 	}
+	e.strip(env, s, r)
 	if r.Stale {
 		// Show the current step again with the same nonce: nothing changes.
 		return r, e.encode(s, r, false)
@@ -424,6 +433,9 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 		s.Clear()
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	}
+	if f, ok := e.adminCommand(ev.Command, env); ok {
+		return f(ctx, env, s, ev)
+	}
 	if f, ok := e.commands[ev.Command]; ok {
 		return f(ctx, env, s, ev)
 	}
@@ -432,7 +444,7 @@ func (e *Engine) command(ctx context.Context, env *Env, s *Session, ev Event) (*
 			return e.startLine(ctx, env, s, l.Name, ev.Arg)
 		}
 	}
-	return &Reply{Notices: []Notice{{Text: env.T("err.unknown_command")}}, NoScreen: true}, nil
+	return UnknownCommand(env), nil
 }
 
 // start is /start, the one path of it: the session starts afresh at the
@@ -443,8 +455,8 @@ func (e *Engine) start(ctx context.Context, env *Env, s *Session, ev Event) (*Re
 	if s.Started.IsZero() {
 		s.Started = ev.Now
 	}
-	if ev.Arg != "" {
-		if r, ok, err := e.deepLink(ctx, env, s, ev.Arg); ok || err != nil {
+	if _, link := ParseStart(ev.Arg); link != "" {
+		if r, ok, err := e.deepLink(ctx, env, s, link); ok || err != nil {
 			return r, err
 		}
 	}
@@ -484,7 +496,7 @@ func (e *Engine) startLine(ctx context.Context, env *Env, s *Session, line, arg 
 func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*Reply, error) {
 	b := ev.Button
 	switch b.Action {
-	case actMenu:
+	case ActMenu:
 		s.Clear()
 		return &Reply{Screen: e.menu(env), Save: true}, nil
 	case ActCancel:
@@ -520,9 +532,15 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 		return &Reply{Answer: env.T("lang.set", "language", locales.LanguageName(l)), Screen: e.menu(env), Save: true}, nil
 	}
 	if f, ok := e.buttons[b.Action]; ok {
+		if !e.pressAllowed(env, s.Flow, b.Action, true) {
+			return e.stale(ctx, env, s) // an admin button of another role, or forged
+		}
 		return f(ctx, env, s, ev)
 	}
 	if f := e.flow(s.Flow, env); f != nil {
+		if !e.pressAllowed(env, s.Flow, b.Action, false) {
+			return e.stale(ctx, env, s) // a flow action the user's roles do not allow
+		}
 		return e.handle(ctx, f, env, s, ev)
 	}
 	return e.stale(ctx, env, s)
@@ -530,7 +548,12 @@ func (e *Engine) button(ctx context.Context, env *Env, s *Session, ev Event) (*R
 
 // ActSupport is the global button action that opens a conversation with
 // the shop's staff, when something registered it.
-const ActSupport = "sup"
+const ActSupport Action = "sup"
+
+// ActOrders is the main menu's "My orders" button, shown when something
+// registered the /orders command; that part registers the action too
+// (HandleButton).
+const ActOrders Action = "orders"
 
 // help is the /help text, with a button to write to support when support
 // is on.
@@ -540,10 +563,13 @@ func (e *Engine) help(env *Env) *Reply {
 		pay = "help.pay_stars"
 	}
 	// Commands other parts registered that buyers have (the referral
-	// program's /referrals when it is on) are listed with the rest.
+	// program's /referrals when it is on, /settings) are listed with the
+	// rest.
 	more := ""
-	if _, ok := e.commands["referrals"]; ok {
-		more = "\n/referrals — " + env.T("cmd.referrals")
+	for _, name := range []string{"referrals", "settings"} {
+		if _, ok := e.commands[name]; ok {
+			more += "\n/" + name + " — " + env.T("cmd."+name)
+		}
 	}
 	n := Notice{Text: env.T("help.text", "payment", env.T(pay), "more", more)}
 	if _, ok := e.buttons[ActSupport]; ok {
@@ -575,7 +601,7 @@ func (e *Engine) menu(env *Env) *Screen {
 	}
 	last := []Button{}
 	if _, ok := e.commands["orders"]; ok {
-		last = append(last, Button{Text: env.T("btn.orders"), Action: "orders"})
+		last = append(last, Button{Text: env.T("btn.orders"), Action: ActOrders})
 	}
 	last = append(last, Button{Text: env.T("btn.language"), Action: actLangMenu}, Button{Text: env.T("btn.help"), Action: actHelp})
 	sc.Rows = append(sc.Rows, last)
@@ -587,7 +613,7 @@ func (e *Engine) languages(env *Env) *Screen {
 	for _, l := range e.Langs {
 		sc.Rows = append(sc.Rows, []Button{{Text: locales.LanguageName(l), Action: actLang, Arg: string(l)}})
 	}
-	sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.back"), Action: actMenu}})
+	sc.Rows = append(sc.Rows, []Button{{Text: env.T("btn.back"), Action: ActMenu}})
 	return sc
 }
 
@@ -602,7 +628,7 @@ func (e *Engine) encode(s *Session, r *Reply, fresh bool) error {
 		for i := range rows {
 			for j := range rows[i] {
 				b := &rows[i][j]
-				if b.URL != "" {
+				if b.URL != "" || b.Share {
 					continue
 				}
 				nonce := s.Nonce

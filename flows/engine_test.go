@@ -19,7 +19,7 @@ func testEngine() *Engine {
 
 var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-func press(s *Session, action, arg string) Event {
+func press(s *Session, action Action, arg string) Event {
 	return Event{Kind: EvButton, Button: Callback{Version: CallbackVersion, Nonce: s.Nonce, Action: action, Arg: arg}, Now: now, User: User{ID: 1, LanguageCode: "en"}}
 }
 
@@ -236,11 +236,11 @@ func (p adminProbe) Show(_ context.Context, _ *Env, _ *Session) (*Screen, error)
 func TestForgedCallbacksAreStale(t *testing.T) {
 	e := testEngine()
 	var shown, handled, started int
-	e.RegisterAdmin("secret", adminProbe{&shown, &handled, &started})
+	e.AdminFlow("secret", PermBroadcast, "cmd.broadcast", adminProbe{&shown, &handled, &started})
 	e.Register("plainflow", adminProbe{&shown, &handled, &started})
 	s := Session{}
 	_, _ = e.Handle(context.Background(), &s, command("start", ""))
-	forged := func(nonce, action, arg string) *Reply {
+	forged := func(nonce string, action Action, arg string) *Reply {
 		t.Helper()
 		ev := press(&s, action, arg)
 		ev.Button.Nonce = nonce
@@ -250,7 +250,11 @@ func TestForgedCallbacksAreStale(t *testing.T) {
 		}
 		return r
 	}
-	for _, c := range []struct{ nonce, action, arg string }{
+	for _, c := range []struct {
+		nonce  string
+		action Action
+		arg    string
+	}{
 		{GlobalNonce, actLine, "secret"}, {s.Nonce, actLine, "secret"}, {s.Nonce, actLine, "plainflow"},
 		{GlobalNonce, actLine, "giftcards"}, {GlobalNonce, actLang, "en"}, {GlobalNonce, actLangMenu, ""},
 		{GlobalNonce, ActCancel, ""}, {GlobalNonce, "some_flow_step", "1"},
@@ -259,7 +263,7 @@ func TestForgedCallbacksAreStale(t *testing.T) {
 			t.Errorf("%s:%s:%s: %+v, want stale", c.nonce, c.action, c.arg, r)
 		}
 	}
-	if r := forged(GlobalNonce, actMenu, ""); r.Stale {
+	if r := forged(GlobalNonce, ActMenu, ""); r.Stale {
 		t.Errorf("the global menu button is stale")
 	}
 	// A session already in the admin flow (an admin removed since) is not shown.
@@ -277,7 +281,7 @@ func TestForgedCallbacksAreStale(t *testing.T) {
 	// An admin in it is shown it.
 	s.Enter("secret", "x", now.Add(time.Hour))
 	ev := press(&s, "anything", "")
-	ev.User.Admin = true
+	ev.User.Roles = RoleOwner
 	if _, err := e.Handle(context.Background(), &s, ev); err != nil || handled != 1 {
 		t.Fatalf("the admin's press: handled %d, %v", handled, err)
 	}

@@ -207,6 +207,8 @@ type Quote struct {
 	// Cancelled says the buyer cancelled the order on its summary: an
 	// invoice for it is refused at pre-checkout.
 	Cancelled bool
+	// Lang is the language the buyer saw the quote in.
+	Lang string
 }
 
 // Expired reports whether the quote may no longer be paid at now.

@@ -2,7 +2,11 @@ package flows
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // SessionVersion is the schema version of the conversation document written
@@ -27,6 +31,14 @@ type Session struct {
 	// MenuImage says the live menu is a photo (the host's key of its
 	// image); "" for a text menu. Only the host reads and writes it.
 	MenuImage string `json:"menu_image,omitempty"`
+
+	// Username is the user's Telegram @username (without "@"; "" for
+	// none) as the host last recorded it in the buyer registry, and
+	// UsernameAt when: the host writes the registry only when an update
+	// brings another name or the record is old, so an unchanged name
+	// costs no write. Only the host reads and writes them.
+	Username   string    `json:"username,omitempty"`
+	UsernameAt time.Time `json:"username_at,omitzero"`
 }
 
 // sessionV1 is the layout written before versioned flows: flat variables in
@@ -88,19 +100,65 @@ func (s *Session) Encode() []byte {
 	return b
 }
 
-// Get returns a flow variable.
-func (s *Session) Get(k string) string { return s.Data[k] }
+// Key names a flow variable (Session.Data). Each flow declares its keys as
+// constants; the string is the variable's name in the stored document, so
+// a key in use keeps its string, or live chats lose what they entered.
+type Key string
+
+// Get returns a flow variable ("" when unset).
+func (s *Session) Get(k Key) string { return s.Data[string(k)] }
 
 // Set stores a flow variable; an empty value removes it.
-func (s *Session) Set(k, v string) {
+func (s *Session) Set(k Key, v string) {
 	if v == "" {
-		delete(s.Data, k)
+		delete(s.Data, string(k))
 		return
 	}
 	if s.Data == nil {
 		s.Data = map[string]string{}
 	}
-	s.Data[k] = v
+	s.Data[string(k)] = v
+}
+
+// Int returns a flow variable stored as a number (SetInt); 0 when it is
+// unset or not a number.
+func (s *Session) Int(k Key) int {
+	n, _ := strconv.Atoi(s.Get(k))
+	return n
+}
+
+// Int64 is Int for a 64-bit number (an order's or a user's id).
+func (s *Session) Int64(k Key) int64 {
+	n, _ := strconv.ParseInt(s.Get(k), 10, 64)
+	return n
+}
+
+// SetInt stores n as a flow variable, in decimal digits ("0" too; Set
+// with "" removes it).
+func (s *Session) SetInt(k Key, n int64) { s.Set(k, strconv.FormatInt(n, 10)) }
+
+// listSep separates the entries of a list variable.
+const listSep = "\x1f"
+
+// List returns a flow variable stored as a list (SetList); nil when it is
+// unset.
+func (s *Session) List(k Key) []string {
+	v := s.Get(k)
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, listSep)
+}
+
+// SetList stores a list of entries as a flow variable; no entries, or one
+// empty entry, removes it. Entries must not contain \x1f.
+func (s *Session) SetList(k Key, entries []string) { s.Set(k, strings.Join(entries, listSep)) }
+
+// Decimal returns a flow variable stored as an amount (its decimal
+// string); ok is false when it is unset or not a number.
+func (s *Session) Decimal(k Key) (d decimal.Decimal, ok bool) {
+	d, err := decimal.NewFromString(s.Get(k))
+	return d, err == nil
 }
 
 // Enter starts flow at step with empty data, keeping the language, the live

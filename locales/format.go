@@ -1,6 +1,7 @@
 package locales
 
 import (
+	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -151,4 +152,29 @@ func groupDigits(digits, sep string) string {
 		b.WriteString(digits[i : i+3])
 	}
 	return b.String()
+}
+
+// Plain turns a catalog's Telegram HTML text into plain text: tags
+// dropped, entities decoded (for pages that show text, not HTML). Every
+// value put into a catalog text was escaped, so no "<" of a value is a tag.
+func Plain(s string) string {
+	if !strings.ContainsAny(s, "<&") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			b.WriteString(s[i:])
+			break
+		}
+		s = s[i+j+1:]
+	}
+	return html.UnescapeString(b.String())
 }

@@ -12,6 +12,7 @@ import (
 
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // The client against the simulator, for every endpoint: the two were
@@ -36,7 +37,7 @@ func TestSimAccountAndTransactions(t *testing.T) {
 	if err != nil || me.Status != reseller.AccountActive || !me.BalanceUSD.Equal(sim.Balance()) {
 		t.Fatalf("Me = %+v, %v", me, err)
 	}
-	if _, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 2}); err != nil {
+	if _, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 2}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := c.Transactions(ctx, &reseller.TransactionsOptions{Direction: reseller.TxDebit})
@@ -91,7 +92,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 	if err != nil || len(svcs.Data) == 0 {
 		t.Fatalf("services = %+v, %v", svcs, err)
 	}
-	mo, err := c.ManualServiceOffers(ctx, resellersim.DemoManualService)
+	mo, err := c.ManualServiceOffers(ctx, simcatalog.DemoManualService)
 	if err != nil || len(mo.Fields) == 0 || len(mo.Offers) == 0 {
 		t.Fatalf("manual offers = %+v, %v", mo, err)
 	}
@@ -99,7 +100,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 	if err != nil || len(games.Data) <= 100 {
 		t.Fatalf("store games = %d, %v", len(games.Data), err)
 	}
-	gifts, err := c.StoreGiftOffers(ctx, resellersim.DemoStoreApp)
+	gifts, err := c.StoreGiftOffers(ctx, simcatalog.DemoStoreApp)
 	if err != nil || len(gifts.Offers) == 0 || len(gifts.Offers[0].Regions) == 0 {
 		t.Fatalf("gift offers = %+v, %v", gifts, err)
 	}
@@ -108,7 +109,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 		t.Fatalf("gift categories = %+v, %v", cats, err)
 	}
 	for _, cat := range cats.Data {
-		if cat.CategoryID == resellersim.DemoGiftCategoryHidden {
+		if cat.CategoryID == simcatalog.DemoGiftCategoryHidden {
 			t.Fatal("a hidden category was listed")
 		}
 	}
@@ -116,7 +117,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 	if err != nil || len(brands.Data) < 3 || len(brands.Data[0].Subcategories) == 0 {
 		t.Fatalf("brands = %+v, %v", brands, err)
 	}
-	gc, err := c.GiftCardOffers(ctx, resellersim.DemoGiftCategory)
+	gc, err := c.GiftCardOffers(ctx, simcatalog.DemoGiftCategory)
 	if err != nil || len(gc.Offers) == 0 {
 		t.Fatalf("gift card offers = %+v, %v", gc, err)
 	}
@@ -124,12 +125,12 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 	if err != nil || len(keys.Data) == 0 {
 		t.Fatalf("game keys = %+v, %v", keys, err)
 	}
-	ko, err := c.GameKeyOffers(ctx, resellersim.DemoGame)
+	ko, err := c.GameKeyOffers(ctx, simcatalog.DemoGame)
 	if err != nil || len(ko.Keys) == 0 {
 		t.Fatalf("key offers = %+v, %v", ko, err)
 	}
-	rr, err := c.GameKeyRegionRestriction(ctx, resellersim.DemoGameRestricted)
-	if err != nil || rr.GameID != resellersim.DemoGameRestricted {
+	rr, err := c.GameKeyRegionRestriction(ctx, simcatalog.DemoGameRestricted)
+	if err != nil || rr.GameID != simcatalog.DemoGameRestricted {
 		t.Fatalf("restriction = %+v, %v", rr, err)
 	}
 	tcats, err := c.TopUpCategories(ctx, &reseller.TopUpCategoriesOptions{Q: "pubg"})
@@ -140,7 +141,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 	if err != nil || len(tbrands.Data) == 0 {
 		t.Fatalf("top-up brands = %+v, %v", tbrands, err)
 	}
-	to, err := c.TopUpOffers(ctx, resellersim.DemoTopUpCategory)
+	to, err := c.TopUpOffers(ctx, simcatalog.DemoTopUpCategory)
 	if err != nil || len(to.Fields) == 0 || len(to.Offers) == 0 {
 		t.Fatalf("top-up offers = %+v, %v", to, err)
 	}
@@ -167,19 +168,19 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 			return c.BuyPremium(ctx, &reseller.PremiumOrderRequest{MessengerUsername: "durov", Months: 3})
 		}},
 		{"manual_service", func() (*reseller.Order, error) {
-			return c.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: resellersim.DemoManualService, ProductID: mo.Offers[0].ID, Fields: fields})
+			return c.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: simcatalog.DemoManualService, ProductID: mo.Offers[0].ID, Fields: fields})
 		}},
 		{"store_gift", func() (*reseller.Order, error) {
 			return c.CreateStoreGiftOrder(ctx, &reseller.StoreGiftOrderRequest{AppID: gifts.AppID, SubID: gifts.Offers[0].SubID, Region: gifts.Offers[0].Regions[0].Region, InviteURL: "https://s.team/p/abc-def/XYZ"})
 		}},
 		{"gift_card", func() (*reseller.Order, error) {
-			return c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 2})
+			return c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 2})
 		}},
 		{"game_key", func() (*reseller.Order, error) {
-			return c.CreateGameKeyOrder(ctx, &reseller.GameKeyOrderRequest{GameID: resellersim.DemoGame, KeyID: resellersim.DemoGameKey, Quantity: 1})
+			return c.CreateGameKeyOrder(ctx, &reseller.GameKeyOrderRequest{GameID: simcatalog.DemoGame, KeyID: simcatalog.DemoGameKey, Quantity: 1})
 		}},
 		{"game_topup", func() (*reseller.Order, error) {
-			return c.CreateTopUpOrder(ctx, &reseller.TopUpOrderRequest{CategoryID: resellersim.DemoTopUpCategory, OfferID: to.Offers[0].OfferID, Fields: tfields})
+			return c.CreateTopUpOrder(ctx, &reseller.TopUpOrderRequest{CategoryID: simcatalog.DemoTopUpCategory, OfferID: to.Offers[0].OfferID, Fields: tfields})
 		}},
 	}
 	charged := decimal.Zero
@@ -236,7 +237,7 @@ func TestSimEveryLineOrdersAndTracks(t *testing.T) {
 func TestSimChatRelay(t *testing.T) {
 	c, _ := simClient(t)
 	ctx := t.Context()
-	mo, err := c.ManualServiceOffers(ctx, resellersim.DemoManualService)
+	mo, err := c.ManualServiceOffers(ctx, simcatalog.DemoManualService)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func TestSimChatRelay(t *testing.T) {
 	for _, f := range mo.Fields {
 		fields[f.Code] = "x"
 	}
-	o, err := c.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: resellersim.DemoManualService, ProductID: mo.Offers[0].ID, Fields: fields})
+	o, err := c.CreateManualServiceOrder(ctx, &reseller.ManualServiceOrderRequest{ServiceID: simcatalog.DemoManualService, ProductID: mo.Offers[0].ID, Fields: fields})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,14 +280,14 @@ func TestSimErrorsReachTheClientTyped(t *testing.T) {
 	c, sim := simClient(t)
 	ctx := t.Context()
 	sim.SetBalance(decimal.RequireFromString("1"))
-	_, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+	_, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 	if !reseller.IsInvalidRequest(err) {
 		t.Fatalf("insufficient balance: %v", err)
 	}
 	creates := sim.CreateCount()
 	sim.CutAfterCreate(1)
 	sim.SetBalance(decimal.RequireFromString("1000"))
-	_, err = c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+	_, err = c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 	var unknown *reseller.OutcomeUnknownError
 	if !errors.As(err, &unknown) || sim.CreateCount() != creates+1 {
 		t.Fatalf("cut connection: %v, creates %d", err, sim.CreateCount())

@@ -12,6 +12,8 @@ import (
 
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // The simulator's faults as the client sees them: what the placement
@@ -54,7 +56,7 @@ func (fc *faultClient) sleepLog() []time.Duration {
 }
 
 func pubg(player string) *reseller.TopUpOrderRequest {
-	return &reseller.TopUpOrderRequest{CategoryID: resellersim.DemoTopUpCategory, OfferID: resellersim.DemoTopUpOffer,
+	return &reseller.TopUpOrderRequest{CategoryID: simcatalog.DemoTopUpCategory, OfferID: simcatalog.DemoTopUpOffer,
 		Fields: map[string]string{"player_id": player}}
 }
 
@@ -81,7 +83,7 @@ func TestSimScripted429Then502ThatCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc.sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
+	fc.sim.ScriptCreates(faults.RateLimited(25*time.Second), faults.CreatedThenFail(http.StatusBadGateway))
 
 	_, err = fc.c.CreateTopUpOrder(ctx, pubg("111"))
 	var rl *reseller.RateLimitError
@@ -115,16 +117,16 @@ func TestSimScripted429Then502ThatCreated(t *testing.T) {
 // the client: each is outcome-unknown.
 func TestSimAmbiguousCreates(t *testing.T) {
 	for _, tc := range []struct {
-		step          resellersim.CreateStep
+		step          faults.CreateStep
 		created, hang bool
 	}{
-		{step: resellersim.CreatedThenCut(), created: true},
-		{step: resellersim.CreatedThenFail(http.StatusBadGateway), created: true},
-		{step: resellersim.CreatedThenFail(http.StatusGatewayTimeout), created: true},
-		{step: resellersim.CreatedThenHang(), created: true, hang: true},
-		{step: resellersim.CutBeforeCreate()},
-		{step: resellersim.RefusedWith(http.StatusBadGateway)},
-		{step: resellersim.HangBeforeCreate(), hang: true},
+		{step: faults.CreatedThenCut(), created: true},
+		{step: faults.CreatedThenFail(http.StatusBadGateway), created: true},
+		{step: faults.CreatedThenFail(http.StatusGatewayTimeout), created: true},
+		{step: faults.CreatedThenHang(), created: true, hang: true},
+		{step: faults.CutBeforeCreate()},
+		{step: faults.RefusedWith(http.StatusBadGateway)},
+		{step: faults.HangBeforeCreate(), hang: true},
 	} {
 		t.Run(tc.step.String(), func(t *testing.T) {
 			fc := newFaultClient(t, resellersim.Config{})
@@ -137,7 +139,7 @@ func TestSimAmbiguousCreates(t *testing.T) {
 			fc.sim.ScriptCreates(tc.step)
 			done := make(chan error, 1)
 			go func() {
-				_, err := fc.c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+				_, err := fc.c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 				done <- err
 			}()
 			<-arrived
@@ -172,7 +174,7 @@ func TestSimLookAlikeTopUpIsIndistinguishable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc.sim.ScriptCreates(resellersim.CreatedThenCut())
+	fc.sim.ScriptCreates(faults.CreatedThenCut())
 	if _, err := fc.c.CreateTopUpOrder(ctx, pubg("111")); !reseller.IsOutcomeUnknown(err) {
 		t.Fatalf("err = %v", err)
 	}
@@ -201,7 +203,7 @@ func TestSimClockOffsetSeenByTheClient(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	fc := newFaultClient(t, resellersim.Config{Now: func() time.Time { return now }, ClockOffset: -10 * time.Minute})
 	ctx := t.Context()
-	o, err := fc.c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+	o, err := fc.c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // listQueries records the query of every GET /orders the simulator serves.
@@ -38,11 +39,11 @@ func TestNewestOrderNumber(t *testing.T) {
 	if n, err := c.NewestOrderNumber(ctx, ""); err != nil || n != 0 {
 		t.Fatalf("empty upstream: %d, %v; want 0", n, err)
 	}
-	gift, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+	gift, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := c.CreateGameKeyOrder(ctx, &reseller.GameKeyOrderRequest{GameID: resellersim.DemoGame, KeyID: resellersim.DemoGameKey, Quantity: 1})
+	key, err := c.CreateGameKeyOrder(ctx, &reseller.GameKeyOrderRequest{GameID: simcatalog.DemoGame, KeyID: simcatalog.DemoGameKey, Quantity: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestOrdersAboveStopsAtTheWatermark(t *testing.T) {
 	ctx := t.Context()
 	var numbers []int64 // oldest first
 	for range 6 {
-		o, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		o, err := c.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

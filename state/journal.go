@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,11 @@ func (s JournalShop) String() string {
 
 // JournalEntry is one entry of the journal.
 type JournalEntry struct {
+	// V is the entry's version (JournalVersion, set by Append; 0 before
+	// versions). An entry of a newer version, or of a kind this build does
+	// not know, is one it cannot read: it is not applied, and the journal
+	// proves nothing for when it was written (Covers), as for damage.
+	V    int         `json:"v,omitempty"`
 	At   time.Time   `json:"at"`
 	Shop JournalShop `json:"shop"` // set by Append: the journal's shop
 	Kind string      `json:"kind"`
@@ -137,6 +143,8 @@ type Journal struct {
 	damaged int                 // damaged lines read
 	foreign map[JournalShop]int // entries of other shops, not applied
 	told    map[JournalShop]bool
+	// canaryName is this process's canary file (journal_canary.go).
+	canaryName string
 }
 
 // OpenJournal opens the journal in dir ("" keeps entries in memory only);
@@ -435,7 +443,7 @@ func (j *Journal) Append(e JournalEntry) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e.Shop = j.shop
+	e.Shop, e.V = j.shop, JournalVersion
 	payload, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
@@ -555,6 +563,9 @@ func (j *Journal) readLocked() error {
 		}
 		j.offsets[name] = r.offset
 		j.damaged += r.damaged
+		if r.newer > 0 {
+			j.log.Info("journal entries of a newer version not read; the journal proves nothing for when they were written", "file", name, "entries", r.newer)
+		}
 		if r.broken.After(j.broken) {
 			j.broken = r.broken
 		}
@@ -576,7 +587,17 @@ type fileRead struct {
 	entries []JournalEntry
 	offset  int64     // after the last whole line
 	damaged int       // lines that were not whole entries
+	newer   int       // entries of a newer build this one cannot read
 	broken  time.Time // the latest time a line that could not be used was written
+}
+
+// journalKinds are the entry kinds this build reads.
+var journalKinds = []string{JournalPaid, JournalCreated, JournalIntent, JournalNone, JournalUncertain}
+
+// readable reports whether this build can read entry e: a version and a
+// kind it knows.
+func readable(e JournalEntry) bool {
+	return e.V <= JournalVersion && slices.Contains(journalKinds, e.Kind)
 }
 
 // readJournalFile reads the whole lines of path from offset on (a line
@@ -622,12 +643,19 @@ func readJournalFile(path string, offset int64) (fileRead, error) {
 		}
 		payload, ok := unframe(line)
 		if ok && json.Unmarshal(payload, &e) == nil && e.Kind != "" {
+			if !readable(e) {
+				// A newer build's: what it says cannot be told, so
+				// the journal's silence proves nothing around it.
+				r.newer++
+				r.broken = later(r.broken, e.At)
+				continue
+			}
 			r.entries = append(r.entries, e)
 			continue
 		}
 		r.damaged++
 		r.broken = later(r.broken, st.ModTime())
-		if e, ok := resync(line); ok {
+		if e, ok := resync(line); ok && readable(e) {
 			r.entries = append(r.entries, e)
 		}
 	}

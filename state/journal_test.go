@@ -218,3 +218,41 @@ func TestJournalInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The canary values a shop's processes saw are read back as the highest of
+// each counter over that shop's files; another shop's are never taken.
+func TestJournalKeepsTheCanaryOfItsOwnShop(t *testing.T) {
+	dir := t.TempDir()
+	open := func(shop state.JournalShop) *state.Journal {
+		j, err := state.OpenJournal(dir, time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = j.Close() })
+		if err := j.Bind(shop, nil); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	ours, theirs := state.JournalShop{Bot: 1, Account: "a", Store: 1}, state.JournalShop{Bot: 1, Account: "b", Store: 1}
+	one, two, other := open(ours), open(ours), open(theirs)
+	for _, n := range []struct {
+		j *state.Journal
+		c map[string]int64
+	}{{one, map[string]int64{"k1": 10, "k2": 3}}, {two, map[string]int64{"k1": 7, "k2": 5}}, {other, map[string]int64{"k1": 99}}, {one, map[string]int64{"k1": 12, "k2": 3}}} {
+		if err := n.j.NoteCanary(n.c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := open(ours).LastCanary()
+	if err != nil || got["k1"] != 12 || got["k2"] != 5 || len(got) != 2 {
+		t.Fatalf("LastCanary = %v, %v; want k1 12, k2 5", got, err)
+	}
+	mem, _ := state.OpenJournal("", time.Minute, nil)
+	if err := mem.NoteCanary(map[string]int64{"k": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := mem.LastCanary(); len(got) != 0 {
+		t.Fatalf("a journal in memory kept %v", got)
+	}
+}

@@ -103,6 +103,9 @@ type Transition struct {
 // Order is our order: what the buyer paid for, how, and how far it got.
 // Money is decimal (a JSON string), never float.
 type Order struct {
+	// V is the version of the document (OrderVersion when written by this
+	// build; 0 before versions): a newer one is left to a newer build.
+	V         int             `json:"v,omitempty"`
 	ID        int64           `json:"id,omitempty"` // our number, from INCR
 	QuoteID   string          `json:"quote_id,omitempty"`
 	ChatID    int64           `json:"chat_id"`
@@ -170,6 +173,11 @@ type Order struct {
 	Codes          []string        `json:"codes,omitempty"` // delivered codes or keys
 	Reason         string          `json:"reason,omitempty"`
 	RefundRef      string          `json:"refund_ref,omitempty"`
+	// RefundSeen is when Telegram's transaction list showed the order's
+	// charge refunded while a create of the order was in doubt (a store
+	// that lost writes took the refund): the order is never placed again,
+	// and one whose create did go through waits for an admin.
+	RefundSeen time.Time `json:"refund_seen,omitzero"`
 
 	DeliveredAt    time.Time `json:"delivered_at,omitzero"` // when the result reached the buyer
 	NotifiedStatus string    `json:"notified_status,omitempty"`
@@ -183,6 +191,21 @@ type Order struct {
 
 // OrderStatuses are every status an order can be in.
 var OrderStatuses = []string{OrderPaid, OrderPlacing, OrderPlaced, OrderDelivered, OrderRefunding, OrderRefunded, OrderNeedsReview}
+
+// Readable returns nil when this build may act on the order, and
+// ErrRecordTooNew when a newer build wrote it: a newer version of the
+// document, or a status this build does not know. Such an order is shown
+// as it is but never moved or rewritten here (the store refuses to save
+// it), so a field or status this build does not know is never lost.
+func (o *Order) Readable() error {
+	if err := TooNew(fmt.Sprintf("order %d", o.ID), o.V, OrderVersion); err != nil {
+		return err
+	}
+	if !slices.Contains(OrderStatuses, o.Status) {
+		return fmt.Errorf("order %d: status %q unknown to this build: %w", o.ID, o.Status, ErrRecordTooNew)
+	}
+	return nil
+}
 
 // OrderStats are the store-wide counts the metrics show: orders by status,
 // upstream orders reported as nobody's (orphans) and those disputed by an

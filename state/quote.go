@@ -36,6 +36,9 @@ type Quote struct {
 	// were told nothing was charged): an invoice for it is refused at
 	// pre-checkout.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Lang is the language the buyer saw the quote in ("" before it was
+	// kept), for what the shop tells them of it later.
+	Lang string `json:"lang,omitempty"`
 }
 
 // Expired reports whether the quote may no longer be paid at now.

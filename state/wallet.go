@@ -33,3 +33,13 @@ type Entry struct {
 	Actor   string          `json:"actor,omitempty"` // who moved the money: an admin id, "refund", ...; empty for the buyer's own debits
 	At      time.Time       `json:"at"`
 }
+
+// StatementLine is a wallet movement as its owner reads it: when, how much
+// (signed USD), what it was (Telegram HTML in their language) and the
+// shop order it paid or refunded (0: none).
+type StatementLine struct {
+	At     time.Time
+	Amount decimal.Decimal
+	What   string
+	Order  int64
+}

@@ -13,6 +13,10 @@ import (
 // paying a Stars invoice (payload "w:<id>"). It is written once and never
 // changed, but for PaidBy: the charge that credited it.
 type WalletTopup struct {
+	// V is the version of the record (TopupVersion when written by this
+	// build; 0 before versions). A charge of a newer one is settled only by
+	// a build that reads it: never credited or refunded by an older one.
+	V       int
 	ID      string
 	UserID  int64
 	ChatID  int64

@@ -7,10 +7,12 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 )
 
@@ -25,16 +27,19 @@ type Options struct {
 // Telegram adapter implements it. Errors wrap flows.ErrBlocked when the
 // user blocked the bot.
 type Telegram interface {
-	Sender
-	// SendBulk sends a broadcast message, paced so that it never takes the
-	// capacity replies need.
-	SendBulk(ctx context.Context, chat int64, text string) (int, error)
+	notify.Sender
+	notify.DocumentSender // a batch of promo codes
+	// SendBulk sends a broadcast message (text alone with media "", or a
+	// photo, video or document by its file_id with text as its caption),
+	// with buttons, paced so that it never takes the capacity replies
+	// need.
+	SendBulk(ctx context.Context, chat int64, media, fileID, text string, rows [][]flows.Button) (int, error)
+	// SendMedia sends a photo, video or document by its file_id with an
+	// HTML caption and buttons (a broadcast's preview).
+	SendMedia(ctx context.Context, chat int64, media, fileID, caption string, rows [][]flows.Button) (int, error)
 	// EditText edits a message's HTML text, with buttons (rows nil: none).
 	// An edit that changes nothing is no error.
 	EditText(ctx context.Context, chat int64, msgID int, text string, rows [][]flows.Button) error
-	// SendDocument sends data as a file named name with an HTML caption
-	// (a batch of promo codes).
-	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
 }
 
 // Upstream is what the admin side reads of the reseller account: one
@@ -46,11 +51,11 @@ type Upstream interface {
 // Fulfilment is the fulfilment worker's admin operations on one order
 // (fulfil.Fulfiller implements it).
 type Fulfilment interface {
-	Resend(ctx context.Context, o *state.Order, note string) error
-	Hurry(ctx context.Context, id int64) (running bool, err error)
-	Refund(ctx context.Context, id int64, from, note string) error
-	Adopt(ctx context.Context, id int64, up *reseller.Order, note string) error
-	PlaceAgain(ctx context.Context, id int64, note string) error
+	Resend(ctx context.Context, by state.Actor, o *state.Order) error
+	RunNow(ctx context.Context, by state.Actor, id int64) (running bool, err error)
+	Refund(ctx context.Context, by state.Actor, id int64, tag, from string) error
+	Adopt(ctx context.Context, by state.Actor, id int64, tag string, up *reseller.Order) error
+	PlaceAgain(ctx context.Context, by state.Actor, id int64, tag string) error
 }
 
 // Chats is the operator chat relay of manual-service orders
@@ -59,7 +64,7 @@ type Chats interface {
 	// HasChat reports whether the order's messages carry a chat button.
 	HasChat(ctx context.Context, o *state.Order) bool
 	// TranscriptButton is an admin's button that shows order id's chat.
-	TranscriptButton(text string, id int64) flows.Button
+	TranscriptButton(text string, o *state.Order) flows.Button
 }
 
 // Deps are the stores and services the admin side uses. The stores are
@@ -75,8 +80,20 @@ type Deps struct {
 	// Engine is where the admin commands and flows live.
 	Engine     *flows.Engine
 	Broadcasts *work.Broadcasts // the broadcast jobs
-	Log        *slog.Logger
-	Now        func() time.Time
+	// BroadcastSchedule is the durable schedule scheduled broadcasts wait
+	// on (their own); nil: broadcasts go at once only.
+	BroadcastSchedule *sched.Schedule
+	// Wallets are the buyers' wallets, for an audience of those who hold
+	// a balance; nil: nobody does.
+	Wallets *records.Wallets
+	// BotName is the bot's username (getMe at start), for a broadcast's
+	// links into the shop.
+	BotName func() string
+	// Audit logs the admin actions that change something (promo codes,
+	// broadcasts); nil: not logged.
+	Audit *records.AuditLog
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // Admin is the shop's admin side and the buyers' order list: /orders (a
@@ -94,6 +111,8 @@ type Admin struct {
 	log    *slog.Logger
 	now    func() time.Time
 	bc     *broadcaster
+	// auditLog is Deps.Audit.
+	auditLog *records.AuditLog
 }
 
 // New returns the admin side over d's stores and services.
@@ -107,11 +126,13 @@ func New(opts Options, d Deps) *Admin {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Admin{
+	ad := &Admin{
 		opts: opts, tg: d.Telegram, up: d.Upstream, ful: d.Fulfil, chats: d.Chats,
 		orders: d.Orders, promos: d.Promos, engine: d.Engine, log: d.Log, now: d.Now,
-		bc: newBroadcaster(d),
+		bc: newBroadcaster(d), auditLog: d.Audit,
 	}
+	ad.bc.audit = ad.audit
+	return ad
 }
 
 // Register adds the commands, buttons and flows to the engine.
@@ -121,8 +142,20 @@ func (ad *Admin) Register(e *flows.Engine) {
 	ad.registerPromos(e)
 }
 
-// Run carries the broadcasts on until ctx ends.
+// Run carries the broadcasts on until ctx ends, and starts the scheduled
+// ones when due.
 func (ad *Admin) Run(ctx context.Context) { ad.bc.run(ctx) }
+
+// Opened counts user as one who started the bot through broadcast id's
+// link (bot.Broadcasts).
+func (ad *Admin) Opened(ctx context.Context, id string, user int64, _ time.Time) {
+	ad.bc.opened(ctx, id, user)
+}
+
+// chatActor is the staff member of env acting in the chat.
+func chatActor(env *flows.Env) state.Actor {
+	return state.Actor{ID: env.User.ID, Role: env.User.RoleName(), Via: state.ViaChat}
+}
 
 // paidUSD is what an order brought in, in USD: its Stars at
 // STARS_USD_RATE, or the wallet amount.

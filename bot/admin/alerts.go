@@ -7,7 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/flows"
+	"shopbot/bot/notify"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state/redisstore/work"
@@ -16,34 +16,43 @@ import (
 // Alerts tell admins about trouble once per occurrence: an alert's key is
 // remembered in the store (work.Alerts, shared by every process) until the
 // condition clears, so polling the same condition again sends nothing. They also watch the
-// upstream account (WatchUpstream).
+// upstream account (AlertsDeps.Watch).
 type Alerts struct {
-	tg     Sender
+	tg     notify.Sender
 	store  *work.Alerts
 	admins []int64
 	lang   locales.Lang // the admins' language
 	log    *slog.Logger
 	now    func() time.Time
-	watch  *upstreamWatch
-	// OnBalance, when set, is told every upstream balance the watch reads
-	// (the bot's balance gauge).
-	OnBalance func(usd decimal.Decimal)
-}
-
-// Sender sends an HTML message with optional buttons (the bot's Telegram
-// adapter). Errors wrap flows.ErrBlocked when the user blocked the bot.
-type Sender interface {
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	watch  *Watch
+	// onBalance, when set, is told every upstream balance the watch reads.
+	onBalance func(usd decimal.Decimal)
 }
 
 // AlertsDeps are what alerts use.
 type AlertsDeps struct {
-	Telegram Sender
-	Admins   []int64
+	Telegram notify.Sender
+	Admins   []int64      // the owners (ADMIN_IDS): alerts go to them only
 	Lang     locales.Lang // the admins' language
 	Store    *work.Alerts // which alerts are raised
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Watch is the upstream account's watch (RunWatch); nil: none.
+	Watch *Watch
+	// OnBalance, when set, is told every upstream balance the watch reads
+	// (the bot's balance gauge).
+	OnBalance func(usd decimal.Decimal)
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// Watch is the watch of the upstream account: RunWatch reads it every
+// Every and alerts admins when the key is rejected (401), the account is
+// blocked (403 or BLOCKED), or the balance drops below Low; each once per
+// occurrence, with a note when the balance recovers. Every defaults to a
+// minute.
+type Watch struct {
+	Account AccountReader
+	Low     decimal.Decimal
+	Every   time.Duration
 }
 
 // NewAlerts returns the admins' alerts.
@@ -54,7 +63,12 @@ func NewAlerts(d AlertsDeps) *Alerts {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Alerts{tg: d.Telegram, store: d.Store, admins: d.Admins, lang: d.Lang, log: d.Log, now: d.Now}
+	if d.Watch != nil && d.Watch.Every <= 0 {
+		w := *d.Watch
+		w.Every = time.Minute
+		d.Watch = &w
+	}
+	return &Alerts{tg: d.Telegram, store: d.Store, admins: d.Admins, lang: d.Lang, log: d.Log, now: d.Now, watch: d.Watch, onBalance: d.OnBalance}
 }
 
 // Raise sends text to every admin unless the alert key is already raised.
@@ -106,28 +120,13 @@ const (
 	AlertBlocked     = "upstream:blocked"
 )
 
-// WatchUpstream makes RunWatch poll the upstream account every interval
-// and alert admins when the key is rejected (401), the account is blocked
-// (403 or BLOCKED), or the balance drops below low; each once per
-// occurrence, with a note when the balance recovers. Call it before the
-// bot runs.
-func (a *Alerts) WatchUpstream(acct AccountReader, low decimal.Decimal, every time.Duration) {
-	a.watch = &upstreamWatch{acct: acct, low: low, every: every}
-}
-
-type upstreamWatch struct {
-	acct  AccountReader
-	low   decimal.Decimal
-	every time.Duration
-}
-
 // RunWatch polls the upstream account until ctx ends (nothing to do
-// without WatchUpstream).
+// without a Watch).
 func (a *Alerts) RunWatch(ctx context.Context) {
 	if a.watch == nil {
 		return
 	}
-	t := time.NewTicker(a.watch.every)
+	t := time.NewTicker(a.watch.Every)
 	defer t.Stop()
 	for {
 		a.CheckUpstream(ctx)
@@ -146,7 +145,7 @@ func (a *Alerts) CheckUpstream(ctx context.Context) *reseller.Account {
 		return nil
 	}
 	al, lang := a, a.lang
-	me, err := a.watch.acct.Me(ctx)
+	me, err := a.watch.Account.Me(ctx)
 	switch {
 	case reseller.IsUnauthorized(err):
 		_, _ = al.Raise(ctx, AlertKeyRejected, locales.T(lang, "alert.key_rejected"))
@@ -167,11 +166,11 @@ func (a *Alerts) CheckUpstream(ctx context.Context) *reseller.Account {
 		_, _ = al.Clear(ctx, AlertBlocked)
 	}
 	bal := me.BalanceUSD.Decimal
-	if a.OnBalance != nil {
-		a.OnBalance(bal)
+	if a.onBalance != nil {
+		a.onBalance(bal)
 	}
-	if bal.LessThan(a.watch.low) {
-		_, _ = al.Raise(ctx, AlertLowBalance, locales.T(lang, "alert.low_balance", "balance", locales.Money(lang, bal), "low", locales.Money(lang, a.watch.low)))
+	if bal.LessThan(a.watch.Low) {
+		_, _ = al.Raise(ctx, AlertLowBalance, locales.T(lang, "alert.low_balance", "balance", locales.Money(lang, bal), "low", locales.Money(lang, a.watch.Low)))
 	} else if was, _ := al.Clear(ctx, AlertLowBalance); was {
 		for _, id := range a.admins {
 			_, _ = a.tg.Send(ctx, id, locales.T(lang, "alert.balance_recovered", "balance", locales.Money(lang, bal)), nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	adminside "shopbot/bot/admin" // its const admin is the admin's chat
 	"shopbot/bot/bottest"
 	"shopbot/bot/storefront"
 	"shopbot/locales"
@@ -42,10 +43,10 @@ func alertsTo(h *bottest.Harness, chatID int64, part string) int {
 // balance alerts again only after it recovered and dropped again.
 func TestAlertDeduplication(t *testing.T) {
 	h := bottest.New(t)
-	b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin, admin + 1} })
-	bottest.FakePace(b.API) // several alerts to one admin: paced on a fake clock
 	client, sim := simReseller(t, "k")
-	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	watch := &adminside.Watch{Account: client, Low: decimal.RequireFromString("50"), Every: time.Hour}
+	b := h.NewBot(func(o *storefront.Options) { o.Admins, o.Watch = []int64{admin, admin + 1}, watch })
+	bottest.FakePace(b.API) // several alerts to one admin: paced on a fake clock
 	ctx := context.Background()
 	low := "Low upstream balance"
 
@@ -79,8 +80,7 @@ func TestAlertDeduplication(t *testing.T) {
 		t.Fatalf("blocked account alerted %d times", n)
 	}
 	// Two processes polling the same condition still alert once.
-	other := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
-	other.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	other := h.NewBot(func(o *storefront.Options) { o.Admins, o.Watch = []int64{admin}, watch })
 	other.Alerts.CheckUpstream(ctx)
 	if n := alertsTo(h, admin, "blocked"); n != 1 {
 		t.Fatalf("a second process alerted again: %d", n)
@@ -89,9 +89,10 @@ func TestAlertDeduplication(t *testing.T) {
 
 func TestAlertWhenUpstreamKeyRejected(t *testing.T) {
 	h := bottest.New(t)
-	b := h.NewBot(func(o *storefront.Options) { o.Admins = []int64{admin} })
 	client, _ := simReseller(t, "wrong-key")
-	b.Alerts.WatchUpstream(client, decimal.RequireFromString("50"), time.Hour)
+	b := h.NewBot(func(o *storefront.Options) {
+		o.Admins, o.Watch = []int64{admin}, &adminside.Watch{Account: client, Low: decimal.RequireFromString("50"), Every: time.Hour}
+	})
 	b.Alerts.CheckUpstream(context.Background())
 	b.Alerts.CheckUpstream(context.Background())
 	want := locales.T(locales.En, "alert.key_rejected")

@@ -4,42 +4,94 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"shopbot/state/redisstore/records"
-	"shopbot/state/redisstore/work"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
+	"shopbot/bot/jobs"
 	"shopbot/flows"
 	"shopbot/locales"
+	"shopbot/state"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/sched"
+	"shopbot/state/redisstore/work"
 )
 
 // broadcaster runs admin broadcasts as resumable jobs in Redis: any
-// process may carry a job on after another stopped.
+// process may carry a job on after another stopped. A broadcast goes to an
+// audience (state.Audience) of the buyers' profiles (records.Users),
+// listed once when it starts; a scheduled one waits on the broadcasts'
+// own durable schedule, whose due job any replica runs once.
 type broadcaster struct {
-	tg    Telegram
-	users *records.Users
-	log   *slog.Logger
-	jobs  *work.Broadcasts
-	owner string
-	wake  chan struct{}
-	every time.Duration // how often the admin's progress message is updated
+	tg      Telegram
+	users   *records.Users
+	wallets *records.Wallets // nil: nobody holds a wallet balance
+	orders  *records.Orders  // the delivered orders that fill the profiles once
+	log     *slog.Logger
+	jobs    *work.Broadcasts
+	sched   *sched.Schedule // nil: no scheduling
+	engine  *flows.Engine
+	botName func() string
+	now     func() time.Time
+	owner   string
+	wake    chan struct{}
+	every   time.Duration // how often the admin's progress message is updated
+	// audit records an admin's action in the audit log (Admin.audit).
+	audit func(ctx context.Context, by state.Actor, action, target, detail string)
 }
 
 func newBroadcaster(d Deps) *broadcaster {
+	name := d.BotName
+	if name == nil {
+		name = func() string { return "" }
+	}
 	return &broadcaster{
-		tg: d.Telegram, users: d.Users, log: d.Log, jobs: d.Broadcasts,
+		tg: d.Telegram, users: d.Users, wallets: d.Wallets, orders: d.Orders, log: d.Log, jobs: d.Broadcasts,
+		sched: d.BroadcastSchedule, engine: d.Engine, botName: name, now: d.Now,
 		owner: strconv.FormatInt(time.Now().UnixNano(), 36), wake: make(chan struct{}, 1), every: 2 * time.Second,
 	}
 }
 
-// register adds /broadcast (admins only), its compose flow and the stop
-// button to the engine.
+// Actions and the session variables of broadcasts.
+const (
+	// bcActStop stops a broadcast, or cancels a scheduled one (a global
+	// button on its progress or scheduling message; arg: the job's id).
+	bcActStop flows.Action = "bcx"
+	// bcActShow shows a broadcast's figures again, its opens with them (a
+	// global button on its report; arg: the job's id).
+	bcActShow     flows.Action = "bcr"
+	bcActSend     flows.Action = "send"  // send (or schedule) what was composed
+	bcActEdit     flows.Action = "edit"  // write it again
+	bcActPreview  flows.Action = "prev"  // the message again, as buyers get it
+	bcActAudience flows.Action = "aud"   // the audience picker; arg: a kind or a whole audience
+	bcActButtons  flows.Action = "btns"  // the buttons step
+	bcActNoButton flows.Action = "nobtn" // drop the buttons
+	bcActWhen     flows.Action = "when"  // the schedule step
+	bcActNow      flows.Action = "now"   // send at once, not at a time
+	bcActBack     flows.Action = "back"  // back to the summary
+	// bcKeyText is the text composed (HTML, escaped): the message, or the
+	// media's caption.
+	bcKeyText flows.Key = "text"
+	// bcKeyMedia and bcKeyFile are the media sent in the compose step:
+	// its kind (state.MediaPhoto...) and file_id.
+	bcKeyMedia flows.Key = "media"
+	bcKeyFile  flows.Key = "file"
+	// bcKeyButtons are the buttons (JSON of state.BroadcastButton).
+	bcKeyButtons flows.Key = "buttons"
+	// bcKeyAudience is the audience chosen (state.Audience.String).
+	bcKeyAudience flows.Key = "aud"
+	// bcKeyAt is when to send it (unix seconds; unset: at once).
+	bcKeyAt flows.Key = "at"
+	// bcKeyDays is the audience kind whose number of days is asked for.
+	bcKeyDays flows.Key = "dkind"
+)
+
+// register adds /broadcast, its compose flow and the stop and results
+// buttons to the engine, for those who may broadcast.
 func (br *broadcaster) register(e *flows.Engine) {
-	e.RegisterAdmin("broadcast", broadcastFlow{br})
-	e.HandleCommand("broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if !env.User.Admin {
-			return flows.UnknownCommand(env), nil
-		}
+	e.AdminFlow("broadcast", flows.PermBroadcast, "cmd.broadcast", broadcastFlow{br})
+	e.AdminCommand("broadcast", flows.PermBroadcast, "cmd.broadcast", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		s.Enter("broadcast", "compose", ev.Now.Add(e.FlowTTL))
 		r, err := broadcastFlow{br}.Start(ctx, env, s, "")
 		if r != nil {
@@ -47,49 +99,159 @@ func (br *broadcaster) register(e *flows.Engine) {
 		}
 		return r, err
 	})
-	e.HandleButton("bcx", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if !env.User.Admin {
-			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
-		}
-		if _, err := br.jobs.Finish(ctx, ev.Button.Arg, work.BroadcastCancelled); err != nil {
+	e.AdminButton(bcActStop, flows.PermBroadcast, "staff.btn.bc_stop", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		did, err := br.stop(ctx, ev.Button.Arg)
+		if err != nil {
 			return nil, err
+		}
+		if did {
+			br.audit(ctx, chatActor(env), state.AuditBroadcastStop, "broadcast "+ev.Button.Arg, "")
 		}
 		return &flows.Reply{Answer: env.T("bc.cancelled"), NoScreen: true}, nil
 	})
+	e.AdminButton(bcActShow, flows.PermBroadcast, "staff.btn.bc_show", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		j, err := br.jobs.Get(ctx, ev.Button.Arg)
+		if errors.Is(err, work.ErrBroadcastNotFound) {
+			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev.MsgID != 0 {
+			_ = br.tg.EditText(ctx, env.User.ID, ev.MsgID, br.reportText(j), br.showButton(j))
+		}
+		return &flows.Reply{Answer: env.T("bc.refreshed"), NoScreen: true}, nil
+	})
 }
 
-// start creates the job and the admin's progress message.
-func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang, text string, now time.Time) error {
-	total, err := br.users.CountBuyers(ctx)
+// stop stops a running broadcast or cancels a scheduled one; false when it
+// was neither.
+func (br *broadcaster) stop(ctx context.Context, id string) (bool, error) {
+	did, err := br.jobs.Finish(ctx, id, work.BroadcastCancelled)
+	if err == nil && did && br.sched != nil {
+		_ = br.sched.Remove(ctx, scheduleJob(id))
+	}
+	return did, err
+}
+
+// scheduleJob is a scheduled broadcast's job on the schedule.
+func scheduleJob(id string) string { return "bcast:" + id }
+
+// plan checks a broadcast as composed (the chat's or the console's) and
+// returns it ready to send: the text escaped, the buttons checked, the
+// audience the shop's. refusal is the locale key of what is wrong.
+func (br *broadcaster) check(p state.BroadcastPlan, now time.Time) (refusal string) {
+	switch {
+	case p.Media != "" && p.Media != state.MediaPhoto && p.Media != state.MediaVideo && p.Media != state.MediaDocument,
+		p.Media != "" && p.FileID == "",
+		p.Media == "" && strings.TrimSpace(p.Text) == "":
+		return "bc.text_only"
+	case !fitsText(locales.Plain(p.Text), p.Media):
+		return "bc.too_long"
+	case !checkAudience(p.Audience, br.engine.Langs):
+		return "bc.bad_audience"
+	case !checkAt(p.At, now), !p.At.IsZero() && br.sched == nil:
+		return "bc.when_bad"
+	}
+	return ""
+}
+
+// count is the size of audience a now.
+func (br *broadcaster) count(ctx context.Context, a state.Audience) (state.AudienceCount, error) {
+	return br.users.CountAudience(ctx, a, br.now(), br.wallets)
+}
+
+// start creates the job of plan p for admin: at once (with its progress
+// message) or at p.At (with a message that says when, and cancels it).
+func (br *broadcaster) start(ctx context.Context, admin int64, lang locales.Lang, p state.BroadcastPlan, now time.Time) (string, error) {
+	c, err := br.count(ctx, p.Audience)
 	if err != nil {
-		return err
+		return "", err
 	}
-	j := &work.BroadcastJob{AdminChat: admin, Text: text, Lang: string(lang), Total: total, CreatedAt: now}
+	j := &work.BroadcastJob{
+		AdminChat: admin, Text: p.Text, Lang: string(lang), Media: p.Media, FileID: p.FileID,
+		Buttons: encodeButtons(p.Buttons), Audience: p.Audience.String(), At: p.At, Total: c.Members, CreatedAt: now,
+	}
 	if _, err := br.jobs.Create(ctx, j); err != nil {
-		return err
+		return "", err
 	}
-	msg, err := br.tg.Send(ctx, admin, br.progressText(j), br.stopButton(j))
+	if !p.At.IsZero() {
+		if err := br.sched.Put(ctx, scheduleJob(j.ID), p.At); err != nil {
+			_, _ = br.jobs.Finish(ctx, j.ID, work.BroadcastCancelled)
+			return "", err
+		}
+		text := locales.N(lang, "bc.scheduled", c.Reach(), "id", j.ID, "at", whenText(p.At), "audience", audienceName(lang, p.Audience))
+		d, _ := flows.EncodeCallback(flows.GlobalNonce, bcActStop, j.ID)
+		_, _ = br.tg.Send(ctx, admin, text, [][]flows.Button{{{Text: locales.T(lang, "btn.bc_cancel"), Data: d}}})
+		return j.ID, nil
+	}
+	br.announce(ctx, j)
+	br.kick()
+	return j.ID, nil
+}
+
+// announce sends the admin the progress message of a job that starts.
+func (br *broadcaster) announce(ctx context.Context, j *work.BroadcastJob) {
+	if j.AdminChat == 0 {
+		return
+	}
+	msg, err := br.tg.Send(ctx, j.AdminChat, br.progressText(j), br.stopButton(j))
 	if err == nil {
 		_ = br.jobs.SetProgressMsg(ctx, j.ID, msg)
 	}
+}
+
+func (br *broadcaster) kick() {
 	select {
 	case br.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 func (br *broadcaster) stopButton(j *work.BroadcastJob) [][]flows.Button {
 	lang := locales.Lang(j.Lang)
-	d, _ := flows.EncodeCallback(flows.GlobalNonce, "bcx", j.ID)
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, bcActStop, j.ID)
 	return [][]flows.Button{{{Text: locales.T(lang, "btn.bc_stop"), Data: d}}}
+}
+
+func (br *broadcaster) showButton(j *work.BroadcastJob) [][]flows.Button {
+	lang := locales.Lang(j.Lang)
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, bcActShow, j.ID)
+	return [][]flows.Button{{{Text: locales.T(lang, "btn.bc_refresh"), Data: d}}}
 }
 
 // progressText is the progress message's text, whatever the job's status.
 func (br *broadcaster) progressText(j *work.BroadcastJob) string {
 	lang := locales.Lang(j.Lang)
 	return locales.T(lang, "bc.progress", "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
-		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed)
+		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed) + optedOut(j)
+}
+
+// optedOut is the count of buyers skipped for turning marketing messages
+// off, as a line of the progress and the report ("" for none).
+func optedOut(j *work.BroadcastJob) string {
+	if j.OptedOut == 0 {
+		return ""
+	}
+	return "\n" + locales.T(locales.Lang(j.Lang), "bc.skipped_optout", "n", j.OptedOut)
+}
+
+// opensLine is how many buyers opened the shop through the broadcast's
+// link, as a line of the report ("" when it carries none).
+func opensLine(j *work.BroadcastJob) string {
+	if !hasLink(decodeButtons(j.Buttons)) {
+		return ""
+	}
+	return "\n" + locales.T(locales.Lang(j.Lang), "bc.opens", "n", j.Opens)
+}
+
+func hasLink(bs []state.BroadcastButton) bool {
+	for _, b := range bs {
+		if b.Link != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // reportText is the final report of a finished job.
@@ -103,11 +265,26 @@ func (br *broadcaster) reportText(j *work.BroadcastJob) string {
 		key = "bc.report_cancelled"
 	}
 	return locales.T(lang, key, "id", j.ID, "done", min(j.Pos, j.Total), "total", j.Total,
-		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed)
+		"sent", j.Sent, "blocked", j.Blocked, "failed", j.Failed) + optedOut(j) + opensLine(j)
 }
 
-// run carries every active job on until ctx ends.
+// run carries every active job on until ctx ends; beside it, the due
+// scheduled broadcasts are released (once, by whichever replica claims
+// their job) and the profiles are filled with the orders delivered before
+// they were kept.
 func (br *broadcaster) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if br.sched != nil {
+		w := &jobs.Worker{
+			What: "scheduled broadcast", Sched: br.sched, Now: br.now, Log: br.log,
+			Tick: time.Second, Lease: 30 * time.Second, Timeout: 30 * time.Second, Parallel: 1,
+			Kinds: []string{sched.Kind(scheduleJob("0"))},
+			Step:  br.release,
+		}
+		wg.Go(func() { w.Run(ctx) })
+	}
+	wg.Go(func() { br.fillProfiles(ctx) })
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -128,6 +305,50 @@ func (br *broadcaster) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// release is the step of a scheduled broadcast's job: the broadcast starts
+// running, once whatever replicas run the job (work.Broadcasts.Release).
+func (br *broadcaster) release(ctx context.Context, j sched.Job) (time.Time, bool) {
+	id, ok := strings.CutPrefix(j.Name, "bcast:")
+	if !ok {
+		return jobs.LeaveForNewer(ctx)
+	}
+	released, err := br.jobs.Release(ctx, id)
+	if err != nil {
+		br.log.Warn("release a scheduled broadcast", "job", id, "err", err)
+		return br.now().Add(10 * time.Second), false
+	}
+	if released {
+		br.log.Info("scheduled broadcast due", "job", id)
+		br.kick()
+	}
+	return time.Time{}, false
+}
+
+// fillProfiles records the orders delivered before the profiles were kept
+// into them, once for the store (one replica at a time; running it again
+// changes nothing).
+func (br *broadcaster) fillProfiles(ctx context.Context) {
+	if br.orders == nil {
+		return
+	}
+	if done, err := br.users.ProfilesFilled(ctx); err != nil || done {
+		return
+	}
+	const lock, lease = "profiles", 10 * time.Minute
+	if ok, err := br.jobs.Lock(ctx, lock, br.owner, lease); err != nil || !ok {
+		return
+	}
+	defer func() { _ = br.jobs.Unlock(context.WithoutCancel(ctx), lock, br.owner) }()
+	n, err := br.users.FillProfiles(ctx, br.orders)
+	if err != nil {
+		if ctx.Err() == nil {
+			br.log.Warn("fill buyer profiles from delivered orders", "err", err)
+		}
+		return
+	}
+	br.log.Info("buyer profiles filled from delivered orders", "orders", n)
 }
 
 // carry sends one job's messages while this process holds its lock.
@@ -151,60 +372,141 @@ func (br *broadcaster) carry(ctx context.Context, id string) {
 		return
 	case <-time.After(time.Second):
 	}
-	renewed, shown := time.Now(), time.Now()
+	renewed := time.Now()
+	renew := func() bool {
+		if time.Since(renewed) <= lease/3 {
+			return true
+		}
+		if ok, err := br.jobs.Lock(ctx, id, br.owner, lease); err != nil || !ok {
+			return false
+		}
+		renewed = time.Now()
+		return true
+	}
+	if !j.Listed {
+		if j.ProgressMsg == 0 {
+			br.announce(ctx, j) // a scheduled broadcast, now due
+		}
+		if !br.list(ctx, j, renew) {
+			return
+		}
+		if j, err = br.jobs.Get(ctx, id); err != nil {
+			return
+		}
+		br.showProgress(ctx, id)
+	}
+	m := br.message(j)
+	shown := time.Now()
 	for ctx.Err() == nil {
-		if time.Since(renewed) > lease/3 {
-			if ok, err := br.jobs.Lock(ctx, id, br.owner, lease); err != nil || !ok {
-				return
-			}
-			renewed = time.Now()
+		if !renew() {
+			return
 		}
 		if time.Since(shown) > br.every {
 			br.showProgress(ctx, id)
 			shown = time.Now()
 		}
-		pos, err := br.jobs.Take(ctx, id)
-		if errors.Is(err, work.ErrBroadcastStopped) {
-			br.finish(ctx, id, "")
-			return
-		}
-		if err != nil {
-			br.log.Warn("broadcast take", "job", id, "err", err)
-			return
-		}
-		if !br.sendAt(ctx, j, pos) {
+		if !br.sendNext(ctx, j, m) {
 			return
 		}
 	}
 }
 
-// sendAt sends the job's message to the buyer at pos, which this process
-// has taken. It finishes even if shutdown has begun, so a graceful restart
-// loses nobody; it returns false when the job has no buyers left.
-func (br *broadcaster) sendAt(ctx context.Context, j *work.BroadcastJob, pos int64) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	buyers, err := br.users.Buyers(ctx, pos, 1)
+// list lists a job's recipients: the buyers of its audience, in the order
+// they started the bot, whatever their opt-out or block (each is counted
+// when their turn comes). A job of a build before audiences goes to every
+// buyer: its positions stay those of the buyers' order.
+func (br *broadcaster) list(ctx context.Context, j *work.BroadcastJob, renew func() bool) bool {
+	a, err := state.ParseAudience(j.Audience)
 	if err != nil {
-		br.log.Warn("broadcast buyers", "job", j.ID, "err", err)
-		_ = br.jobs.Record(ctx, j.ID, "failed")
-		return true
-	}
-	if len(buyers) == 0 {
-		br.finish(ctx, j.ID, work.BroadcastDone)
+		br.log.Warn("broadcast audience unreadable; stopping it", "job", j.ID, "audience", j.Audience)
+		br.finish(ctx, j.ID, work.BroadcastCancelled)
 		return false
 	}
-	br.sendOne(ctx, j.ID, j.Text, buyers[0])
+	if err := br.jobs.ResetRecipients(ctx, j.ID); err != nil {
+		return false
+	}
+	wallets := br.wallets
+	if !a.NeedsWallet() {
+		wallets = nil
+	}
+	now := br.now()
+	var total int64
+	err = br.users.Walk(ctx, wallets, func(page []state.BuyerProfile) error {
+		if !renew() {
+			return errLockLost
+		}
+		var ids []int64
+		for _, p := range page {
+			if a.Match(p, now) {
+				ids = append(ids, p.ID)
+			}
+		}
+		total += int64(len(ids))
+		return br.jobs.AddRecipients(ctx, j.ID, ids)
+	})
+	if err == nil {
+		err = br.jobs.SetListed(ctx, j.ID, total)
+	}
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, errLockLost) {
+			br.log.Warn("list a broadcast's audience", "job", j.ID, "err", err)
+		}
+		return false
+	}
+	br.log.Info("broadcast audience listed", "job", j.ID, "audience", a.String(), "recipients", total)
 	return true
 }
 
-func (br *broadcaster) sendOne(ctx context.Context, id, text string, buyer int64) {
-	if blocked, _ := br.users.Blocked(ctx, buyer); blocked {
+var errLockLost = errors.New("broadcast lock lost")
+
+// bulkMessage is what a job sends each recipient.
+type bulkMessage struct {
+	media, file, text string
+	rows              [][]flows.Button
+}
+
+func (br *broadcaster) message(j *work.BroadcastJob) bulkMessage {
+	return bulkMessage{media: j.Media, file: j.FileID, text: j.Text, rows: buttonRows(decodeButtons(j.Buttons), j.ID, br.botName())}
+}
+
+// sendNext takes the job's next recipient and sends them its message. It
+// finishes even if shutdown has begun, so a graceful restart loses
+// nobody; it returns false when the job has no recipients left or is no
+// longer running.
+func (br *broadcaster) sendNext(ctx context.Context, j *work.BroadcastJob, m bulkMessage) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	buyer, ok, err := br.jobs.TakeRecipient(ctx, j.ID)
+	switch {
+	case errors.Is(err, work.ErrBroadcastStopped):
+		br.finish(ctx, j.ID, "")
+		return false
+	case err != nil:
+		br.log.Warn("broadcast take", "job", j.ID, "err", err)
+		return false
+	case !ok:
+		br.finish(ctx, j.ID, work.BroadcastDone)
+		return false
+	}
+	br.sendOne(ctx, j.ID, m, buyer)
+	return true
+}
+
+func (br *broadcaster) sendOne(ctx context.Context, id string, m bulkMessage, buyer int64) {
+	off, blocked, err := br.users.Reachable(ctx, buyer)
+	switch {
+	case err != nil:
+		_ = br.jobs.Record(ctx, id, "failed") // not known to be on: never sent
+		return
+	case off: // turned off with /settings: never sent
+		_ = br.jobs.Record(ctx, id, "optout")
+		return
+	case blocked:
 		_ = br.jobs.Record(ctx, id, "blocked")
 		return
 	}
 	outcome := "sent"
-	if _, err := br.tg.SendBulk(ctx, buyer, text); err != nil {
+	if _, err := br.tg.SendBulk(ctx, buyer, m.media, m.file, m.text, m.rows); err != nil {
 		if ctx.Err() != nil {
 			return // stopping: the job resumes with this buyer
 		}
@@ -231,10 +533,10 @@ func (br *broadcaster) finish(ctx context.Context, id, status string) {
 	// button; the report is sent once, as a new message the admin is
 	// notified of, and not also edited in (the admin would read it twice).
 	br.edit(ctx, j, nil)
-	if first, err := br.jobs.MarkReported(ctx, id); err != nil || !first {
+	if first, err := br.jobs.MarkReported(ctx, id); err != nil || !first || j.AdminChat == 0 {
 		return
 	}
-	_, _ = br.tg.Send(ctx, j.AdminChat, br.reportText(j), nil)
+	_, _ = br.tg.Send(ctx, j.AdminChat, br.reportText(j), br.showButton(j))
 }
 
 func (br *broadcaster) showProgress(ctx context.Context, id string) {
@@ -250,56 +552,10 @@ func (br *broadcaster) edit(ctx context.Context, j *work.BroadcastJob, rows [][]
 	_ = br.tg.EditText(ctx, j.AdminChat, j.ProgressMsg, br.progressText(j), rows)
 }
 
-// broadcastFlow is the admin's compose -> preview -> send conversation.
-type broadcastFlow struct{ br *broadcaster }
-
-func (f broadcastFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
-	s.Step = "compose"
-	sc, err := f.Show(ctx, env, s)
-	return &flows.Reply{Screen: sc}, err
-}
-
-func (f broadcastFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if !env.User.Admin {
-		s.Clear()
-		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("err.unknown_command")}}, Save: true, NoScreen: true}, nil
+// Opened counts user as one who started the bot through broadcast id's
+// link (bot.Broadcasts).
+func (br *broadcaster) opened(ctx context.Context, id string, user int64) {
+	if _, err := br.jobs.Opened(ctx, id, user); err != nil {
+		br.log.Warn("count a broadcast's open", "job", id, "err", err)
 	}
-	switch {
-	case s.Step == "compose" && ev.Kind == flows.EvText && ev.Text != "":
-		s.Set("text", locales.Escape(ev.Text))
-		s.Goto("confirm")
-		sc, err := f.Show(ctx, env, s)
-		return &flows.Reply{Screen: sc, Save: true}, err
-	case s.Step == "compose":
-		sc, err := f.Show(ctx, env, s)
-		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("bc.text_only")}}, Screen: sc}, err
-	case s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == "send":
-		text := s.Get("text")
-		s.Clear()
-		if err := f.br.start(ctx, ev.User.ID, env.Lang, text, env.Now); err != nil {
-			return nil, err
-		}
-		return &flows.Reply{Answer: env.T("bc.started"), Save: true, NoScreen: true}, nil
-	case s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == "edit":
-		s.GoBack()
-		sc, err := f.Show(ctx, env, s)
-		return &flows.Reply{Screen: sc, Save: true}, err
-	}
-	sc, err := f.Show(ctx, env, s)
-	return &flows.Reply{Screen: sc}, err
-}
-
-func (f broadcastFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	cancel := flows.Button{Text: env.T("btn.cancel"), Action: "x"}
-	if s.Step != "confirm" {
-		return &flows.Screen{Text: env.T("bc.compose"), Rows: [][]flows.Button{{cancel}}}, nil
-	}
-	n, err := f.br.users.CountBuyers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &flows.Screen{
-		Text: env.N("bc.preview", n, "text", s.Get("text")),
-		Rows: [][]flows.Button{{{Text: env.T("btn.bc_send"), Action: "send"}}, {{Text: env.T("btn.edit"), Action: "edit"}, cancel}},
-	}, nil
 }

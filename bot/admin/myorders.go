@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"shopbot/bot/fulfil"
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -18,11 +18,11 @@ const maxMessageChars = 4096
 // ordersPerPage is how many orders a page of "My orders" shows.
 const ordersPerPage = 5
 
-// Global button actions of "My orders" (callback data "1:0:<action>:<arg>").
+// Global button actions of "My orders" (callback data "1:0:<action>:<arg>");
+// the main menu's button, the first page, is flows.ActOrders.
 const (
-	actOrders     = "orders" // the main menu's button: first page
-	actOrdersPage = "ordp"   // arg: page number
-	actOrderView  = "ord"    // arg: order id
+	actOrdersPage flows.Action = "ordp" // arg: page number
+	actOrderView  flows.Action = "ord"  // arg: the order's Ref (state.Order.Ref)
 )
 
 // registerOrders adds /orders ("My orders").
@@ -34,21 +34,15 @@ func (ad *Admin) registerOrders(e *flows.Engine) {
 		}
 		return ad.ordersPage(ctx, env, ev.User.ID, page)
 	}
-	// An admin's /orders is the shop-wide list (admin_orders.go); the menu's
-	// "My orders" button stays the buyer's own list for everyone.
-	admin := adminOrders{ad}
-	e.HandleCommand("orders", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if env.User.Admin {
-			return admin.listCommand(ctx, env, s)
-		}
-		return list(ctx, env, s, ev)
-	})
+	// /orders is the buyer's own list; staff who may read orders get the
+	// shop-wide one instead (orders.go registers it with the gate). The
+	// menu's "My orders" button stays the buyer's own list for everyone.
+	e.HandleCommand("orders", list)
 	ad.registerAdminOrders(e)
-	e.HandleButton(actOrders, list)
+	e.HandleButton(flows.ActOrders, list)
 	e.HandleButton(actOrdersPage, list)
 	e.HandleButton(actOrderView, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
-		return ad.orderView(ctx, env, ev.User.ID, id)
+		return ad.orderView(ctx, env, ev.User.ID, ev.Button.Arg)
 	})
 }
 
@@ -65,7 +59,7 @@ func (ad *Admin) ordersPage(ctx context.Context, env *flows.Env, userID int64, p
 	}
 	if total == 0 {
 		return &flows.Reply{Screen: &flows.Screen{Text: env.T("orders.empty"),
-			Rows: [][]flows.Button{{{Text: env.T("btn.menu"), Action: "m", Global: true}}}}, Save: true}, nil
+			Rows: [][]flows.Button{{{Text: env.T("btn.menu"), Action: flows.ActMenu, Global: true}}}}, Save: true}, nil
 	}
 	pages := int((total + ordersPerPage - 1) / ordersPerPage)
 	page = min(max(page, 0), pages-1)
@@ -76,11 +70,11 @@ func (ad *Admin) ordersPage(ctx context.Context, env *flows.Env, userID int64, p
 	text := env.T("orders.title") + "\n"
 	var rows [][]flows.Button
 	for _, o := range list {
-		name := lines.ItemName(env.Lang, o)
+		name := upstreamorder.ItemName(env.Lang, o)
 		text += "\n" + env.T("orders.line", "id", o.ID, "item", locales.Escape(name),
 			"status", statusText(env.Lang, o), "date", locales.Date(env.Lang, o.CreatedAt))
 		label := locales.Clip("#"+strconv.FormatInt(o.ID, 10)+" · "+name, 40)
-		rows = append(rows, []flows.Button{{Text: label, Action: actOrderView, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
+		rows = append(rows, []flows.Button{{Text: label, Action: actOrderView, Arg: o.Ref(), Global: true}})
 	}
 	if pages > 1 {
 		text += "\n\n" + env.T("orders.page", "page", page+1, "pages", pages)
@@ -93,14 +87,20 @@ func (ad *Admin) ordersPage(ctx context.Context, env *flows.Env, userID int64, p
 		}
 		rows = append(rows, nav)
 	}
-	rows = append(rows, []flows.Button{{Text: env.T("btn.menu"), Action: "m", Global: true}})
+	rows = append(rows, []flows.Button{{Text: env.T("btn.menu"), Action: flows.ActMenu, Global: true}})
 	return &flows.Reply{Screen: &flows.Screen{Text: text, Rows: rows}, Save: true}, nil
 }
 
 // orderView shows one of the buyer's orders with its codes again.
-func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID, id int64) (*flows.Reply, error) {
+func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID int64, ref string) (*flows.Reply, error) {
+	id, tag, ok := state.ParseRef(ref)
+	if !ok {
+		return ad.ordersPage(ctx, env, userID, 0)
+	}
 	o, err := ad.orders.Get(ctx, id)
-	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && o.UserID != userID) {
+	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && (o.UserID != userID || !o.Is(tag))) {
+		// Not the buyer's, or another purchase under a number Redis
+		// handed out again after a loss: the list as it is now.
 		return ad.ordersPage(ctx, env, userID, 0)
 	}
 	if err != nil {
@@ -110,15 +110,15 @@ func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID, id int64
 	if o.PayMethod == state.PayStars && o.Stars > 0 {
 		price = locales.Stars(env.Lang, o.Stars)
 	}
-	text := env.T("order.view", "id", o.ID, "item", locales.Escape(lines.ItemName(env.Lang, o)), "price", price,
+	text := env.T("order.view", "id", o.ID, "item", locales.Escape(upstreamorder.ItemName(env.Lang, o)), "price", price,
 		"date", locales.DateTime(env.Lang, o.CreatedAt), "status", statusText(env.Lang, o))
-	if q, err := lines.QuoteOf(o); err == nil && q.Quantity > 1 && q.Line != "stars" {
+	if q, err := upstreamorder.QuoteOf(o); err == nil && q.Quantity > 1 && q.Line != "stars" {
 		text += "\n" + env.T("order.view_qty", "n", locales.Number(env.Lang, int64(q.Quantity)))
 	}
 	if why := fulfil.RefundReason(env.Lang, o); why != "" {
 		text += "\n" + env.T("order.view_reason", "reason", why)
 	}
-	if to := lines.Recipient(o); to != "" {
+	if to := upstreamorder.Recipient(o); to != "" {
 		text += "\n" + env.T("order.delivered_to", "to", locales.Escape(to))
 	}
 	switch {
@@ -129,8 +129,8 @@ func (ad *Admin) orderView(ctx context.Context, env *flows.Env, userID, id int64
 	}
 	var rows [][]flows.Button
 	if ad.chats != nil && ad.chats.HasChat(ctx, o) {
-		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: fulfil.ChatOpenAction, Arg: strconv.FormatInt(o.ID, 10), Global: true}})
+		rows = append(rows, []flows.Button{{Text: env.T("oc.btn_open"), Action: fulfil.ChatOpenAction, Arg: o.Ref(), Global: true}})
 	}
-	rows = append(rows, []flows.Button{{Text: env.T("btn.orders"), Action: actOrders, Global: true}, {Text: env.T("btn.menu"), Action: "m", Global: true}})
+	rows = append(rows, []flows.Button{{Text: env.T("btn.orders"), Action: flows.ActOrders, Global: true}, {Text: env.T("btn.menu"), Action: flows.ActMenu, Global: true}})
 	return &flows.Reply{Screen: &flows.Screen{Text: text, Rows: rows}, Save: true}, nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"shopbot/bot/fulfil"
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -44,29 +44,55 @@ const (
 // Button actions of the admin orders flow (session nonce: valid only on the
 // current screen).
 const (
-	aoActPage      = "aop"  // arg: page
-	aoActPick      = "aof"  // arg: "status" or "line"
-	aoActStatus    = "aos"  // arg: status, "" for all
-	aoActLine      = "aoln" // arg: line, "" for all
-	aoActOpen      = "aoo"  // arg: our order id
-	aoActMine      = "aomy" // the admin's own buyer "My orders"
-	aoActList      = "aoli" // back to the list
-	aoActView      = "aov"  // back to the order (from a confirmation)
-	aoActRefresh   = "aore"
-	aoActCodes     = "aocd" // arg: "1" show, "" hide
-	aoActRetry     = "aort" // send a delivered order's result again
-	aoActRun       = "aorn" // make a waiting order's job due now
-	aoActRefund    = "aorf" // ask to confirm a refund
-	aoActRefundYes = "aory"
-	aoActAdopt     = "aoad" // ask for the upstream number
-	aoActAdoptYes  = "aoay"
-	aoActReplace   = "aopl" // ask to confirm placing again
-	aoActReplaceOK = "aopy"
+	aoActPage      flows.Action = "aop"  // arg: page
+	aoActPick      flows.Action = "aof"  // arg: "status" or "line"
+	aoActStatus    flows.Action = "aos"  // arg: status, "" for all
+	aoActLine      flows.Action = "aoln" // arg: line, "" for all
+	aoActOpen      flows.Action = "aoo"  // arg: the order's Ref (state.Order.Ref)
+	aoActMine      flows.Action = "aomy" // the admin's own buyer "My orders"
+	aoActList      flows.Action = "aoli" // back to the list
+	aoActView      flows.Action = "aov"  // back to the order (from a confirmation)
+	aoActRefresh   flows.Action = "aore" // read the order again
+	aoActCodes     flows.Action = "aocd" // arg: "1" show, "" hide
+	aoActRetry     flows.Action = "aort" // send a delivered order's result again
+	aoActRun       flows.Action = "aorn" // make a waiting order's job due now
+	aoActRefund    flows.Action = "aorf" // ask to confirm a refund
+	aoActRefundYes flows.Action = "aory" // refund, confirmed
+	aoActAdopt     flows.Action = "aoad" // ask for the upstream number
+	aoActAdoptYes  flows.Action = "aoay" // adopt, confirmed
+	aoActReplace   flows.Action = "aopl" // ask to confirm placing again
+	aoActReplaceOK flows.Action = "aopy" // place again, confirmed
+)
+
+// Session variables of the admin orders flow.
+const (
+	// aoKeyOrder is the order shown (its id); aoKeyTag the tag of the
+	// charge it was opened as (state.ChargeTag), so an action never
+	// reaches another purchase under the same number.
+	aoKeyOrder flows.Key = "id"
+	aoKeyTag   flows.Key = "tag"
+	// aoKeyVia is how /order N found it (aoViaOurs, aoViaUpstream; unset
+	// when opened from the list), aoKeyNumber that N, and aoKeyOther the
+	// other order whose upstream number N is too.
+	aoKeyVia    flows.Key = "via"
+	aoKeyNumber flows.Key = "n"
+	aoKeyOther  flows.Key = "other"
+	// aoKeyPage is the list's page (a number), aoKeyStatus and aoKeyLine
+	// its filters ("": all).
+	aoKeyPage   flows.Key = "page"
+	aoKeyStatus flows.Key = "status"
+	aoKeyLine   flows.Key = "line"
+	// aoKeyCodes shows the delivered codes ("1") on the order.
+	aoKeyCodes flows.Key = "codes"
+	// aoKeyFrom is the status the refund confirmation is for.
+	aoKeyFrom flows.Key = "from"
+	// aoKeyAdopt is the upstream number to adopt (a number).
+	aoKeyAdopt flows.Key = "adopt"
 )
 
 // aoNeeds are the actions on one order, with the step their button is on
 // ("" for any step showing the order).
-var aoNeeds = map[string]string{
+var aoNeeds = map[flows.Action]string{
 	aoActView: "", aoActRefresh: "", aoActCodes: aoStepOrder, aoActRetry: aoStepOrder, aoActRun: aoStepOrder,
 	aoActRefund: aoStepOrder, aoActRefundYes: aoStepRefund, aoActAdopt: aoStepOrder, aoActAdoptYes: aoStepAdoptSure,
 	aoActReplace: aoStepOrder, aoActReplaceOK: aoStepReplace,
@@ -90,17 +116,25 @@ const upstreamTimeout = 5 * time.Second
 // worker.
 type adminOrders struct{ *Admin }
 
-// registerAdminOrders adds /order and the admin orders flow; /orders comes
-// here from registerOrders when an admin sends it.
+// registerAdminOrders adds the staff's /orders (the shop-wide list, in
+// place of the buyer's own for those who may read orders), /order and the
+// admin orders flow, whose actions on an order each need their own perm.
 func (ad *Admin) registerAdminOrders(e *flows.Engine) {
 	a := adminOrders{ad}
-	e.RegisterAdmin(aoFlow, a)
-	e.HandleCommand("order", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if !env.User.Admin {
-			return flows.UnknownCommand(env), nil
-		}
-		return a.orderCommand(ctx, env, s, ev)
+	e.AdminFlow(aoFlow, flows.PermOrdersRead, "cmd.orders_admin", a).
+		Action(aoActRetry, flows.PermOrdersResend, "staff.act.resend").
+		Action(aoActCodes, flows.PermOrdersResend, "staff.act.codes").
+		Action(aoActRun, flows.PermOrdersResend, "staff.act.run").
+		Action(aoActRefund, flows.PermOrdersRefund, "staff.act.refund").
+		Action(aoActRefundYes, flows.PermOrdersRefund, "staff.act.refund").
+		Action(aoActAdopt, flows.PermOrdersRetry, "staff.act.adopt").
+		Action(aoActAdoptYes, flows.PermOrdersRetry, "staff.act.adopt").
+		Action(aoActReplace, flows.PermOrdersRetry, "staff.act.replace").
+		Action(aoActReplaceOK, flows.PermOrdersRetry, "staff.act.replace")
+	e.AdminCommand("orders", flows.PermOrdersRead, "cmd.orders_admin", func(ctx context.Context, env *flows.Env, s *flows.Session, _ flows.Event) (*flows.Reply, error) {
+		return a.listCommand(ctx, env, s)
 	})
+	e.AdminCommand("order", flows.PermOrdersRead, "cmd.order", a.orderCommand)
 }
 
 func notice(text string) []flows.Notice { return []flows.Notice{{Text: text}} }
@@ -133,21 +167,23 @@ func (a adminOrders) orderCommand(ctx context.Context, env *flows.Env, s *flows.
 		return nil, err
 	}
 	var id int64
+	var opened *state.Order
 	via := aoViaOurs
 	switch {
 	case ours != nil:
-		id = ours.ID
+		id, opened = ours.ID, ours
 	case theirs != nil:
-		id, via = theirs.ID, aoViaUpstream
+		id, via, opened = theirs.ID, aoViaUpstream, theirs
 	default:
 		return &flows.Reply{Notices: notice(env.T("ao.order.unknown", "number", strconv.FormatInt(n, 10)) + "\n" + env.T("ao.order.usage")), NoScreen: true}, nil
 	}
 	s.Enter(aoFlow, aoStepOrder, env.Now.Add(a.engine.FlowTTL))
-	s.Set("id", itoa(id))
-	s.Set("via", via)
-	s.Set("n", strconv.FormatInt(n, 10))
+	s.SetInt(aoKeyOrder, id)
+	s.Set(aoKeyTag, state.ChargeTag(opened.ChargeID))
+	s.Set(aoKeyVia, via)
+	s.SetInt(aoKeyNumber, n)
 	if ours != nil && theirs != nil && theirs.ID != ours.ID {
-		s.Set("other", itoa(theirs.ID)) // N is also another order's upstream number
+		s.SetInt(aoKeyOther, theirs.ID) // N is also another order's upstream number
 	}
 	sc, err := a.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc, Save: true}, err
@@ -163,10 +199,6 @@ func (a adminOrders) Start(ctx context.Context, env *flows.Env, s *flows.Session
 
 // Handle takes the admin's presses and, while adopting, the upstream number.
 func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if !env.User.Admin { // ADMIN_IDS changed under a live menu
-		s.Clear()
-		return &flows.Reply{Notices: notice(env.T("err.unknown_command")), Save: true, NoScreen: true}, nil
-	}
 	if ev.Kind != flows.EvButton {
 		if s.Step == aoStepAdopt && ev.Kind == flows.EvText {
 			return a.adoptNumber(ctx, env, s, ev.Text)
@@ -174,15 +206,23 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 		sc, err := a.Show(ctx, env, s)
 		return &flows.Reply{Notices: notice(env.T("err.use_buttons")), Screen: sc}, err
 	}
-	if need, ok := aoNeeds[ev.Button.Action]; ok && (s.Get("id") == "" || (need != "" && s.Step != need)) {
+	if need, ok := aoNeeds[ev.Button.Action]; ok && (s.Get(aoKeyOrder) == "" || (need != "" && s.Step != need)) {
 		// Not a button of the current screen (forged data): change nothing.
 		sc, err := a.Show(ctx, env, s)
 		return &flows.Reply{Answer: env.T("err.outdated"), Screen: sc}, err
 	}
+	if _, ok := aoNeeds[ev.Button.Action]; ok {
+		switch _, err := a.current(ctx, s); {
+		case errors.Is(err, errOrderReplaced), errors.Is(err, state.ErrOrderNotFound):
+			return a.replaced(ctx, env, s, ev.Button.Action)
+		case err != nil:
+			return nil, err
+		}
+	}
 	arg := ev.Button.Arg
 	switch ev.Button.Action {
 	case aoActPage:
-		s.Set("page", arg)
+		s.Set(aoKeyPage, arg)
 		return a.show(ctx, env, s, aoStepList, "")
 	case aoActPick:
 		step := aoStepPickStatus
@@ -191,20 +231,25 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 		}
 		return a.show(ctx, env, s, step, "")
 	case aoActStatus:
-		s.Set("status", arg)
-		s.Set("page", "")
+		s.Set(aoKeyStatus, arg)
+		s.Set(aoKeyPage, "")
 		return a.show(ctx, env, s, aoStepList, "")
 	case aoActLine:
-		s.Set("line", arg)
-		s.Set("page", "")
+		s.Set(aoKeyLine, arg)
+		s.Set(aoKeyPage, "")
 		return a.show(ctx, env, s, aoStepList, "")
 	case aoActList:
 		return a.show(ctx, env, s, aoStepList, "")
 	case aoActOpen:
-		s.Set("id", arg)
-		s.Set("via", "")
-		s.Set("other", "")
-		s.Set("codes", "")
+		id, tag, ok := state.ParseRef(arg)
+		if !ok {
+			return a.show(ctx, env, s, aoStepList, env.T("err.outdated"))
+		}
+		s.SetInt(aoKeyOrder, id)
+		s.Set(aoKeyTag, tag)
+		s.Set(aoKeyVia, "")
+		s.Set(aoKeyOther, "")
+		s.Set(aoKeyCodes, "")
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActMine:
 		s.Clear()
@@ -212,9 +257,9 @@ func (a adminOrders) Handle(ctx context.Context, env *flows.Env, s *flows.Sessio
 	case aoActView, aoActRefresh:
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActCodes:
-		s.Set("codes", arg)
+		s.Set(aoKeyCodes, arg)
 		if arg != "" {
-			a.log.Info("admin revealed order codes", "admin", ev.User.ID, "order", s.Get("id"))
+			a.log.Info("admin revealed order codes", "admin", ev.User.ID, "order", s.Get(aoKeyOrder))
 		}
 		return a.show(ctx, env, s, aoStepOrder, "")
 	case aoActRetry:
@@ -245,12 +290,9 @@ func (a adminOrders) show(ctx context.Context, env *flows.Env, s *flows.Session,
 	return &flows.Reply{Answer: answer, Screen: sc, Save: true}, err
 }
 
-// Show renders the current step. Someone who is no longer an admin (the
-// ADMIN_IDS changed under a live menu) sees the main menu instead.
+// Show renders the current step. The engine leaves off the buttons the
+// user's roles do not allow (a support agent sees no refund).
 func (a adminOrders) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	if !env.User.Admin {
-		return a.engine.MenuScreen(env), nil
-	}
 	switch s.Step {
 	case aoStepPickStatus:
 		return a.pickStatus(env), nil
@@ -276,20 +318,31 @@ func (a adminOrders) Show(ctx context.Context, env *flows.Env, s *flows.Session)
 	return a.orderScreen(ctx, env, s, o), nil
 }
 
-// current reads the order the flow is on.
+// errOrderReplaced: the number the flow is on names another purchase now.
+var errOrderReplaced = errors.New("the order's number names another purchase now")
+
+// current reads the order the flow is on: the purchase it was opened as
+// (its charge's tag), never another one under the same number.
 func (a adminOrders) current(ctx context.Context, s *flows.Session) (*state.Order, error) {
-	id, err := strconv.ParseInt(s.Get("id"), 10, 64)
-	if err != nil {
+	id := s.Int64(aoKeyOrder)
+	if id == 0 {
 		return nil, fmt.Errorf("admin orders: no order in step %q", s.Step)
 	}
-	return a.orders.Get(ctx, id)
+	o, err := a.orders.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Is(s.Get(aoKeyTag)) {
+		return nil, errOrderReplaced
+	}
+	return o, nil
 }
 
 // --- the list ---
 
 func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	filter := state.OrderFilter{Status: s.Get("status"), Line: s.Get("line")}
-	page, _ := strconv.Atoi(s.Get("page"))
+	filter := state.OrderFilter{Status: s.Get(aoKeyStatus), Line: s.Get(aoKeyLine)}
+	page := s.Int(aoKeyPage)
 	page = max(page, 0)
 	var list []*state.Order
 	for {
@@ -302,7 +355,7 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 			break
 		}
 		page = 0 // the page emptied meanwhile: back to the first
-		s.Set("page", "")
+		s.Set(aoKeyPage, "")
 	}
 	more := len(list) > aoPerPage
 	list = list[:min(len(list), aoPerPage)]
@@ -322,10 +375,10 @@ func (a adminOrders) list(ctx context.Context, env *flows.Env, s *flows.Session)
 	for _, o := range list {
 		text += "\n\n" + env.T("ao.list.item", "id", itoa(o.ID), "status", env.T("ao.status."+o.Status),
 			"date", locales.DateTime(env.Lang, o.CreatedAt), "line", env.T("line."+o.Line),
-			"item", locales.Escape(lines.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
+			"item", locales.Escape(upstreamorder.ItemName(env.Lang, o)), "buyer", buyerLink(o.UserID), "paid", a.paid(env, o),
 			"upstream", a.upstreamNumber(env, o), "charged", a.charged(env, o), "margin", a.margin(env, o))
-		label := locales.Clip("#"+itoa(o.ID)+" · "+lines.ItemName(env.Lang, o), 40)
-		rows = append(rows, []flows.Button{{Text: label, Action: aoActOpen, Arg: itoa(o.ID)}})
+		label := locales.Clip("#"+itoa(o.ID)+" · "+upstreamorder.ItemName(env.Lang, o), 40)
+		rows = append(rows, []flows.Button{{Text: label, Action: aoActOpen, Arg: o.Ref()}})
 	}
 	if page > 0 || more {
 		text += "\n\n" + env.T("ao.list.page", "page", page+1)
@@ -439,23 +492,23 @@ const (
 
 func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) *flows.Screen {
 	T := env.T
-	item := lines.ItemName(env.Lang, o)
+	item := upstreamorder.ItemName(env.Lang, o)
 	// What the buyer typed (player id, server, recipient, login), as their
 	// summary showed it: what a "wrong account" complaint is checked
 	// against. Secret answers are masked there already.
 	entered := ""
-	if q, err := lines.QuoteOf(o); err == nil {
+	if q, err := upstreamorder.QuoteOf(o); err == nil {
 		entered = q.For
 	}
 	lines := []string{T("ao.order.title", "id", itoa(o.ID))}
-	switch s.Get("via") {
+	switch s.Get(aoKeyVia) {
 	case aoViaOurs:
 		lines = append(lines, T("ao.order.via_ours"))
 	case aoViaUpstream:
-		lines = append(lines, T("ao.order.via_upstream", "number", s.Get("n")))
+		lines = append(lines, T("ao.order.via_upstream", "number", s.Get(aoKeyNumber)))
 	}
-	if other := s.Get("other"); other != "" {
-		lines = append(lines, T("ao.order.also_upstream", "number", s.Get("n"), "other", other))
+	if other := s.Get(aoKeyOther); other != "" {
+		lines = append(lines, T("ao.order.also_upstream", "number", s.Get(aoKeyNumber), "other", other))
 	}
 	lines = append(lines, "",
 		T("ao.order.item", "line", T("line."+o.Line), "item", locales.Escape(item)))
@@ -522,7 +575,7 @@ func (a adminOrders) orderScreen(ctx context.Context, env *flows.Env, s *flows.S
 	}
 
 	text := strings.Join(lines, "\n")
-	showCodes := s.Get("codes") != ""
+	showCodes := s.Get(aoKeyCodes) != ""
 	switch {
 	case len(o.Codes) > 0 && showCodes:
 		var all bool
@@ -550,7 +603,9 @@ func (a adminOrders) orderRows(env *flows.Env, o *state.Order, codesShown bool) 
 			rows = append(rows, b)
 		}
 	}
-	btn := func(key, action string) flows.Button { return flows.Button{Text: env.T(key), Action: action} }
+	btn := func(key string, action flows.Action) flows.Button {
+		return flows.Button{Text: env.T(key), Action: action}
+	}
 	review := o.Status == state.OrderNeedsReview
 	row(o.Status == state.OrderDelivered && !o.Shrunk, btn("ao.btn.retry", aoActRetry))
 	row(waiting(o.Status), btn("ao.btn.run", aoActRun))
@@ -559,7 +614,7 @@ func (a adminOrders) orderRows(env *flows.Env, o *state.Order, codesShown bool) 
 	row(review && o.UpstreamNumber == 0, btn("ao.btn.replace", aoActReplace))
 	row(len(o.Codes) > 0 && !codesShown, flows.Button{Text: env.T("ao.btn.codes_show"), Action: aoActCodes, Arg: "1"})
 	row(len(o.Codes) > 0 && codesShown, btn("ao.btn.codes_hide", aoActCodes))
-	row(o.UpstreamNumber != 0 && o.Line == "services", a.chats.TranscriptButton(env.T("ao.btn.chat"), o.ID))
+	row(o.UpstreamNumber != 0 && o.Line == "services", a.chats.TranscriptButton(env.T("ao.btn.chat"), o))
 	row(true, btn("ao.btn.refresh", aoActRefresh), btn("ao.btn.list", aoActList))
 	return rows
 }
@@ -612,15 +667,20 @@ func (a adminOrders) liveUpstream(ctx context.Context, env *flows.Env, number in
 	return strings.Join(lines, "\n")
 }
 
-// adminNote is how an admin's action is recorded in the order's history.
-func adminNote(env *flows.Env, what string) string {
-	return "admin " + itoa(env.User.ID) + ": " + what
-}
-
 // changed answers that the order moved on since the admin saw it, and
 // shows it as it is now.
 func (a adminOrders) changed(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
 	return a.show(ctx, env, s, aoStepOrder, env.T("ao.ans.changed"))
+}
+
+// replaced answers an action on an order the store no longer holds as it
+// was shown: Redis lost writes and gave its number to another purchase (or
+// lost it). Nothing is done to what is there now; the list is shown.
+func (a adminOrders) replaced(ctx context.Context, env *flows.Env, s *flows.Session, action flows.Action) (*flows.Reply, error) {
+	a.log.Warn("admin action on an order the store no longer holds as shown", "order", s.Get(aoKeyOrder), "admin", env.User.ID, "action", action)
+	s.Set(aoKeyOrder, "")
+	s.Set(aoKeyTag, "")
+	return a.show(ctx, env, s, aoStepList, env.T("ao.ans.replaced_order"))
 }
 
 // --- retry delivery / run now ---
@@ -635,7 +695,7 @@ func (a adminOrders) retry(ctx context.Context, env *flows.Env, s *flows.Session
 	if o.Status != state.OrderDelivered || o.Shrunk {
 		return a.changed(ctx, env, s)
 	}
-	err = a.ful.Resend(ctx, o, adminNote(env, "sent to the buyer again"))
+	err = a.ful.Resend(ctx, chatActor(env), o)
 	answer := env.T("ao.ans.retry_sent")
 	switch {
 	case errors.Is(err, flows.ErrBlocked):
@@ -659,7 +719,7 @@ func (a adminOrders) run(ctx context.Context, env *flows.Env, s *flows.Session) 
 	if !waiting(o.Status) {
 		return a.changed(ctx, env, s)
 	}
-	running, err := a.hurry(ctx, o.ID)
+	running, err := a.ful.RunNow(ctx, chatActor(env), o.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -668,11 +728,6 @@ func (a adminOrders) run(ctx context.Context, env *flows.Env, s *flows.Session) 
 		answer = env.T("ao.ans.run_running")
 	}
 	return a.show(ctx, env, s, aoStepOrder, answer)
-}
-
-// hurry makes the order's job due now (see fulfil.Fulfiller.Hurry).
-func (a adminOrders) hurry(ctx context.Context, id int64) (running bool, err error) {
-	return a.ful.Hurry(ctx, id)
 }
 
 // --- refund ---
@@ -685,7 +740,7 @@ func (a adminOrders) askRefund(ctx context.Context, env *flows.Env, s *flows.Ses
 	if !refundable(o.Status) {
 		return a.refusedRefund(ctx, env, s, o)
 	}
-	s.Set("from", o.Status) // the confirmation is for the order as shown
+	s.Set(aoKeyFrom, o.Status) // the confirmation is for the order as shown
 	return a.show(ctx, env, s, aoStepRefund, "")
 }
 
@@ -696,7 +751,7 @@ func (a adminOrders) refundScreen(env *flows.Env, s *flows.Session, o *state.Ord
 	} else {
 		text = env.T("ao.refund.confirm_wallet", "id", itoa(o.ID), "amount", locales.Money(env.Lang, o.ShopUSD))
 	}
-	switch s.Get("from") {
+	switch s.Get(aoKeyFrom) {
 	case state.OrderPlacing:
 		text += "\n\n" + env.T("ao.refund.warn_placing")
 	case state.OrderPlaced:
@@ -719,13 +774,15 @@ func (a adminOrders) refundScreen(env *flows.Env, s *flows.Session, o *state.Ord
 // refunding (compare-and-set) and gets its job running: the worker then
 // refunds exactly once, the way the buyer paid, and tells the buyer.
 func (a adminOrders) refund(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	from := s.Get("from")
-	id, _ := strconv.ParseInt(s.Get("id"), 10, 64)
+	from := s.Get(aoKeyFrom)
+	id := s.Int64(aoKeyOrder)
 	if !refundable(from) {
 		return a.changed(ctx, env, s)
 	}
-	err := a.ful.Refund(ctx, id, from, adminNote(env, "refund"))
+	err := a.ful.Refund(ctx, chatActor(env), id, s.Get(aoKeyTag), from)
 	switch {
+	case errors.Is(err, fulfil.ErrOrderReplaced):
+		return a.replaced(ctx, env, s, aoActRefundYes)
 	case errors.Is(err, state.ErrBadTransition):
 		o, err := a.orders.Get(ctx, id)
 		if err != nil {
@@ -778,14 +835,14 @@ func (a adminOrders) askAdopt(ctx context.Context, env *flows.Env, s *flows.Sess
 		return a.changed(ctx, env, s)
 	}
 	if o.UpstreamNumber != 0 { // its upstream order is known: tracking it again is the adoption
-		s.Set("adopt", itoa(o.UpstreamNumber))
+		s.SetInt(aoKeyAdopt, o.UpstreamNumber)
 		return a.show(ctx, env, s, aoStepAdoptSure, "")
 	}
 	return a.show(ctx, env, s, aoStepAdopt, "")
 }
 
 func (a adminOrders) adoptScreen(env *flows.Env, o *state.Order) *flows.Screen {
-	text := env.T("ao.adopt.ask", "id", itoa(o.ID), "type", string(fulfil.UpstreamType(o.Line)))
+	text := env.T("ao.adopt.ask", "id", itoa(o.ID), "type", string(upstreamorder.TypeOf(o.Line)))
 	if o.Reason != "" {
 		text += "\n\n" + env.T("ao.order.reason", "reason", locales.Clip(reasonText(env, o.Reason), 300))
 	}
@@ -811,22 +868,27 @@ func (a adminOrders) adoptNumber(ctx context.Context, env *flows.Env, s *flows.S
 		return again(env.T("ao.adopt.bad_number"))
 	}
 	num := itoa(n)
-	if owner, err := a.orders.ByUpstream(ctx, n); err == nil && owner.ID != o.ID {
-		return again(env.T("ao.adopt.claimed", "number", num, "other", itoa(owner.ID)))
-	} else if err != nil && !errors.Is(err, state.ErrOrderNotFound) {
+	var read fulfil.ReadOrder
+	if a.up != nil {
+		read = a.upstreamOrder
+	}
+	// The console's check too (fulfil.Fulfiller.CheckAdoptNumber).
+	_, err = fulfil.CheckAdopt(ctx, a.orders, read, o, n)
+	var no *fulfil.AdoptRefusal
+	switch {
+	case errors.As(err, &no) && no.Reason == fulfil.AdoptClaimed:
+		return again(env.T("ao.adopt.claimed", "number", num, "other", itoa(no.Other)))
+	case errors.As(err, &no) && no.Reason == fulfil.AdoptNotFound:
+		return again(env.T("ao.adopt.not_found", "number", num))
+	case errors.As(err, &no) && no.Reason == fulfil.AdoptWrongType:
+		return again(env.T("ao.adopt.wrong_type", "number", num, "got", locales.Escape(no.Got),
+			"id", itoa(o.ID), "want", no.Want))
+	case errors.As(err, &no):
+		return again(env.T("ao.adopt.up_error", "number", num, "err", locales.Escape(locales.Clip(no.Err.Error(), 160))))
+	case err != nil:
 		return nil, err
 	}
-	up, err := a.upstreamOrder(ctx, n)
-	switch {
-	case reseller.IsNotFound(err):
-		return again(env.T("ao.adopt.not_found", "number", num))
-	case err != nil:
-		return again(env.T("ao.adopt.up_error", "number", num, "err", locales.Escape(locales.Clip(err.Error(), 160))))
-	case !up.Type.Is(fulfil.UpstreamType(o.Line)):
-		return again(env.T("ao.adopt.wrong_type", "number", num, "got", locales.Escape(string(up.Type)),
-			"id", itoa(o.ID), "want", string(fulfil.UpstreamType(o.Line))))
-	}
-	s.Set("adopt", num)
+	s.Set(aoKeyAdopt, num)
 	s.Step = aoStepAdoptSure
 	sc, err := a.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc, Save: true}, err
@@ -842,7 +904,7 @@ func (a adminOrders) upstreamOrder(ctx context.Context, n int64) (*reseller.Orde
 }
 
 func (a adminOrders) adoptConfirmScreen(ctx context.Context, env *flows.Env, s *flows.Session, o *state.Order) (*flows.Screen, error) {
-	n, _ := strconv.ParseInt(s.Get("adopt"), 10, 64)
+	n := s.Int64(aoKeyAdopt)
 	back := []flows.Button{{Text: env.T("btn.back"), Action: aoActView}}
 	up, err := a.upstreamOrder(ctx, n)
 	if err != nil {
@@ -870,7 +932,7 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 	if err != nil {
 		return nil, err
 	}
-	n, _ := strconv.ParseInt(s.Get("adopt"), 10, 64)
+	n := s.Int64(aoKeyAdopt)
 	if o.Status != state.OrderNeedsReview || n <= 0 || (o.UpstreamNumber != 0 && o.UpstreamNumber != n) {
 		return a.changed(ctx, env, s)
 	}
@@ -880,7 +942,7 @@ func (a adminOrders) adopt(ctx context.Context, env *flows.Env, s *flows.Session
 		return &flows.Reply{Notices: notice(env.T("ao.adopt.up_error", "number", itoa(n), "err", locales.Escape(locales.Clip(err.Error(), 160)))),
 			Screen: a.adoptScreen(env, o), Save: true}, nil
 	}
-	err = a.ful.Adopt(ctx, o.ID, up, adminNote(env, "adopted upstream "+itoa(up.Number)))
+	err = a.ful.Adopt(ctx, chatActor(env), o.ID, s.Get(aoKeyTag), up)
 	switch {
 	case errors.Is(err, state.ErrUpstreamClaimed):
 		owner, oerr := a.orders.ByUpstream(ctx, n)
@@ -924,9 +986,9 @@ func (a adminOrders) replaceScreen(env *flows.Env, o *state.Order) *flows.Screen
 // flight, on the admin's word that nothing was created upstream: the
 // worker then places it afresh instead of reconciling.
 func (a adminOrders) replace(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
-	id, _ := strconv.ParseInt(s.Get("id"), 10, 64)
-	err := a.ful.PlaceAgain(ctx, id, adminNote(env, "place again (nothing was created upstream)"))
-	if errors.Is(err, state.ErrBadTransition) || errors.Is(err, fulfil.ErrHasUpstream) {
+	id := s.Int64(aoKeyOrder)
+	err := a.ful.PlaceAgain(ctx, chatActor(env), id, s.Get(aoKeyTag))
+	if errors.Is(err, state.ErrBadTransition) || errors.Is(err, fulfil.ErrHasUpstream) || errors.Is(err, fulfil.ErrOrderReplaced) {
 		return a.changed(ctx, env, s)
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/bottest/shoptest"
 	"shopbot/bot/fulfil"
@@ -21,6 +22,7 @@ import (
 	"shopbot/flows/golden"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -91,7 +93,7 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	ctx := context.Background()
 	var nums []string
 	for range 2 {
-		up, err := s.Client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		up, err := s.Client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 		if err != nil {
 			s.T.Fatal(err)
 		}
@@ -106,7 +108,7 @@ func (s *adminShop) inReview(fault func(*resellersim.Sim)) *state.Order {
 	// The order's create, as the worker sends it, with its answer lost.
 	o := s.PaidUnscheduled(giftCards(1), state.PayStars)
 	fault(s.Sim)
-	req := &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1}
+	req := &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1}
 	if _, err := s.Client.CreateGiftCardOrder(ctx, req); err == nil {
 		s.T.Fatal("the fault let the create through")
 	}
@@ -148,7 +150,7 @@ func (s *adminShop) newest() resellersim.OrderSnapshot {
 
 // command sends an admin command and returns the first new bot message
 // containing want.
-func (s *adminShop) command(cmd, arg, want string) botapitest.Message {
+func (s *adminShop) command(cmd, arg, want string) types.Message {
 	s.T.Helper()
 	before := len(s.Fake.MessagesIn(admin))
 	s.Fake.SendCommand(admin, cmd, arg)
@@ -157,16 +159,16 @@ func (s *adminShop) command(cmd, arg, want string) botapitest.Message {
 
 // sayAdmin sends text as the admin and returns the first new bot message
 // containing want.
-func (s *adminShop) sayAdmin(text, want string) botapitest.Message {
+func (s *adminShop) sayAdmin(text, want string) types.Message {
 	s.T.Helper()
 	before := len(s.Fake.MessagesIn(admin))
 	s.Fake.SendText(admin, text)
 	return s.newMessage(admin, before, want)
 }
 
-func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest.Message {
+func (s *adminShop) newMessage(chatID int64, before int, want string) types.Message {
 	s.T.Helper()
-	var found botapitest.Message
+	var found types.Message
 	if s.Until(func() bool {
 		msgs := s.Fake.MessagesIn(chatID)
 		for _, m := range msgs[min(before, len(msgs)):] {
@@ -181,12 +183,12 @@ func (s *adminShop) newMessage(chatID int64, before int, want string) botapitest
 		return found
 	}
 	s.T.Fatalf("no new message in chat %d containing %q", chatID, want)
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 // press taps the button labelled label on the message as it is now, waits
 // for the answer and for the bot to finish, and returns the answer.
-func (s *adminShop) press(m botapitest.Message, label string) botapitest.CallbackAnswer {
+func (s *adminShop) press(m types.Message, label string) botapitest.CallbackAnswer {
 	s.T.Helper()
 	q, err := s.Fake.PressButton(admin, m.MessageID, label)
 	if err != nil {
@@ -198,7 +200,7 @@ func (s *adminShop) press(m botapitest.Message, label string) botapitest.Callbac
 }
 
 // now is the message as it is now (after edits).
-func (s *adminShop) now(m botapitest.Message) botapitest.Message {
+func (s *adminShop) now(m types.Message) types.Message {
 	s.T.Helper()
 	cur, ok := s.Fake.Message(admin, m.MessageID)
 	if !ok {
@@ -245,13 +247,13 @@ func TestAdminOrdersListFiltersAndPages(t *testing.T) {
 	}
 	stars := priced(state.Quote{Line: "stars", Item: "stars", ItemName: "100 Telegram Stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, "1.95", 150)
 	premium := priced(state.Quote{Line: "premium", Item: "3", ItemName: "Telegram Premium, 3 months", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 1}, "13.19", 1015)
-	keys := priced(state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, ItemName: "ELDEN RING key", Quantity: 1}, "65.99", 5077)
+	keys := priced(state.Quote{Line: "keys", Category: simcatalog.DemoGame, Item: simcatalog.DemoGameKey, ItemName: "ELDEN RING key", Quantity: 1}, "65.99", 5077)
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayStars, state.OrderDelivered)
 	s.finished(priced(giftCards(2), "22.77", 1752), state.PayWallet, state.OrderDelivered)
 	s.finished(stars, state.PayStars, state.OrderDelivered)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayWallet, state.OrderRefunded)
-	s.Sim.ClearBehavior(resellersim.DemoGiftCard)
+	s.Sim.ClearBehavior(simcatalog.DemoGiftCard)
 	s.finished(priced(giftCards(1), "11.39", 877), state.PayStars, state.OrderDelivered)
 	s.finished(keys, state.PayStars, state.OrderDelivered)
 	s.finished(priced(giftCards(3), "34.16", 2628), state.PayStars, state.OrderDelivered)
@@ -300,9 +302,9 @@ func TestAdminOrderViewGoldens(t *testing.T) {
 	two := giftCards(2)
 	two.ShopUSD, two.Stars = decimal.RequireFromString("22.77"), 1752
 	delivered := s.finished(two, state.PayStars, state.OrderDelivered)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	refunded := s.finished(giftCards(1), state.PayWallet, state.OrderRefunded)
-	s.Sim.ClearBehavior(resellersim.DemoGiftCard)
+	s.Sim.ClearBehavior(simcatalog.DemoGiftCard)
 	review := s.inReview(func(sim *resellersim.Sim) { sim.CutAfterCreate(1) })
 	s.Foreign[s.newest().Number] = true // nobody adopts it in this test
 	s.External = s.External.Add(s.newest().ChargedUSD)
@@ -417,8 +419,8 @@ func TestAdminRetryDeliverySendsTheCodesOncePerPress(t *testing.T) {
 }
 
 func TestAdminRunNowPollsAWaitingOrder(t *testing.T) {
-	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollFirst, c.PollMax = time.Hour, time.Hour, time.Hour })
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.Paid(giftCards(1), state.PayStars)
 	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	if !s.Until(func() bool { // the first poll is done and the next is an hour away
@@ -442,7 +444,7 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 	for _, method := range []string{state.PayStars, state.PayWallet} {
 		t.Run(method, func(t *testing.T) {
 			s := newAdminShop(t, nil)
-			s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+			s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 			o := s.Paid(giftCards(1), method)
 			placed := s.WaitStatus(o.ID, state.OrderPlaced)
 			// The warning names the status the order last saw upstream:
@@ -505,7 +507,7 @@ func TestAdminRefundConfirmedByADoubleTapRefundsOnce(t *testing.T) {
 
 func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.T) {
 	s := newAdminShop(t, nil)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.Paid(giftCards(1), state.PayStars)
 	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
@@ -538,8 +540,8 @@ func TestAdminRefundOfAnOrderDeliveredMeanwhileIsRefusedAndExplained(t *testing.
 func TestAdminRefundRacingAnUpstreamCompletionDelivers(t *testing.T) {
 	// The worker polls placed orders rarely here, so only the refund's own
 	// re-read can see the completion.
-	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollMax = time.Hour, time.Hour })
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s := newAdminShop(t, func(c *fulfil.Config) { c.PollMin, c.PollFirst, c.PollMax = time.Hour, time.Hour, time.Hour })
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.Paid(giftCards(1), state.PayStars)
 	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
@@ -667,7 +669,7 @@ func TestAdminPlacesAReviewedOrderAgain(t *testing.T) {
 
 func TestAdminOrdersStaleButtonsChangeNothing(t *testing.T) {
 	s := newAdminShop(t, nil)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.Paid(giftCards(1), state.PayStars)
 	placed := s.WaitStatus(o.ID, state.OrderPlaced)
 	old := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
@@ -720,4 +722,56 @@ func TestAdminOrderShowsWhatTheBuyerEnteredAndThePromoCode(t *testing.T) {
 		}
 	}
 	golden.Check(t, "adminorders/order_entered_promo", stable(renderMessage(view)))
+}
+
+// Redis loses writes while an admin has an order open (a restore; on a
+// Cluster, only the orders' shard): the order's number goes to the next
+// payment. The admin's confirmation, still on screen, names the purchase it
+// showed: confirming it refunds nothing, and says why.
+func TestAdminActionOnANumberReissuedAfterALossChangesNothing(t *testing.T) {
+	s := newAdminShop(t, nil)
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	ctx := context.Background()
+	restore := s.Rdb.Snapshot(t) // the backup
+	first := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(first.ID, state.OrderPlaced)
+	view := s.command("order", itoa(first.ID), "Order #"+itoa(first.ID)+"</b>")
+	s.press(view, en("ao.btn.refund"))
+	confirm := s.now(view)
+	// The admin's conversation survives (another shard); the orders do not.
+	keys, err := s.Rdb.Client.Keys(ctx, s.Rdb.Prefix+"*conv:"+itoa(admin)).Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the admin's conversation key: %v %v", keys, err)
+	}
+	convs := map[string]map[string]string{}
+	for _, k := range keys {
+		convs[k] = s.Rdb.Client.HGetAll(ctx, k).Val()
+	}
+	restore()
+	for k, v := range convs {
+		if err := s.Rdb.Client.HSet(ctx, k, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := s.Paid(giftCards(2), state.PayStars)
+	if second.ID != first.ID {
+		t.Fatalf("the restored store gave number %d, not %d again", second.ID, first.ID)
+	}
+	s.WaitStatus(second.ID, state.OrderPlaced)
+	answer := s.WaitAnswer(s.Fake.Press(admin, view.MessageID, button(t, confirm, en("ao.btn.refund_yes"))))
+	if answer.Text != en("ao.ans.replaced_order") {
+		t.Fatalf("confirming a refund of a purchase the store lost answered %q", answer.Text)
+	}
+	if cur, _ := s.Orders.Get(ctx, second.ID); cur.Status != state.OrderPlaced || s.StarRefunds(second.ChargeID) != 0 {
+		t.Fatalf("the other purchase under the number is %s, refunds %d", cur.Status, s.StarRefunds(second.ChargeID))
+	}
+	// The lost purchase's upstream order is the admin's to sort out; the
+	// upstream gives up on the other one later.
+	s.Foreign[int(placed.UpstreamNumber)] = true
+	s.External = s.External.Add(placed.ChargedUSD)
+	cur, _ := s.Orders.Get(ctx, second.ID)
+	if err := s.Sim.FailOrder(int(cur.UpstreamNumber), "timeout"); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitStatus(second.ID, state.OrderRefunded)
 }

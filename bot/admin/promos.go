@@ -149,12 +149,13 @@ func parsePromoSpec(words []string, gen bool, now time.Time) (*promoSpec, *promo
 	return sp, nil
 }
 
-// registerPromos adds /promo when the shop has a promo store.
+// registerPromos adds /promo, for those who may manage promo codes, when
+// the shop has a promo store.
 func (ad *Admin) registerPromos(e *flows.Engine) {
 	if ad.promos == nil {
 		return
 	}
-	e.HandleCommand("promo", flows.AdminOnly(ad.promoCommand))
+	e.AdminCommand("promo", flows.PermPromo, "cmd.promo", ad.promoCommand)
 }
 
 func promoNotice(text string) *flows.Reply {
@@ -187,6 +188,7 @@ func (ad *Admin) promoCommand(ctx context.Context, env *flows.Env, _ *flows.Sess
 			return nil, err
 		}
 		ad.log.Info("promo code added", "code", sp.promo.Code, "admin", env.User.ID)
+		ad.audit(ctx, chatActor(env), state.AuditPromoAdd, "promo "+sp.promo.Code, strings.Join(words[1:], " "))
 		return promoNotice(env.T("rep.promo.added", "code", sp.promo.Code, "terms", promoTerms(env, &sp.promo))), nil
 	case "gen":
 		sp, p := parsePromoSpec(words[1:], true, ev.Now)
@@ -215,6 +217,7 @@ func (ad *Admin) promoCommand(ctx context.Context, env *flows.Env, _ *flows.Sess
 			return promoNotice(env.T("rep.promo.already_disabled", "code", code)), nil
 		}
 		ad.log.Info("promo code disabled", "code", code, "admin", env.User.ID)
+		ad.audit(ctx, chatActor(env), state.AuditPromoDisable, "promo "+code, "")
 		return promoNotice(env.T("rep.promo.disabled", "code", code)), nil
 	}
 	return problem(&promoProblem{"rep.promo.bad_action", words[0]}), nil
@@ -239,6 +242,7 @@ func (ad *Admin) promoGen(ctx context.Context, env *flows.Env, sp *promoSpec) (*
 		codes = append(codes, p.Code)
 	}
 	ad.log.Info("promo codes generated", "batch", batch, "count", len(codes), "admin", env.User.ID)
+	ad.audit(ctx, chatActor(env), state.AuditPromoAdd, "promo batch "+batch, strconv.Itoa(len(codes))+" codes")
 	caption := env.N("rep.promo.generated", int64(len(codes)), "terms", promoTerms(env, &sp.promo), "batch", batch)
 	data := []byte(strings.Join(codes, "\n") + "\n")
 	if err := ad.tg.SendDocument(ctx, env.User.ID, "promo-"+batch+".txt", data, caption); err != nil {

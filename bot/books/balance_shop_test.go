@@ -10,6 +10,7 @@ import (
 	"shopbot/bot/bottest/shoptest"
 	"shopbot/flows/golden"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -17,7 +18,7 @@ import (
 // processing upstream, one paid in Stars and one from a wallet.
 func TestBalanceReport(t *testing.T) {
 	s := shoptest.New(t)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	b := s.Worker(nil)
 	bottest.FakePace(b.API)
 	s.Run(b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state/redisstore/records"
@@ -37,13 +38,10 @@ type Options struct {
 // adapter implements it. Errors wrap flows.ErrBlocked when the user
 // blocked the bot.
 type Telegram interface {
-	// Send sends an HTML message (a credited buyer is told).
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	notify.Sender         // a credited buyer is told
+	notify.DocumentSender // the CSV exports, a long reconciliation report
 	// StarBalance reads the bot's Star balance (whole Stars and nanostars).
 	StarBalance(ctx context.Context) (amount, nano int64, err error)
-	// SendDocument sends data as a file named name with an HTML caption
-	// (the CSV exports, a long reconciliation report).
-	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
 }
 
 // Upstream is what the books read of the reseller account
@@ -90,6 +88,9 @@ type Deps struct {
 	Referrals *records.Referrals
 	// Audit is /credit's audit of its credits.
 	Audit *records.CreditAudit
+	// AuditLog is the shop's audit log of admin actions (a credit is
+	// one); nil: not logged.
+	AuditLog *records.AuditLog
 	// Reviews is the admins' review list of Star charges, which the
 	// reconciliation counts as explained.
 	Reviews *records.ChargeReviews
@@ -121,6 +122,7 @@ type Books struct {
 	log      *slog.Logger
 	now      func() time.Time
 	audit    *records.CreditAudit // /credit's audit of its credits
+	auditLog *records.AuditLog
 	reviews  *records.ChargeReviews
 	sched    *sched.Schedule     // the daily job's
 	runs     *work.ReconcileRuns // the daily job's runs
@@ -150,37 +152,29 @@ func New(opts Options, d Deps) *Books {
 		opts: opts, tg: d.Telegram, up: d.Upstream, stars: d.Stars, alerts: d.Alerts,
 		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, refs: d.Referrals,
 		engine: d.Engine, log: d.Log, now: d.Now,
-		audit: d.Audit, reviews: d.Reviews, sched: d.Schedule, runs: d.Runs,
+		audit: d.Audit, auditLog: d.AuditLog, reviews: d.Reviews, sched: d.Schedule, runs: d.Runs,
 	}
 }
 
 // Register adds /balance, /transactions, /stats, /credit, /export and
 // /reconcile, and their flows, to the engine.
 func (r *Books) Register(e *flows.Engine) {
-	e.HandleCommand("balance", flows.AdminOnly(r.balance))
-	e.HandleCommand("stats", flows.AdminOnly(r.stats))
-	e.HandleCommand("transactions", flows.AdminOnly(func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+	e.AdminCommand("balance", flows.PermBooksRead, "cmd.balance", r.balance)
+	e.AdminCommand("stats", flows.PermBooksRead, "cmd.stats", r.stats)
+	e.AdminCommand("transactions", flows.PermBooksRead, "cmd.transactions", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		s.Enter(flowTransactions, "list", ev.Now.Add(e.FlowTTL))
 		sc, err := txFlow{r}.Show(ctx, env, s)
 		return &flows.Reply{Screen: sc, Save: true}, err
-	}))
-	e.HandleCommand("credit", flows.AdminOnly(r.creditCommand(e)))
-	e.HandleCommand("export", flows.AdminOnly(r.export))
-	e.RegisterAdmin(flowTransactions, txFlow{r})
-	e.RegisterAdmin(flowCredit, creditFlow{r})
-	e.HandleCommand("reconcile", flows.AdminOnly(r.reconcileCommand))
+	})
+	e.AdminFlow(flowTransactions, flows.PermBooksRead, "cmd.transactions", txFlow{r})
+	e.AdminCommand("reconcile", flows.PermBooksRead, "cmd.reconcile", r.reconcileCommand)
+	e.AdminCommand("export", flows.PermExport, "cmd.export", r.export)
+	e.AdminCommand("credit", flows.PermCredit, "cmd.credit", r.creditCommand(e))
+	e.AdminFlow(flowCredit, flows.PermCredit, "cmd.credit", creditFlow{r})
 }
 
 // Run carries the daily reconciliation on until ctx ends.
 func (r *Books) Run(ctx context.Context) { r.runReconcile(ctx) }
-
-// notAdminAnymore ends an admin flow for someone no longer in ADMIN_IDS.
-func notAdminAnymore(env *flows.Env, s *flows.Session) *flows.Reply {
-	s.Clear()
-	rep := flows.UnknownCommand(env)
-	rep.Save = true
-	return rep
-}
 
 // upstreamProblem says in the admin's language why an upstream call
 // failed; the details go to the log.

@@ -27,8 +27,24 @@ const flowCredit = "rep_credit"
 // refused as a likely typo.
 var MaxAdminCreditUSD = decimal.NewFromInt(10_000)
 
-// Button action of the credit confirmation (Cancel is the engine's "x").
-const actCreditConfirm = "ok"
+// Button action of the credit confirmation (Cancel is the engine's
+// flows.ActCancel).
+const actCreditConfirm flows.Action = "ok"
+
+// Session variables of /credit.
+const (
+	creditKeyUser   flows.Key = "user"   // the buyer credited (a number)
+	creditKeyAmount flows.Key = "amount" // the amount in USD (2 places)
+	// creditKeyRef is the ledger ref drawn when the confirmation is
+	// shown: a replay of the same confirmation credits nothing more.
+	creditKeyRef flows.Key = "ref"
+	// After Confirm (step "done"): the balance after the credit (2
+	// places), whether the buyer was told (rep.credit.told_<told>), and
+	// whether the ref was credited before ("true").
+	creditKeyBalance flows.Key = "balance"
+	creditKeyTold    flows.Key = "told"
+	creditKeyDup     flows.Key = "dup"
+)
 
 var creditAmountRE = regexp.MustCompile(`^[0-9]+([.,][0-9]{1,2})?$`)
 
@@ -56,10 +72,10 @@ func parseCredit(arg string) (user int64, amount decimal.Decimal, problem, value
 	return user, amount, "", ""
 }
 
-// creditRef draws the wallet ledger ref of one confirmation screen: the
-// credit is idempotent by it, so Confirm pressed twice, or replayed after
-// a crash, credits once.
-func creditRef(admin int64) string {
+// CreditRef draws the wallet ledger ref of one confirmation screen (of
+// /credit, or of the console's credit form): the credit is idempotent by
+// it, so Confirm pressed twice, or replayed after a crash, credits once.
+func CreditRef(admin int64) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "credit:" + strconv.FormatInt(admin, 10) + ":" + hex.EncodeToString(b[:])
@@ -77,9 +93,9 @@ func (r *Books) creditCommand(e *flows.Engine) flows.CommandFunc {
 			return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
 		}
 		s.Enter(flowCredit, "confirm", ev.Now.Add(e.FlowTTL))
-		s.Set("user", strconv.FormatInt(user, 10))
-		s.Set("amount", amount.StringFixed(2))
-		s.Set("ref", creditRef(env.User.ID))
+		s.SetInt(creditKeyUser, user)
+		s.Set(creditKeyAmount, amount.StringFixed(2))
+		s.Set(creditKeyRef, CreditRef(env.User.ID))
 		sc, err := creditFlow{r}.Show(ctx, env, s)
 		return &flows.Reply{Screen: sc, Save: true}, err
 	}
@@ -89,9 +105,8 @@ func (r *Books) creditCommand(e *flows.Engine) flows.CommandFunc {
 // (PAYMENT_METHODS includes wallet).
 func (r *Books) walletEnabled() bool { return r.opts.Wallet }
 
-// creditFlow is the confirmation of /credit and its result. Session data:
-// "user", "amount", "ref" (drawn when the confirmation is shown); after
-// Confirm, step "done" with "balance", "told" and "dup".
+// creditFlow is the confirmation of /credit and its result (the credit
+// keys above).
 type creditFlow struct{ r *Books }
 
 func (f creditFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
@@ -106,17 +121,14 @@ func (f creditFlow) Cancel(_ context.Context, env *flows.Env, s *flows.Session) 
 		s.Clear()
 		return &flows.Reply{Answer: env.T("cancel.nothing_short"), Notices: []flows.Notice{{Text: env.T("rep.credit.nothing_to_cancel")}}, NoScreen: true, Save: true}, nil
 	}
-	user := s.Get("user")
-	amount, _ := decimal.NewFromString(s.Get("amount"))
+	user := s.Get(creditKeyUser)
+	amount, _ := s.Decimal(creditKeyAmount)
 	s.Clear()
 	text := env.T("rep.credit.cancelled", "user", locales.Escape(user), "amount", locales.Money(env.Lang, amount))
 	return &flows.Reply{Answer: env.T("rep.credit.cancelled_short"), Screen: &flows.Screen{Text: text}, Save: true}, nil
 }
 
 func (f creditFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if !env.User.Admin {
-		return notAdminAnymore(env, s), nil
-	}
 	if s.Step == "confirm" && ev.Kind == flows.EvButton && ev.Button.Action == actCreditConfirm {
 		return f.confirm(ctx, env, s)
 	}
@@ -136,33 +148,54 @@ func (f creditFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 // credits nothing more and tells the buyer nothing more.
 func (f creditFlow) confirm(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Reply, error) {
 	r := f.r
-	user, _ := strconv.ParseInt(s.Get("user"), 10, 64)
-	amount, err := decimal.NewFromString(s.Get("amount"))
-	ref := s.Get("ref")
-	if err != nil || user <= 0 || ref == "" {
+	user := s.Int64(creditKeyUser)
+	amount, ok := s.Decimal(creditKeyAmount)
+	ref := s.Get(creditKeyRef)
+	if !ok || user <= 0 || ref == "" {
 		s.Clear()
 		return &flows.Reply{Answer: env.T("err.outdated"), Screen: r.engine.MenuScreen(env), Save: true}, nil
 	}
-	adminID := env.User.ID
-	bal, dup, err := r.wallets.Credit(ctx, user, amount, ref, "admin credit", "admin:"+strconv.FormatInt(adminID, 10))
-	if err != nil {
-		return nil, err
-	}
-	fresh, err := r.audit.Record(ctx, state.CreditRecord{Admin: adminID, User: user, Amount: amount, Ref: ref, At: env.Now})
+	bal, dup, told, err := r.Credit(ctx, state.Actor{ID: env.User.ID, Role: env.User.RoleName(), Via: state.ViaChat}, user, amount, ref)
 	if err != nil {
 		return nil, err // the session keeps the ref: Confirm again finishes it without a second credit
 	}
-	told := "again"
-	if fresh {
-		r.log.Info("admin credited a wallet", "admin", adminID, "user", user, "ref", ref, "replay", dup)
-		told = r.tellBuyer(ctx, user, amount, bal)
-	}
 	s.Goto("done")
-	s.Set("balance", bal.StringFixed(2))
-	s.Set("told", told)
-	s.Set("dup", strconv.FormatBool(dup))
+	s.Set(creditKeyBalance, bal.StringFixed(2))
+	s.Set(creditKeyTold, told)
+	s.Set(creditKeyDup, strconv.FormatBool(dup))
 	sc, err := f.Show(ctx, env, s)
 	return &flows.Reply{Answer: env.T("rep.credit.done_answer"), Screen: sc, Save: true}, err
+}
+
+// Credit credits the buyer's wallet with amount under ref (drawn once per
+// confirmation: CreditRef), records it in the credit audit and the audit
+// log, logs it and tells the buyer: /credit's confirmation and the
+// console's credit. Every step is safe to repeat: a replay of the same ref
+// credits nothing more and tells the buyer nothing more (told "again").
+func (r *Books) Credit(ctx context.Context, by state.Actor, user int64, amount decimal.Decimal, ref string) (bal decimal.Decimal, dup bool, told string, err error) {
+	if user <= 0 || !amount.IsPositive() || amount.GreaterThan(MaxAdminCreditUSD) || ref == "" {
+		return decimal.Zero, false, "", errors.New("credit: bad user, amount or ref")
+	}
+	bal, dup, err = r.wallets.Credit(ctx, user, amount, ref, "admin credit", "admin:"+strconv.FormatInt(by.ID, 10))
+	if err != nil {
+		return decimal.Zero, false, "", err
+	}
+	fresh, err := r.audit.Record(ctx, state.CreditRecord{Admin: by.ID, User: user, Amount: amount, Ref: ref, At: r.now()})
+	if err != nil {
+		return decimal.Zero, false, "", err
+	}
+	told = "again"
+	if fresh {
+		r.log.Info("admin credited a wallet", "admin", by.ID, "via", by.Via, "user", user, "ref", ref, "replay", dup)
+		if r.auditLog != nil {
+			e := state.AuditEntry{At: r.now(), Actor: by, Action: state.AuditCredit, Target: state.AuditBuyer(user), Detail: amount.StringFixed(2) + " USD"}
+			if err := r.auditLog.Record(ctx, e); err != nil {
+				r.log.Warn("audit a wallet credit", "user", user, "err", err)
+			}
+		}
+		told = r.tellBuyer(ctx, user, amount, bal)
+	}
+	return bal, dup, told, nil
 }
 
 // tellBuyer tells the buyer about the credit in their language, if they
@@ -212,17 +245,17 @@ func (r *Books) buyerLang(ctx context.Context, user int64) locales.Lang {
 
 func (f creditFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
 	r := f.r
-	user, _ := strconv.ParseInt(s.Get("user"), 10, 64)
-	amount, _ := decimal.NewFromString(s.Get("amount"))
+	user := s.Int64(creditKeyUser)
+	amount, _ := s.Decimal(creditKeyAmount)
 	id := strconv.FormatInt(user, 10)
 	if s.Step == "done" {
-		bal, _ := decimal.NewFromString(s.Get("balance"))
+		bal, _ := s.Decimal(creditKeyBalance)
 		key := "rep.credit.done"
-		if s.Get("dup") == "true" {
+		if s.Get(creditKeyDup) == "true" {
 			key = "rep.credit.done_before"
 		}
 		text := env.T(key, "amount", locales.Money(env.Lang, amount), "user", id, "balance", locales.Money(env.Lang, bal))
-		text += "\n" + env.T("rep.credit.told_"+s.Get("told"))
+		text += "\n" + env.T("rep.credit.told_"+s.Get(creditKeyTold))
 		return &flows.Screen{Text: text}, nil
 	}
 	bal, err := r.wallets.Balance(ctx, user)
@@ -250,6 +283,6 @@ func (f creditFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) 
 	}
 	text += "\n\n" + env.T("rep.credit.question")
 	return &flows.Screen{Text: text, Rows: [][]flows.Button{{
-		{Text: env.T("rep.btn.confirm"), Action: actCreditConfirm}, {Text: env.T("btn.cancel"), Action: "x"},
+		{Text: env.T("rep.btn.confirm"), Action: actCreditConfirm}, {Text: env.T("btn.cancel"), Action: flows.ActCancel},
 	}}}, nil
 }

@@ -16,7 +16,8 @@
 //     reconcile_topup.go matches the Star payments of wallet top-ups;
 //   - credit.go: /credit, a wallet credit by an admin, with its audit.
 //
-// Every command answers anyone but an admin exactly as an unknown command
-// would (flows.AdminOnly). The package reaches Telegram, the upstream and
+// Every command and flow is registered with the perm it needs
+// (flows.PermBooksRead, PermExport, PermCredit): the engine answers anyone
+// whose roles do not allow it exactly as an unknown command. The package reaches Telegram, the upstream and
 // the alerts through the interfaces in books.go, never through the bot.
 package books

@@ -10,7 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -185,7 +185,7 @@ func (r *Books) exportOrders(ctx context.Context, env *flows.Env, a exportArgs) 
 		}
 		w.row(
 			strconv.FormatInt(o.ID, 10), csvTime(o.CreatedAt), strconv.FormatInt(o.UserID, 10), o.Line,
-			lines.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
+			upstreamorder.ItemName(env.Lang, o), o.Status, o.PayMethod, o.ChargeID,
 			stars, csvMoney(o.ShopUSD), csvMoney(f.revenue), cost, margin, counted,
 			up, o.UpstreamStatus, csvTime(o.DeliveredAt),
 		)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/storefront"
 	"shopbot/locales"
 	"shopbot/state"
@@ -21,12 +21,12 @@ import (
 
 // exportDoc sends /export arg as the admin and returns the document the
 // bot sent back, its CSV rows (header first) and its caption.
-func (h *harness) exportDoc(b *storefront.Shop, arg string) (botapitest.Message, [][]string) {
+func (h *harness) exportDoc(b *storefront.Shop, arg string) (types.Message, [][]string) {
 	h.T.Helper()
 	before := len(h.Fake.CallsFor("sendDocument"))
 	h.Fake.SendCommand(admin, "export", arg)
 	h.Wait("sendDocument", before+1)
-	var doc botapitest.Message
+	var doc types.Message
 	for _, m := range h.BotMessages(admin) {
 		if m.Document != nil {
 			doc = m

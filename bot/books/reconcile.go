@@ -59,6 +59,20 @@ type StarTx struct {
 	Incoming bool
 	User     int64
 	Payload  string
+	// Affiliate is what an affiliate of the shop's affiliate program took
+	// from this payment, in Stars (negative: given back on its refund);
+	// zero when none did.
+	Affiliate decimal.Decimal
+	// Program is a commission the bot earned as an affiliate of another
+	// bot's program; Amount (whole Stars) is what it got, Sponsor who paid.
+	Program bool
+	Sponsor string
+	Nanos   int64 // billionths of a Star on top of Amount
+}
+
+// Stars is the transaction's amount with its fraction.
+func (tx StarTx) Stars() decimal.Decimal {
+	return decimal.NewFromInt(tx.Amount).Add(decimal.New(tx.Nanos, -9))
 }
 
 // Reconciliation defaults and bounds.
@@ -109,6 +123,7 @@ type recReport struct {
 	pending                                    int
 	failed                                     []recFailure
 	orders, upstream, debits, charges, refunds int
+	aff                                        affiliateTally
 }
 
 func (rep *recReport) add(key, msg string, kv ...any) {
@@ -323,6 +338,9 @@ read:
 			if tx.Date.Before(floor) || (tx.Date.Before(margin) && len(missing) == 0) {
 				break read
 			}
+			if inWindow(tx.Date, rep.from, rep.to) {
+				rep.aff.add(tx)
+			}
 			switch {
 			case tx.Refund:
 				refunds[tx.ID] = tx
@@ -448,6 +466,9 @@ func (r *Books) recHeader(lang locales.Lang, rep *recReport) string {
 	if rep.pending > 0 {
 		b.WriteString("\n" + locales.N(lang, "rep.rec.pending", int64(rep.pending)))
 	}
+	if rep.aff.any() {
+		b.WriteString("\n" + rep.aff.recLine(lang))
+	}
 	b.WriteString("\n\n")
 	if len(rep.items) == 0 {
 		b.WriteString(locales.T(lang, "rep.rec.clean"))
@@ -551,9 +572,11 @@ func (r *Books) runReconcile(ctx context.Context) {
 	w := &jobs.Worker{
 		What: "reconciliation", Sched: r.sched, Now: r.now, Log: r.log,
 		Tick: tick, Lease: 5 * time.Minute, Timeout: 10 * time.Minute, Parallel: 1,
+		Kinds: []string{sched.Kind(reconcileJob)},
 		Step: func(ctx context.Context, j sched.Job) (time.Time, bool) {
 			if j.Name != reconcileJob {
-				return time.Time{}, false
+				r.log.Warn("reconciliation: job this version does not know; left for a newer version", "job", j.Name)
+				return jobs.LeaveForNewer(ctx)
 			}
 			r.dailyReconcile(ctx)
 			return r.now().Add(r.opts.ReconcileEvery), false

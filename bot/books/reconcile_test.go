@@ -16,6 +16,7 @@ import (
 
 	"shopbot/bot/books"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
@@ -24,6 +25,7 @@ import (
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -78,7 +80,7 @@ func (s *booksShop) buy(n int) *state.Order {
 	s.Say(s.b, strconv.Itoa(n))
 	s.Tap(s.b, bottest.En("btn.pay"))
 	s.Wait("sendInvoice", invoices+1)
-	var inv botapitest.Message
+	var inv types.Message
 	for _, m := range s.Fake.MessagesIn(chat) {
 		if m.Invoice != nil {
 			inv = m
@@ -96,6 +98,8 @@ func (s *booksShop) buy(n int) *state.Order {
 		s.T.Fatalf("the order of charge %s was never delivered: %+v %v", res.ChargeID, o, err)
 	}
 	s.WaitText(chat, "<code>"+o.Codes[0]+"</code>")
+	// The delivery ends with the question to rate it, after the codes.
+	s.WaitText(chat, bottest.En("review.ask", "id", o.ID, "item", "Apple Gift Card 10 USD"))
 	s.Idle(s.b)
 	return o
 }
@@ -105,7 +109,7 @@ func (s *booksShop) buy(n int) *state.Order {
 func (s *booksShop) orphan() int {
 	s.T.Helper()
 	u, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
-		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1,
+		"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1,
 	})
 	if err != nil {
 		s.T.Fatal(err)
@@ -165,7 +169,7 @@ func TestReconcileCleanThenOrphanAndUnrecordedCharge(t *testing.T) {
 		t.Errorf("want exactly the three items:\n%s", text)
 	}
 
-	s.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Адмін", LanguageCode: "uk"})
+	s.Fake.SetUser(admin, types.User{ID: admin, FirstName: "Адмін", LanguageCode: "uk"})
 	m = s.Command(s.b, admin, "reconcile", "2h")
 	if !strings.Contains(m.RawText, "3 непояснені записи") || !strings.Contains(m.RawText, "не належить жодному нашому замовленню") {
 		t.Errorf("/reconcile in Ukrainian:\n%s", m.RawText)

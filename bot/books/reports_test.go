@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/bot/storefront"
@@ -323,7 +324,7 @@ func TestStatsInRussian(t *testing.T) {
 	h := newHarness(t)
 	now := statsOrders(t, h)
 	b := h.reportsBot(nil, func(o *storefront.Options) { o.Now = func() time.Time { return now } })
-	h.Fake.SetUser(admin, botapitest.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
+	h.Fake.SetUser(admin, types.User{ID: admin, FirstName: "Админ", LanguageCode: "ru"})
 	h.Run(b)
 	m := h.Command(b, admin, "stats", "")
 	text := strings.ReplaceAll(m.RawText, "\u00a0", " ")
@@ -431,7 +432,7 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 	checkCreditedOnce(t, h, w)
 	done, _ := h.Fake.Message(admin, confirm.MessageID)
 	golden.Check(t, "reports/credit_done", bottest.Render(done))
-	var told botapitest.Message
+	var told types.Message
 	for _, m := range h.BotMessages(buyer) {
 		if strings.Contains(m.RawText, "зачислено") {
 			told = m
@@ -444,7 +445,7 @@ func TestCreditConfirmDoubleTapCreditsOnce(t *testing.T) {
 func TestCreditDuplicateUpdateCreditsOnce(t *testing.T) {
 	h, b, w := creditShop(t, true)
 	confirm := h.Command(b, admin, "credit", fmt.Sprint(buyer, " 15.50"))
-	press := botapitest.Update{UpdateID: 1 << 30, CallbackQuery: &botapitest.CallbackQuery{
+	press := types.Update{UpdateID: 1 << 30, CallbackQuery: &types.CallbackQuery{
 		ID: "dup-press", From: h.Fake.User(admin), Message: &confirm, ChatInstance: "1",
 		Data: bottest.Button(t, confirm, locales.T(locales.En, "rep.btn.confirm")),
 	}}

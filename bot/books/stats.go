@@ -141,6 +141,7 @@ type period struct {
 	lines  map[string]*tally
 	topups topupTally // wallet top-ups credited (stats_topup.go): money in, not revenue
 	refs   referralTally
+	aff    affiliateTally // Telegram's affiliate program (affiliate.go)
 }
 
 // stats reports orders, revenue, cost, margin and refund rate for today,
@@ -178,9 +179,13 @@ func (r *Books) stats(ctx context.Context, env *flows.Env, _ *flows.Session, ev 
 	if err := r.referralTotals(ctx, periods); err != nil {
 		return nil, err
 	}
+	affOK := r.affiliateTotals(ctx, periods)
 	text := r.statsText(env, now, periods, true)
 	if locales.UTF16Len(text) > flows.MaxTextLen {
 		text = r.statsText(env, now, periods, false)
+	}
+	if !affOK {
+		text += "\n" + env.T("aff.stats_unavailable")
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: text}}, NoScreen: true}, nil
 }
@@ -225,6 +230,7 @@ func (r *Books) statsText(env *flows.Env, now time.Time, periods []*period, perL
 			b.WriteString("\n" + env.T("rep.stats.none"))
 			r.writeTopups(&b, env, p)
 			b.WriteString(p.refs.line(env))
+			b.WriteString(p.aff.statsLine(env, rate))
 			continue
 		}
 		b.WriteString("\n" + env.N("rep.stats.orders", t.orders, "delivered", locales.Number(lang, t.delivered),
@@ -247,6 +253,7 @@ func (r *Books) statsText(env *flows.Env, now time.Time, periods []*period, perL
 		}
 		r.writeTopups(&b, env, p)
 		b.WriteString(p.refs.line(env))
+		b.WriteString(p.aff.statsLine(env, rate))
 		if !perLine {
 			continue
 		}

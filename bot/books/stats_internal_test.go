@@ -32,3 +32,22 @@ func TestStatsPromoLineHasTheMarginOfTheDiscountedOrders(t *testing.T) {
 		t.Fatalf("no %q in:\n%s", want, text)
 	}
 }
+
+// A payment's commission counts once; its refund gives it back (a
+// negative commission) without counting another payment; a commission the
+// bot earned counts apart, with its fraction.
+func TestAffiliateTallyNetsRefundsAndKeepsFractions(t *testing.T) {
+	d := decimal.RequireFromString
+	var tl affiliateTally
+	tl.add(StarTx{Incoming: true, Amount: 87, Nanos: 500_000_000, Affiliate: d("12.5")})
+	tl.add(StarTx{Incoming: true, Amount: 175, Affiliate: d("25")})
+	tl.add(StarTx{Refund: true, Amount: 100, Affiliate: d("-12.5")})
+	tl.add(StarTx{Program: true, Amount: 3, Nanos: 250_000_000})
+	tl.add(StarTx{Incoming: true, Amount: 50, Affiliate: decimal.Zero})
+	if !tl.paid.Equal(d("25")) || tl.payments != 2 || !tl.earned.Equal(d("3.25")) || tl.earnings != 1 {
+		t.Fatalf("tally %+v", tl)
+	}
+	if got := tl.recLine(locales.Ru); !strings.Contains(got, "25 ⭐") || !strings.Contains(got, "3,25 ⭐") {
+		t.Fatalf("Russian line %q", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
@@ -54,7 +55,7 @@ func newTopupBooksShop(t *testing.T) *booksShop {
 
 // topup asks for a top-up of the amount button label from /wallet and
 // returns its invoice.
-func (s *booksShop) topup(label string) botapitest.Message {
+func (s *booksShop) topup(label string) types.Message {
 	s.T.Helper()
 	w := s.Command(s.b, chat, "wallet", "")
 	s.Press(s.b, chat, w, bottest.En("wtopup.btn"))
@@ -62,7 +63,7 @@ func (s *booksShop) topup(label string) botapitest.Message {
 	s.Press(s.b, chat, s.Menu(), label)
 	s.Wait("sendInvoice", n+1)
 	s.Idle(s.b)
-	var inv botapitest.Message
+	var inv types.Message
 	for _, m := range s.Fake.MessagesIn(chat) {
 		if m.Invoice != nil {
 			inv = m

@@ -33,18 +33,37 @@ var (
 
 // Button actions of /transactions.
 const (
-	actTxDir    = "fd"    // cycle the direction filter
-	actTxType   = "ft"    // cycle the type filter
-	actTxStatus = "fs"    // cycle the status filter
-	actTxOlder  = "older" // arg: the cursor of the next (older) page
-	actTxNewer  = "newer" // back to the previous page
-	actTxReload = "rl"    // read the page again
+	actTxDir    flows.Action = "fd"    // cycle the direction filter
+	actTxType   flows.Action = "ft"    // cycle the type filter
+	actTxStatus flows.Action = "fs"    // cycle the status filter
+	actTxOlder  flows.Action = "older" // arg: the cursor of the next (older) page
+	actTxNewer  flows.Action = "newer" // back to the previous page
+	actTxReload flows.Action = "rl"    // read the page again
 )
 
-// txFlow pages through the upstream transactions. Session data: the
-// filters ("dir", "type", "st"), the current page's cursor ("cur", empty
-// on the first page) and the cursors of the earlier pages ("back",
-// space-separated, "0" for the first page), so Back needs no extra call.
+// Session variables of /transactions.
+const (
+	// The filters ("": all).
+	txKeyDir    flows.Key = "dir"
+	txKeyType   flows.Key = "type"
+	txKeyStatus flows.Key = "st"
+	// txKeyCursor is the current page's cursor (a number; unset on the
+	// first page).
+	txKeyCursor flows.Key = "cur"
+	// txKeyBack are the cursors of the earlier pages (txBack), so Back
+	// needs no extra call.
+	txKeyBack flows.Key = "back"
+)
+
+// txBack returns the cursors of the earlier pages, oldest first: kept
+// space-separated, "0" for the first page.
+func txBack(s *flows.Session) []string { return strings.Fields(s.Get(txKeyBack)) }
+
+// setTxBack keeps the cursors of the earlier pages.
+func setTxBack(s *flows.Session, back []string) { s.Set(txKeyBack, strings.Join(back, " ")) }
+
+// txFlow pages through the upstream transactions: the filters, the
+// current page's cursor and the earlier pages' (the tx keys above).
 type txFlow struct{ r *Books }
 
 func (f txFlow) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
@@ -59,28 +78,25 @@ func cycleNext(values []string, cur string) string {
 }
 
 func (f txFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	if !env.User.Admin {
-		return notAdminAnymore(env, s), nil
-	}
 	if ev.Kind == flows.EvButton {
-		firstPage := func() { s.Set("cur", ""); s.Set("back", "") }
+		firstPage := func() { s.Set(txKeyCursor, ""); s.Set(txKeyBack, "") }
 		switch ev.Button.Action {
 		case actTxDir:
-			s.Set("dir", cycleNext(txDirections, s.Get("dir")))
+			s.Set(txKeyDir, cycleNext(txDirections, s.Get(txKeyDir)))
 			firstPage()
 		case actTxType:
-			s.Set("type", cycleNext(txTypes, s.Get("type")))
+			s.Set(txKeyType, cycleNext(txTypes, s.Get(txKeyType)))
 			firstPage()
 		case actTxStatus:
-			s.Set("st", cycleNext(txStatuses, s.Get("st")))
+			s.Set(txKeyStatus, cycleNext(txStatuses, s.Get(txKeyStatus)))
 			firstPage()
 		case actTxOlder:
 			c, err := strconv.ParseInt(ev.Button.Arg, 10, 64)
 			if err != nil || c < 1 {
 				break
 			}
-			back := strings.Fields(s.Get("back"))
-			cur := s.Get("cur")
+			back := txBack(s)
+			cur := s.Get(txKeyCursor)
 			if cur == "" {
 				cur = "0"
 			}
@@ -88,10 +104,10 @@ func (f txFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 			if len(back) > txMaxBackPages {
 				back = back[len(back)-txMaxBackPages:]
 			}
-			s.Set("back", strings.Join(back, " "))
-			s.Set("cur", strconv.FormatInt(c, 10))
+			setTxBack(s, back)
+			s.SetInt(txKeyCursor, c)
 		case actTxNewer:
-			back := strings.Fields(s.Get("back"))
+			back := txBack(s)
 			if len(back) == 0 {
 				break
 			}
@@ -99,8 +115,8 @@ func (f txFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 			if cur == "0" {
 				cur = ""
 			}
-			s.Set("cur", cur)
-			s.Set("back", strings.Join(back[:len(back)-1], " "))
+			s.Set(txKeyCursor, cur)
+			setTxBack(s, back[:len(back)-1])
 		}
 	}
 	sc, err := f.Show(ctx, env, s)
@@ -108,11 +124,8 @@ func (f txFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 }
 
 func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	if !env.User.Admin {
-		return &flows.Screen{Text: env.T("err.unknown_command")}, nil
-	}
 	r := f.r
-	dir, typ, st := s.Get("dir"), s.Get("type"), s.Get("st")
+	dir, typ, st := s.Get(txKeyDir), s.Get(txKeyType), s.Get(txKeyStatus)
 	word := func(kind, v string) string {
 		if v == "" {
 			return env.T("rep.tx.all")
@@ -123,7 +136,7 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		}
 		return locales.Escape(v) // a value the spec does not list
 	}
-	page := len(strings.Fields(s.Get("back"))) + 1
+	page := len(txBack(s)) + 1
 	var b strings.Builder
 	b.WriteString(env.T("rep.tx.title", "page", page))
 	b.WriteString("\n")
@@ -141,7 +154,7 @@ func (f txFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		b.WriteString("\n" + env.T("rep.tx.failed", "reason", env.T("rep.up.not_configured")))
 		return &flows.Screen{Text: b.String(), Rows: rows}, nil
 	}
-	cursor, _ := strconv.ParseInt(s.Get("cur"), 10, 64)
+	cursor := s.Int64(txKeyCursor)
 	cctx, cancel := context.WithTimeout(ctx, upstreamWait)
 	defer cancel()
 	list, err := r.up.Transactions(cctx, &reseller.TransactionsOptions{

@@ -11,14 +11,16 @@ import (
 	"reflect"
 	"strings"
 
+	"shopbot/bot/botapitest/calls"
 	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 )
 
 // chatState is the message store of one chat. Stored messages are never
 // changed in place: an edit stores a new copy, so copies handed out stay valid.
 type chatState struct {
 	lastID int
-	msgs   map[int]*Message
+	msgs   map[int]*types.Message
 	order  []int
 	byBot  map[int]bool
 }
@@ -26,13 +28,13 @@ type chatState struct {
 func (s *Server) chatLocked(id int64) *chatState {
 	cs := s.chats[id]
 	if cs == nil {
-		cs = &chatState{msgs: map[int]*Message{}, byBot: map[int]bool{}}
+		cs = &chatState{msgs: map[int]*types.Message{}, byBot: map[int]bool{}}
 		s.chats[id] = cs
 	}
 	return cs
 }
 
-func (cs *chatState) add(m *Message, byBot bool) {
+func (cs *chatState) add(m *types.Message, byBot bool) {
 	cs.msgs[m.MessageID] = m
 	cs.order = append(cs.order, m.MessageID)
 	cs.byBot[m.MessageID] = byBot
@@ -53,7 +55,7 @@ func abs64(n int64) int64 {
 // SetUser sets the profile of the buyer who writes in a chat: the user in
 // updates from that chat and the private chat's names. A zero ID means the
 // chat id; IsBot is forced false.
-func (s *Server) SetUser(chatID int64, u User) {
+func (s *Server) SetUser(chatID int64, u types.User) {
 	if u.ID == 0 {
 		u.ID = abs64(chatID)
 	}
@@ -66,34 +68,34 @@ func (s *Server) SetUser(chatID int64, u User) {
 // User returns the buyer profile of a chat: the one SetUser set, or the
 // default {ID: chatID, FirstName: "Buyer", Username: "buyer<id>",
 // LanguageCode: "en"}.
-func (s *Server) User(chatID int64) User {
+func (s *Server) User(chatID int64) types.User {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.userLocked(chatID)
 }
 
-func (s *Server) userLocked(chatID int64) User {
+func (s *Server) userLocked(chatID int64) types.User {
 	if u, ok := s.users[chatID]; ok {
 		return u
 	}
 	id := abs64(chatID)
-	return User{ID: id, FirstName: "Buyer", Username: fmt.Sprintf("buyer%d", id), LanguageCode: "en"}
+	return types.User{ID: id, FirstName: "Buyer", Username: fmt.Sprintf("buyer%d", id), LanguageCode: "en"}
 }
 
-func (s *Server) chatObjLocked(id int64) Chat {
+func (s *Server) chatObjLocked(id int64) types.Chat {
 	switch {
 	case id > 0:
 		u := s.userLocked(id)
-		return Chat{ID: id, Type: "private", FirstName: u.FirstName, LastName: u.LastName, Username: u.Username}
+		return types.Chat{ID: id, Type: "private", FirstName: u.FirstName, LastName: u.LastName, Username: u.Username}
 	case id < -1_000_000_000_000:
-		return Chat{ID: id, Type: "supergroup", Title: "Test Supergroup"}
+		return types.Chat{ID: id, Type: "supergroup", Title: "Test Supergroup"}
 	}
-	return Chat{ID: id, Type: "group", Title: "Test Group"}
+	return types.Chat{ID: id, Type: "group", Title: "Test Group"}
 }
 
 // resolveChatLocked turns chat_id (an integer or "@username" of a buyer
 // profile) into a chat id.
-func (s *Server) resolveChatLocked(c *Call) (int64, *APIError) {
+func (s *Server) resolveChatLocked(c *calls.Call) (int64, *APIError) {
 	switch v := c.Params["chat_id"].(type) {
 	case int64:
 		if v != 0 {
@@ -112,14 +114,14 @@ func (s *Server) resolveChatLocked(c *Call) (int64, *APIError) {
 
 // MessagesIn returns the bot's messages in a chat that are not deleted, in
 // the order they were sent, each as last edited.
-func (s *Server) MessagesIn(chatID int64) []Message {
+func (s *Server) MessagesIn(chatID int64) []types.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs := s.chats[chatID]
 	if cs == nil {
 		return nil
 	}
-	var out []Message
+	var out []types.Message
 	for _, id := range cs.order {
 		if m := cs.msgs[id]; m != nil && cs.byBot[id] {
 			out = append(out, *m)
@@ -130,16 +132,16 @@ func (s *Server) MessagesIn(chatID int64) []Message {
 
 // LastMessage returns the bot's most recent message in a chat that is not
 // deleted.
-func (s *Server) LastMessage(chatID int64) (Message, bool) {
+func (s *Server) LastMessage(chatID int64) (types.Message, bool) {
 	msgs := s.MessagesIn(chatID)
 	if len(msgs) == 0 {
-		return Message{}, false
+		return types.Message{}, false
 	}
 	return msgs[len(msgs)-1], true
 }
 
 // Message returns any message of a chat (the bot's or the buyer's) by id.
-func (s *Server) Message(chatID int64, messageID int) (Message, bool) {
+func (s *Server) Message(chatID int64, messageID int) (types.Message, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cs := s.chats[chatID]; cs != nil {
@@ -147,19 +149,19 @@ func (s *Server) Message(chatID int64, messageID int) (Message, bool) {
 			return *m, true
 		}
 	}
-	return Message{}, false
+	return types.Message{}, false
 }
 
 // render returns a text and its entities as Telegram stores them: HTML is
 // parsed; otherwise the text is kept and explicit entities are used.
-func render(c *Call, textField, entitiesField, mode string) (string, []MessageEntity) {
+func render(c *calls.Call, textField, entitiesField, mode string) (string, []types.MessageEntity) {
 	text := c.String(textField)
 	if mode == "HTML" {
 		if plain, ents, err := schema.ParseHTML(text); err == nil {
 			return plain, ents
 		}
 	}
-	var ents []MessageEntity
+	var ents []types.MessageEntity
 	if c.Has(entitiesField) {
 		_ = c.JSON(entitiesField, &ents)
 	}
@@ -168,7 +170,7 @@ func render(c *Call, textField, entitiesField, mode string) (string, []MessageEn
 
 // markupOf splits a call's reply_markup into the inline keyboard Telegram
 // echoes and any other keyboard.
-func markupOf(c *Call) (*InlineKeyboardMarkup, json.RawMessage) {
+func markupOf(c *calls.Call) (*types.InlineKeyboardMarkup, json.RawMessage) {
 	raw, ok := c.Raw["reply_markup"]
 	if !ok {
 		return nil, nil
@@ -180,7 +182,7 @@ func markupOf(c *Call) (*InlineKeyboardMarkup, json.RawMessage) {
 	if _, ok := probe["inline_keyboard"]; !ok {
 		return nil, json.RawMessage(raw)
 	}
-	var mk InlineKeyboardMarkup
+	var mk types.InlineKeyboardMarkup
 	if err := json.Unmarshal([]byte(raw), &mk); err != nil {
 		return nil, nil
 	}
@@ -217,7 +219,7 @@ func mimeOf(name string, data []byte) string {
 }
 
 // send simulates the send* methods.
-func (s *Server) send(method string, c *Call) (any, *APIError) {
+func (s *Server) send(method string, c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chatID, apiErr := s.resolveChatLocked(c)
@@ -226,7 +228,7 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 	}
 	bot := s.bot
 	cs := s.chatLocked(chatID)
-	msg := &Message{
+	msg := &types.Message{
 		MessageID: cs.nextID(),
 		From:      &bot,
 		Date:      s.now().Unix(),
@@ -243,6 +245,13 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 		if f, ok := c.Files["document"]; ok {
 			msg.FileData = f.Data
 		}
+	case "sendVideo":
+		v, apiErr := s.videoRefLocked(c)
+		if apiErr != nil {
+			cs.lastID-- // nothing was sent
+			return nil, apiErr
+		}
+		msg.Video = v
 	case "sendPhoto":
 		if f, ok := c.Files["photo"]; ok {
 			msg.Photo = s.photoSizesLocked(f.Data)
@@ -265,7 +274,7 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 		for _, p := range prices {
 			total += p.Amount
 		}
-		msg.Invoice = &Invoice{
+		msg.Invoice = &types.Invoice{
 			Title:          c.String("title"),
 			Description:    c.String("description"),
 			StartParameter: c.String("start_parameter"),
@@ -283,9 +292,9 @@ func (s *Server) send(method string, c *Call) (any, *APIError) {
 	return *msg, nil
 }
 
-func (s *Server) documentLocked(c *Call, field string) *Document {
+func (s *Server) documentLocked(c *calls.Call, field string) *types.Document {
 	id, uid := s.fileIDsLocked("BQACAgIAAxkBAAI")
-	d := &Document{FileID: id, FileUniqueID: uid}
+	d := &types.Document{FileID: id, FileUniqueID: uid}
 	if f, ok := c.Files[field]; ok {
 		d.FileName = f.Name
 		d.MimeType = mimeOf(f.Name, f.Data)
@@ -299,14 +308,17 @@ func (s *Server) documentLocked(c *Call, field string) *Document {
 		d.MimeType = mimeOf(d.FileName, nil)
 		return d
 	}
+	if known, ok := s.docs[ref]; ok { // a document a user sent, sent again
+		return &known
+	}
 	d.FileID = ref // a file_id the bot reuses
 	return d
 }
 
-func (s *Server) photoLocked() []PhotoSize {
+func (s *Server) photoLocked() []types.PhotoSize {
 	id1, uid1 := s.fileIDsLocked("AgACAgIAAxkBAAI")
 	id2, uid2 := s.fileIDsLocked("AgACAgIAAxkBAAI")
-	sizes := []PhotoSize{
+	sizes := []types.PhotoSize{
 		{FileID: id1, FileUniqueID: uid1, Width: 90, Height: 90},
 		{FileID: id2, FileUniqueID: uid2, Width: 800, Height: 800},
 	}
@@ -329,7 +341,7 @@ const (
 // replace the keyboard. As in
 // Telegram, an edit without reply_markup removes the message's inline
 // keyboard.
-func (s *Server) edit(method string, c *Call) (any, *APIError) {
+func (s *Server) edit(method string, c *calls.Call) (any, *APIError) {
 	if c.Has("inline_message_id") {
 		return true, nil // inline messages are not tracked
 	}
@@ -382,7 +394,7 @@ func (s *Server) edit(method string, c *Call) (any, *APIError) {
 	return nm, nil
 }
 
-func sameContent(a, b *Message) bool {
+func sameContent(a, b *types.Message) bool {
 	if a.Text != b.Text || a.Caption != b.Caption || largestPhoto(a) != largestPhoto(b) {
 		return false
 	}
@@ -397,7 +409,7 @@ func sameContent(a, b *Message) bool {
 	return bytes.Equal(ma, mb)
 }
 
-func (s *Server) deleteMessage(c *Call) (any, *APIError) {
+func (s *Server) deleteMessage(c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chatID, apiErr := s.resolveChatLocked(c)
@@ -414,10 +426,10 @@ func (s *Server) deleteMessage(c *Call) (any, *APIError) {
 }
 
 // userMessageLocked creates a message from the chat's buyer.
-func (s *Server) userMessageLocked(chatID int64) *Message {
+func (s *Server) userMessageLocked(chatID int64) *types.Message {
 	cs := s.chatLocked(chatID)
 	u := s.userLocked(chatID)
-	m := &Message{
+	m := &types.Message{
 		MessageID: cs.nextID(),
 		From:      &u,
 		Date:      s.now().Unix(),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
+	"shopbot/bot/botapitest/types"
 	"strings"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestGoTelegramCallsAreAcceptedAndRecorded(t *testing.T) {
 		if c.Int("chat_id") != chat || c.String("parse_mode") != "HTML" || !c.OK() {
 			t.Errorf("call = %+v", c)
 		}
-		var mk InlineKeyboardMarkup
+		var mk types.InlineKeyboardMarkup
 		if err := c.JSON("reply_markup", &mk); err != nil || mk.InlineKeyboard[0][0].Text != "Steam" {
 			t.Errorf("reply_markup = %+v, %v", mk, err)
 		}
@@ -328,7 +329,7 @@ func TestWrongToken(t *testing.T) {
 }
 
 func TestGetMeWithConfiguredBotUser(t *testing.T) {
-	s := NewT(t, WithToken("777:abc"), WithBotUser(User{FirstName: "Demo Shop"}))
+	s := NewT(t, WithToken("777:abc"), WithBotUser(types.User{FirstName: "Demo Shop"}))
 	b, err := bot.New("777:abc", bot.WithServerURL(s.URL())) // runs getMe
 	if err != nil {
 		t.Fatal(err)

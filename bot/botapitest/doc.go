@@ -27,8 +27,8 @@
 // server calls for every request, every result it answers and every update
 // a test pushes. Package calls reads requests and records them (Call, the
 // log behind Calls, WaitFor and Subscribe); package types holds the Bot API
-// objects the server produces. botapitest re-exports their types under the
-// same names, so tests need only this package.
+// objects the server produces. Tests name those types from their own
+// packages (calls.Call, types.Message, schema.Violation).
 //
 // Requests may be JSON, urlencoded, a query string or multipart (scalar
 // parts are strings, object and array fields are JSON text, file parts are

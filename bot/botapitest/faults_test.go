@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +72,7 @@ func TestFaultInjection(t *testing.T) {
 			t.Fatalf("my_chat_member updates: pending %d, want %d", s.PendingUpdates(), pending+2)
 		}
 		_, a := postJSON(t, s, "getUpdates", map[string]any{"offset": -2})
-		var ups []Update
+		var ups []types.Update
 		_ = json.Unmarshal(a.Result, &ups)
 		if len(ups) != 2 || ups[0].MyChatMember.NewChatMember.Status != "kicked" || ups[1].MyChatMember.NewChatMember.Status != "member" {
 			t.Errorf("updates = %s", a.Result)
@@ -89,13 +91,15 @@ func TestFaultInjection(t *testing.T) {
 	})
 
 	t.Run("stub", func(t *testing.T) {
-		s.Stub("getChat", func(c Call) (any, error) {
+		s.Stub("getChat", func(c calls.Call) (any, error) {
 			return map[string]any{"id": c.Int("chat_id"), "type": "private", "accent_color_id": 0, "max_reaction_count": 11, "accepted_gift_types": map[string]any{"unlimited_gifts": true, "limited_gifts": true, "unique_gifts": true, "premium_subscription": true, "gifts_from_channels": true}}, nil
 		})
 		if c, err := b.GetChat(ctx, &bot.GetChatParams{ChatID: 5}); err != nil || c.ID != 5 {
 			t.Errorf("getChat = %+v, %v", c, err)
 		}
-		s.Stub("getChat", func(Call) (any, error) { return nil, &APIError{Code: 400, Description: "Bad Request: chat not found"} })
+		s.Stub("getChat", func(calls.Call) (any, error) {
+			return nil, &APIError{Code: 400, Description: "Bad Request: chat not found"}
+		})
 		if _, err := b.GetChat(ctx, &bot.GetChatParams{ChatID: 5}); !errors.Is(err, bot.ErrorBadRequest) {
 			t.Errorf("err = %v", err)
 		}

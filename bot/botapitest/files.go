@@ -7,6 +7,8 @@ import (
 	"image/color"
 	"image/jpeg"
 	"net/http"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"strconv"
 	"strings"
 	"time"
@@ -79,7 +81,7 @@ func TestJPEG(w, h int, c color.RGBA) []byte {
 
 // photoSizesLocked makes the sizes of a photo whose largest size has
 // content big (a 90x90 thumbnail is generated), and stores their content.
-func (s *Server) photoSizesLocked(big []byte) []PhotoSize {
+func (s *Server) photoSizesLocked(big []byte) []types.PhotoSize {
 	sizes := s.photoLocked()
 	thumb := TestJPEG(sizes[0].Width, sizes[0].Height, color.RGBA{R: 40, G: 120, B: 200, A: 255})
 	for i, data := range [][]byte{thumb, big} {
@@ -92,12 +94,12 @@ func (s *Server) photoSizesLocked(big []byte) []PhotoSize {
 // SendPhotoData pushes a photo message from the buyer of chatID whose
 // largest size has content data (a JPEG, as Telegram stores photos), with a
 // caption. The bot can fetch every size with getFile and the file link.
-func (s *Server) SendPhotoData(chatID int64, caption string, data []byte) Update {
+func (s *Server) SendPhotoData(chatID int64, caption string, data []byte) types.Update {
 	s.mu.Lock()
 	m := s.userMessageLocked(chatID)
 	m.Photo = s.photoSizesLocked(append([]byte(nil), data...))
 	m.Caption = caption
-	u, vs := s.pushLocked(Update{Message: m})
+	u, vs := s.pushLocked(types.Update{Message: m})
 	s.mu.Unlock()
 	s.report(vs)
 	return u
@@ -126,7 +128,7 @@ func (s *Server) Downloads() []string {
 // getFile simulates getFile: a known file_id gets a file_path valid for
 // FileLinkTTL; an unknown one is "invalid file_id", and a file over 20 MB
 // is "file is too big", as in Telegram.
-func (s *Server) getFile(c *Call) (any, *APIError) {
+func (s *Server) getFile(c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := c.String("file_id")

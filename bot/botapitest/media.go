@@ -3,7 +3,9 @@ package botapitest
 import (
 	"strings"
 
+	"shopbot/bot/botapitest/calls"
 	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 )
 
 // Photos the bot sends by file_id and edits with editMessageMedia. As in
@@ -16,9 +18,9 @@ import (
 const errWrongFileID = "wrong file identifier/HTTP URL specified"
 
 // rememberPhotoLocked records a photo's sizes under each size's file_id.
-func (s *Server) rememberPhotoLocked(sizes []PhotoSize) {
+func (s *Server) rememberPhotoLocked(sizes []types.PhotoSize) {
 	if s.photos == nil {
-		s.photos = map[string][]PhotoSize{}
+		s.photos = map[string][]types.PhotoSize{}
 	}
 	for _, p := range sizes {
 		s.photos[p.FileID] = sizes
@@ -27,7 +29,7 @@ func (s *Server) rememberPhotoLocked(sizes []PhotoSize) {
 
 // namePhotoLocked records the file name a photo was uploaded under and
 // returns it.
-func (s *Server) namePhotoLocked(sizes []PhotoSize, name string) string {
+func (s *Server) namePhotoLocked(sizes []types.PhotoSize, name string) string {
 	if s.photoName == nil {
 		s.photoName = map[string]string{}
 	}
@@ -40,7 +42,7 @@ func (s *Server) namePhotoLocked(sizes []PhotoSize, name string) string {
 // photoRefLocked resolves a photo given as a String: an HTTP URL makes a new
 // photo (its content unknown); a file_id the server gave out is that photo
 // again, with its content when known; anything else is refused.
-func (s *Server) photoRefLocked(ref string) ([]PhotoSize, []byte, *APIError) {
+func (s *Server) photoRefLocked(ref string) ([]types.PhotoSize, []byte, *APIError) {
 	switch {
 	case ref == "":
 		return nil, nil, badRequest("there is no photo in the request")
@@ -55,7 +57,7 @@ func (s *Server) photoRefLocked(ref string) ([]PhotoSize, []byte, *APIError) {
 	if f := s.files[sizes[len(sizes)-1].FileID]; f != nil {
 		data = f.data
 	}
-	return append([]PhotoSize(nil), sizes...), data, nil
+	return append([]types.PhotoSize(nil), sizes...), data, nil
 }
 
 // ForgetFile makes the server refuse a file_id it gave out, as Telegram
@@ -75,18 +77,18 @@ func (s *Server) ForgetFile(fileID string) {
 
 // inputMedia is the media parameter of editMessageMedia.
 type inputMedia struct {
-	Type            string          `json:"type"`
-	Media           string          `json:"media"`
-	Caption         string          `json:"caption"`
-	ParseMode       string          `json:"parse_mode"`
-	CaptionEntities []MessageEntity `json:"caption_entities"`
+	Type            string                `json:"type"`
+	Media           string                `json:"media"`
+	Caption         string                `json:"caption"`
+	ParseMode       string                `json:"parse_mode"`
+	CaptionEntities []types.MessageEntity `json:"caption_entities"`
 }
 
 // editMediaLocked applies editMessageMedia's media to nm, a copy of old: a
 // photo (uploaded with attach://, by file_id or by URL) with its caption.
 // As the schema allows, a text message becomes a photo message. Other
 // media are not simulated (only the keyboard changes): it reports false.
-func (s *Server) editMediaLocked(c *Call, old *Message, nm *Message) (bool, *APIError) {
+func (s *Server) editMediaLocked(c *calls.Call, old *types.Message, nm *types.Message) (bool, *APIError) {
 	var m inputMedia
 	if err := c.JSON("media", &m); err != nil {
 		return false, badRequest("can't parse InputMedia: " + err.Error())
@@ -97,7 +99,7 @@ func (s *Server) editMediaLocked(c *Call, old *Message, nm *Message) (bool, *API
 	if old.Invoice != nil {
 		return false, badRequest(errCantEdit)
 	}
-	var sizes []PhotoSize
+	var sizes []types.PhotoSize
 	var data []byte
 	if name, ok := cutAttach(m.Media); ok {
 		f, found := c.Files[name]
@@ -133,9 +135,69 @@ func cutAttach(s string) (string, bool) {
 
 // largestPhoto is the file_unique_id of a message's largest photo size, or
 // "".
-func largestPhoto(m *Message) string {
+func largestPhoto(m *types.Message) string {
 	if len(m.Photo) == 0 {
 		return ""
 	}
 	return m.Photo[len(m.Photo)-1].FileUniqueID
+}
+
+// Videos and documents users send: the bot may send them again by their
+// file_id (a broadcast of what an admin sent). A video file_id the server
+// never gave out is refused, as Telegram refuses it.
+
+// SendVideo pushes a video with a caption from the chat's user and returns
+// the update; its file_id is one the bot may send again.
+func (s *Server) SendVideo(chatID int64, caption string) types.Update {
+	s.mu.Lock()
+	m := s.userMessageLocked(chatID)
+	id, uid := s.fileIDsLocked("BAACAgIAAxkBAAI")
+	v := types.Video{FileID: id, FileUniqueID: uid, Width: 1280, Height: 720, Duration: 12}
+	if s.videos == nil {
+		s.videos = map[string]types.Video{}
+	}
+	s.videos[id] = v
+	m.Video, m.Caption = &v, caption
+	u, vs := s.pushLocked(types.Update{Message: m})
+	s.mu.Unlock()
+	s.report(vs)
+	return u
+}
+
+// SendDocumentFile pushes a document named name with a caption from the
+// chat's user and returns the update; its file_id is one the bot may send
+// again.
+func (s *Server) SendDocumentFile(chatID int64, name, caption string) types.Update {
+	s.mu.Lock()
+	m := s.userMessageLocked(chatID)
+	id, uid := s.fileIDsLocked("BQACAgIAAxkBAAI")
+	d := types.Document{FileID: id, FileUniqueID: uid, FileName: name, MimeType: mimeOf(name, nil), FileSize: 2048}
+	if s.docs == nil {
+		s.docs = map[string]types.Document{}
+	}
+	s.docs[id] = d
+	m.Document, m.Caption = &d, caption
+	u, vs := s.pushLocked(types.Update{Message: m})
+	s.mu.Unlock()
+	s.report(vs)
+	return u
+}
+
+// videoRefLocked is sendVideo's video: an upload or an HTTP URL makes a
+// new one; a file_id must be one the server gave out.
+func (s *Server) videoRefLocked(c *calls.Call) (*types.Video, *APIError) {
+	if _, ok := c.Files["video"]; ok || strings.HasPrefix(c.String("video"), "http://") || strings.HasPrefix(c.String("video"), "https://") {
+		id, uid := s.fileIDsLocked("BAACAgIAAxkBAAI")
+		v := types.Video{FileID: id, FileUniqueID: uid, Width: 1280, Height: 720, Duration: 1}
+		if s.videos == nil {
+			s.videos = map[string]types.Video{}
+		}
+		s.videos[id] = v
+		return &v, nil
+	}
+	v, ok := s.videos[c.String("video")]
+	if !ok {
+		return nil, badRequest(errWrongFileID)
+	}
+	return &v, nil
 }

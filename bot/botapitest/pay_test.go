@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"shopbot/bot/botapitest/types"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ import (
 // (declining payloads that start with "bad") and collects successful payments.
 type tinyBot struct {
 	mu       sync.Mutex
-	payments []SuccessfulPayment
+	payments []types.SuccessfulPayment
 	changed  chan struct{}
 }
 
@@ -45,8 +46,8 @@ func runTinyBot(t *testing.T, s *Server, answer bool) *tinyBot {
 				return
 			}
 			var a struct {
-				OK     bool     `json:"ok"`
-				Result []Update `json:"result"`
+				OK     bool           `json:"ok"`
+				Result []types.Update `json:"result"`
 			}
 			err = json.NewDecoder(resp.Body).Decode(&a)
 			resp.Body.Close()
@@ -77,12 +78,12 @@ func runTinyBot(t *testing.T, s *Server, answer bool) *tinyBot {
 	return tb
 }
 
-func (tb *tinyBot) waitPayments(t *testing.T, n int) []SuccessfulPayment {
+func (tb *tinyBot) waitPayments(t *testing.T, n int) []types.SuccessfulPayment {
 	t.Helper()
 	ctx := ctxTimeout(t, 10*time.Second)
 	for {
 		tb.mu.Lock()
-		got := append([]SuccessfulPayment(nil), tb.payments...)
+		got := append([]types.SuccessfulPayment(nil), tb.payments...)
 		tb.mu.Unlock()
 		if len(got) >= n {
 			return got
@@ -205,5 +206,35 @@ func TestPayWithoutAnAnswerTimesOut(t *testing.T) {
 	}
 	if s.StarBalance() != 0 || len(s.StarTransactions()) != 0 {
 		t.Errorf("an unanswered checkout was charged")
+	}
+}
+
+// A Mini App's invoice link is paid as Telegram pays one opened with
+// openInvoice: the pre-checkout query from the payer, then the payment in
+// the payer's chat with the bot.
+func TestPayInvoiceLink(t *testing.T) {
+	s := NewT(t)
+	tb := runTinyBot(t, s, true)
+	const chat = 43
+	ctx := ctxTimeout(t, 10*time.Second)
+	b := newBot(t, s)
+	link, err := b.CreateInvoiceLink(ctx, &bot.CreateInvoiceLinkParams{Title: "Apple 10 USD", Description: "Apple 10 USD × 2", Payload: "q:7",
+		Currency: "XTR", Prices: []models.LabeledPrice{{Label: "Total", Amount: 1754}}})
+	if err != nil || !strings.HasPrefix(link, "https://t.me/$") {
+		t.Fatalf("createInvoiceLink = %q, %v", link, err)
+	}
+	links := s.InvoiceLinks()
+	if len(links) != 1 || links[0].URL != link || links[0].Payload != "q:7" || links[0].TotalAmount != 1754 || links[0].Currency != "XTR" || links[0].Title != "Apple 10 USD" {
+		t.Fatalf("links = %+v", links)
+	}
+	res, err := s.PayLink(ctx, chat, link, PayOptions{})
+	if err != nil || res.Declined || res.TotalAmount != 1754 || res.Payload != "q:7" {
+		t.Fatalf("PayLink = %+v, %v", res, err)
+	}
+	if p := tb.waitPayments(t, 1)[0]; p.TelegramPaymentChargeID != res.ChargeID || p.InvoicePayload != "q:7" {
+		t.Fatalf("payment = %+v", p)
+	}
+	if _, err := s.PayLink(ctx, chat, "https://t.me/$nope", PayOptions{}); err == nil {
+		t.Fatal("paid a link the bot never made")
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 	"slices"
 	"time"
 )
@@ -18,12 +21,90 @@ var ErrPreCheckoutTimeout = errors.New("bot did not answer pre_checkout_query in
 // charge is one Star payment the bot received.
 type charge struct {
 	id       string
-	user     User
+	user     types.User
 	chatID   int64
 	amount   int64
 	currency string
 	payload  string
 	refunded bool
+	// affiliate is the commission an affiliate took from the payment
+	// (nil: none).
+	affiliate *types.AffiliateInfo
+}
+
+// affiliateOf is the affiliate who brought a buyer, and its rate.
+type affiliateOf struct {
+	user     types.User
+	perMille int
+}
+
+// SetAffiliate makes buyer chatID one that affiliate brought through the
+// bot's affiliate program, at perMille Stars of every 1000 the bot
+// receives: the buyer's Star payments from now on carry the commission
+// (AffiliateInfo) and the bot keeps the rest; a refund gives the whole
+// payment back to the buyer and takes the commission back from the
+// affiliate. perMille 0 ends it.
+func (s *Server) SetAffiliate(buyer int64, affiliate types.User, perMille int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.affiliates == nil {
+		s.affiliates = map[int64]affiliateOf{}
+	}
+	if perMille <= 0 {
+		delete(s.affiliates, buyer)
+		return
+	}
+	s.affiliates[buyer] = affiliateOf{user: affiliate, perMille: perMille}
+}
+
+// AddAffiliateCommission records a commission the bot earned as an
+// affiliate of sponsor's program: an incoming Star transaction from the
+// program (TransactionPartnerAffiliateProgram), added to the balance. It
+// returns the transaction's id.
+func (s *Server) AddAffiliateCommission(sponsor types.User, perMille int, stars int64, at time.Time) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := fmt.Sprintf("affTEST%012d", s.nextSeqLocked())
+	s.starBalance += stars
+	s.insertTxLocked(types.StarTransaction{ID: id, Amount: stars, Date: at.Unix(),
+		Source: &types.TransactionPartner{Type: "affiliate_program", SponsorUser: &sponsor, CommissionPerMille: perMille}})
+	return id
+}
+
+// insertTxLocked adds a transaction in date order.
+func (s *Server) insertTxLocked(tx types.StarTransaction) {
+	i := len(s.transactions)
+	for i > 0 && s.transactions[i-1].Date > tx.Date {
+		i--
+	}
+	s.transactions = slices.Insert(s.transactions, i, tx)
+}
+
+// paymentTxLocked is the incoming transaction of a Star payment of amount
+// by user (of chat chatID) for payload, with the commission of the
+// affiliate who brought the buyer, if any; it credits what the bot keeps
+// and records the commission on ch.
+func (s *Server) paymentTxLocked(ch *charge, at time.Time) types.StarTransaction {
+	user := ch.user
+	tx := types.StarTransaction{ID: ch.id, Amount: ch.amount, Date: at.Unix(),
+		Source: &types.TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: ch.payload}}
+	a, ok := s.affiliates[ch.chatID]
+	if !ok {
+		s.starBalance += ch.amount
+		return tx
+	}
+	// The commission in nanostars: perMille/1000 of the amount.
+	nanos := ch.amount * int64(a.perMille) * 1_000_000
+	whole, frac := nanos/1_000_000_000, nanos%1_000_000_000
+	aff := a.user
+	ch.affiliate = &types.AffiliateInfo{AffiliateUser: &aff, CommissionPerMille: a.perMille, Amount: whole, NanostarAmount: frac}
+	tx.Source.Affiliate = ch.affiliate
+	tx.Amount = ch.amount - whole
+	if frac > 0 {
+		tx.Amount, tx.NanostarAmount = tx.Amount-1, 1_000_000_000-frac
+	}
+	s.starBalance += tx.Amount // the fraction stays with Telegram in this fake
+	return tx
 }
 
 // preCheckoutState tracks one pre_checkout_query.
@@ -79,7 +160,7 @@ type PayResult struct {
 // time (ErrPreCheckoutTimeout).
 func (s *Server) Pay(ctx context.Context, chatID int64, invoiceMessageID int, opts PayOptions) (PayResult, error) {
 	s.mu.Lock()
-	var inv *Message
+	var inv *types.Message
 	if cs := s.chats[chatID]; cs != nil && cs.byBot[invoiceMessageID] {
 		inv = cs.msgs[invoiceMessageID]
 	}
@@ -87,15 +168,77 @@ func (s *Server) Pay(ctx context.Context, chatID int64, invoiceMessageID int, op
 		s.mu.Unlock()
 		return PayResult{}, fmt.Errorf("botapitest: pay: chat %d has no invoice message %d", chatID, invoiceMessageID)
 	}
+	return s.payLocked(ctx, chatID, inv.Invoice.Currency, inv.Invoice.TotalAmount, inv.InvoicePayload, opts)
+}
+
+// InvoiceLink is an invoice the bot made as a link (createInvoiceLink),
+// what a Mini App opens with Telegram.WebApp.openInvoice.
+type InvoiceLink struct {
+	URL         string // https://t.me/$<slug>
+	Title       string
+	Description string
+	Payload     string
+	Currency    string
+	TotalAmount int64
+}
+
+// createInvoiceLink records the invoice and answers a link of its own.
+func (s *Server) createInvoiceLink(c *calls.Call) (any, *APIError) {
+	var prices []struct {
+		Amount int64 `json:"amount"`
+	}
+	_ = c.JSON("prices", &prices)
+	var total int64
+	for _, p := range prices {
+		total += p.Amount
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := InvoiceLink{
+		URL:   fmt.Sprintf("https://t.me/$TESTinvoice%d", s.nextSeqLocked()),
+		Title: c.String("title"), Description: c.String("description"), Payload: c.String("payload"),
+		Currency: c.String("currency"), TotalAmount: total,
+	}
+	s.links = append(s.links, l)
+	return l.URL, nil
+}
+
+// InvoiceLinks returns the invoice links the bot made, oldest first.
+func (s *Server) InvoiceLinks() []InvoiceLink {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]InvoiceLink(nil), s.links...)
+}
+
+// PayLink makes the buyer of chatID pay the invoice behind link (one the
+// bot made with createInvoiceLink), as Telegram does when a Mini App opens
+// it with openInvoice and the buyer confirms: the pre_checkout_query from
+// the buyer, and when the bot says ok the charge and the
+// successful_payment message in the buyer's chat with the bot. The result
+// and errors are Pay's; an unknown link is an error.
+func (s *Server) PayLink(ctx context.Context, chatID int64, link string, opts PayOptions) (PayResult, error) {
+	s.mu.Lock()
+	for _, l := range s.links {
+		if l.URL == link {
+			return s.payLocked(ctx, chatID, l.Currency, l.TotalAmount, l.Payload, opts)
+		}
+	}
+	s.mu.Unlock()
+	return PayResult{}, fmt.Errorf("botapitest: pay: the bot made no invoice link %q", link)
+}
+
+// payLocked pays an invoice (Pay and PayLink); it is called with s.mu
+// held and releases it.
+func (s *Server) payLocked(ctx context.Context, chatID int64, currency string, total int64, payload string, opts PayOptions) (PayResult, error) {
 	res := PayResult{
 		PreCheckoutQueryID: fmt.Sprintf("pcq%d", s.nextSeqLocked()),
-		Currency:           inv.Invoice.Currency,
-		TotalAmount:        inv.Invoice.TotalAmount,
-		Payload:            inv.InvoicePayload,
+		Currency:           currency,
+		TotalAmount:        total,
+		Payload:            payload,
 	}
 	q := &preCheckoutState{at: s.now(), done: make(chan struct{})}
 	s.preCheckouts[res.PreCheckoutQueryID] = q
-	_, vs := s.pushLocked(Update{PreCheckoutQuery: &PreCheckoutQuery{
+	_, vs := s.pushLocked(types.Update{PreCheckoutQuery: &types.PreCheckoutQuery{
 		ID:             res.PreCheckoutQueryID,
 		From:           s.userLocked(chatID),
 		Currency:       res.Currency,
@@ -157,7 +300,7 @@ func (s *Server) PushPreCheckout(chatID int64, currency string, amount int64, pa
 	s.mu.Lock()
 	id := fmt.Sprintf("pcq%d", s.nextSeqLocked())
 	s.preCheckouts[id] = &preCheckoutState{at: s.now(), done: make(chan struct{})}
-	_, vs := s.pushLocked(Update{PreCheckoutQuery: &PreCheckoutQuery{
+	_, vs := s.pushLocked(types.Update{PreCheckoutQuery: &types.PreCheckoutQuery{
 		ID: id, From: s.userLocked(chatID), Currency: currency, TotalAmount: amount, InvoicePayload: payload,
 	}})
 	s.mu.Unlock()
@@ -202,19 +345,9 @@ func (s *Server) AddStarPayment(chatID int64, payload string, amount int64, at t
 		return chargeID
 	}
 	user := s.userLocked(chatID)
-	s.charges[chargeID] = &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: "XTR", payload: payload}
-	s.starBalance += amount
-	tx := StarTransaction{
-		ID:     chargeID,
-		Amount: amount,
-		Date:   at.Unix(),
-		Source: &TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: payload},
-	}
-	i := len(s.transactions)
-	for i > 0 && s.transactions[i-1].Date > tx.Date {
-		i--
-	}
-	s.transactions = slices.Insert(s.transactions, i, tx)
+	ch := &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: "XTR", payload: payload}
+	s.charges[chargeID] = ch
+	s.insertTxLocked(s.paymentTxLocked(ch, at))
 	return chargeID
 }
 
@@ -227,28 +360,23 @@ func (s *Server) completePayment(chatID int64, currency string, amount int64, pa
 	}
 	user := s.userLocked(chatID)
 	if _, known := s.charges[chargeID]; !known {
-		s.charges[chargeID] = &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: currency, payload: payload}
+		ch := &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: currency, payload: payload}
+		s.charges[chargeID] = ch
 		if currency == "XTR" {
-			s.starBalance += amount
-			s.transactions = append(s.transactions, StarTransaction{
-				ID:     chargeID,
-				Amount: amount,
-				Date:   s.now().Unix(),
-				Source: &TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: payload},
-			})
+			s.transactions = append(s.transactions, s.paymentTxLocked(ch, s.now()))
 		}
 	}
 	m := s.userMessageLocked(chatID)
-	m.SuccessfulPayment = &SuccessfulPayment{
+	m.SuccessfulPayment = &types.SuccessfulPayment{
 		Currency:                currency,
 		TotalAmount:             amount,
 		InvoicePayload:          payload,
 		TelegramPaymentChargeID: chargeID,
 	}
 	var ids []int64
-	var vs []*Violation
+	var vs []*schema.Violation
 	for range copies {
-		u, v := s.pushLocked(Update{Message: m})
+		u, v := s.pushLocked(types.Update{Message: m})
 		ids = append(ids, u.UpdateID)
 		vs = append(vs, v...)
 	}
@@ -257,7 +385,7 @@ func (s *Server) completePayment(chatID int64, currency string, amount int64, pa
 	return chargeID, m.MessageID, ids
 }
 
-func (s *Server) answerPreCheckoutQuery(c *Call) (any, *APIError) {
+func (s *Server) answerPreCheckoutQuery(c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.preCheckouts[c.String("pre_checkout_query_id")]
@@ -284,10 +412,10 @@ func (s *Server) SetStarBalance(stars int64) {
 }
 
 // StarTransactions returns the bot's Star transactions, oldest first.
-func (s *Server) StarTransactions() []StarTransaction {
+func (s *Server) StarTransactions() []types.StarTransaction {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]StarTransaction(nil), s.transactions...)
+	return append([]types.StarTransaction(nil), s.transactions...)
 }
 
 // Refunded reports whether the charge was refunded.
@@ -298,12 +426,12 @@ func (s *Server) Refunded(chargeID string) bool {
 	return ch != nil && ch.refunded
 }
 
-func (s *Server) starsMethod(method string, c *Call) (any, *APIError) {
+func (s *Server) starsMethod(method string, c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	switch method {
 	case "getMyStarBalance":
 		defer s.mu.Unlock()
-		return StarAmount{Amount: s.starBalance}, nil
+		return types.StarAmount{Amount: s.starBalance}, nil
 	case "getStarTransactions":
 		defer s.mu.Unlock()
 		// Newest first, like Telegram's transaction history.
@@ -311,7 +439,7 @@ func (s *Server) starsMethod(method string, c *Call) (any, *APIError) {
 		if c.Has("limit") {
 			limit = int(c.Int("limit"))
 		}
-		out := []StarTransaction{}
+		out := []types.StarTransaction{}
 		for i := len(s.transactions) - 1 - offset; i >= 0 && len(out) < limit; i-- {
 			out = append(out, s.transactions[i])
 		}
@@ -333,15 +461,23 @@ func (s *Server) starsMethod(method string, c *Call) (any, *APIError) {
 	ch.refunded = true
 	s.starBalance -= ch.amount
 	user := ch.user
-	s.transactions = append(s.transactions, StarTransaction{
+	refund := types.StarTransaction{
 		ID:       ch.id,
 		Amount:   ch.amount,
 		Date:     s.now().Unix(),
-		Receiver: &TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: ch.payload},
-	})
+		Receiver: &types.TransactionPartner{Type: "user", TransactionType: "invoice_payment", User: &user, InvoicePayload: ch.payload},
+	}
+	if a := ch.affiliate; a != nil {
+		// The affiliate's commission comes back to the bot.
+		back := *a
+		back.Amount, back.NanostarAmount = -a.Amount, -a.NanostarAmount
+		refund.Receiver.Affiliate = &back
+		s.starBalance += a.Amount
+	}
+	s.transactions = append(s.transactions, refund)
 	m := s.userMessageLocked(ch.chatID)
-	m.RefundedPayment = &RefundedPayment{Currency: ch.currency, TotalAmount: ch.amount, InvoicePayload: ch.payload, TelegramPaymentChargeID: ch.id}
-	_, vs := s.pushLocked(Update{Message: m})
+	m.RefundedPayment = &types.RefundedPayment{Currency: ch.currency, TotalAmount: ch.amount, InvoicePayload: ch.payload, TelegramPaymentChargeID: ch.id}
+	_, vs := s.pushLocked(types.Update{Message: m})
 	s.mu.Unlock()
 	s.report(vs)
 	return true, nil

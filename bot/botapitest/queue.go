@@ -3,9 +3,11 @@ package botapitest
 import (
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"strings"
 
 	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 )
 
 // QueuedUpdate is an update waiting in the server's queue: its update_id,
@@ -58,32 +60,44 @@ func (s *Server) UpdatesChanged() <-chan struct{} {
 // TextUpdate returns an update with a text message from the chat's buyer,
 // as SendText does, without queueing it: for a caller that delivers updates
 // itself (a load generator posting to webhooks) and needs no queue.
-func (s *Server) TextUpdate(chatID int64, text string) Update {
+func (s *Server) TextUpdate(chatID int64, text string) types.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.userMessageLocked(chatID)
 	m.Text = text
 	if strings.HasPrefix(text, "/") {
 		cmd, _, _ := strings.Cut(text, " ")
-		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
+		m.Entities = []types.MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
 	}
-	return Update{UpdateID: s.assignIDLocked(0), Message: m}
+	return types.Update{UpdateID: s.assignIDLocked(0), Message: m}
+}
+
+// PhotoUpdate returns the update of a photo with a caption from the
+// chat's user, as SendPhoto does, without queueing it (a webhook driver
+// posts it). The bot may send the photo again by its file_id.
+func (s *Server) PhotoUpdate(chatID int64, caption string) types.Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.userMessageLocked(chatID)
+	m.Photo = s.photoSizesLocked(TestJPEG(800, 800, color.RGBA{R: 40, G: 120, B: 220, A: 255}))
+	m.Caption = caption
+	return types.Update{UpdateID: s.assignIDLocked(0), Message: m}
 }
 
 // PressUpdate returns the update of a press on the bot's message
 // messageID, as Press does, without queueing it. The callback query can be
 // answered like any other.
-func (s *Server) PressUpdate(chatID int64, messageID int, callbackData string) Update {
+func (s *Server) PressUpdate(chatID int64, messageID int, callbackData string) types.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := fmt.Sprintf("cbq%d", s.nextSeqLocked())
-	msg := &Message{MessageID: messageID, Chat: s.chatObjLocked(chatID)}
+	msg := &types.Message{MessageID: messageID, Chat: s.chatObjLocked(chatID)}
 	if cs := s.chats[chatID]; cs != nil && cs.msgs[messageID] != nil {
 		m := *cs.msgs[messageID]
 		msg = &m
 	}
 	s.callbacks[id] = &callbackState{at: s.now(), chat: chatID}
-	return Update{UpdateID: s.assignIDLocked(0), CallbackQuery: &CallbackQuery{
+	return types.Update{UpdateID: s.assignIDLocked(0), CallbackQuery: &types.CallbackQuery{
 		ID: id, From: s.userLocked(chatID), Message: msg,
 		ChatInstance: fmt.Sprintf("%d", 7000000000000000000+abs64(chatID)), Data: callbackData,
 	}}

@@ -17,6 +17,7 @@ import (
 
 	"shopbot/bot/botapitest/calls"
 	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 )
 
 // DefaultToken is the bot token a Server accepts unless WithToken says otherwise.
@@ -27,12 +28,12 @@ type Option func(*config)
 
 type config struct {
 	token       string
-	bot         *User
+	bot         *types.User
 	onViolation []func(error)
 	now         func() time.Time
 	starBalance int64
 	callbackTTL time.Duration
-	schema      *Schema
+	schema      *schema.Schema
 	addr        string
 }
 
@@ -43,7 +44,7 @@ func WithToken(token string) Option { return func(c *config) { c.token = token }
 // WithBotUser sets the user getMe returns and messages come from; IsBot is
 // always true. Zero fields keep their defaults (id from the token, first
 // name "Shop Bot", username "shopbot_test_bot").
-func WithBotUser(u User) Option { return func(c *config) { c.bot = &u } }
+func WithBotUser(u types.User) Option { return func(c *config) { c.bot = &u } }
 
 // OnViolation registers a function called with every *Violation (schema or
 // value rule broken by a request, or by an update a test pushed). It may be
@@ -63,16 +64,9 @@ func WithStarBalance(stars int64) Option { return func(c *config) { c.starBalanc
 // (default 15s); later answers get "query is too old".
 func WithCallbackQueryTTL(d time.Duration) Option { return func(c *config) { c.callbackTTL = d } }
 
-// Schema is a parsed Bot API schema (package schema).
-type Schema = schema.Schema
-
-// Violation is one way a request breaks the Bot API schema or one of the
-// documented value rules the server enforces (package schema).
-type Violation = schema.Violation
-
 // WithSchema checks requests against the given schema instead of the
 // embedded one (schema.Embedded).
-func WithSchema(s *Schema) Option { return func(c *config) { c.schema = s } }
+func WithSchema(s *schema.Schema) Option { return func(c *config) { c.schema = s } }
 
 // WithAddr makes the server listen on addr (e.g. "127.0.0.1:8081") instead
 // of a random local port, for a demo that prints a fixed URL.
@@ -100,16 +94,16 @@ func badRequest(desc string) *APIError {
 
 // StubFunc answers a method call in place of the server's own simulation. A
 // returned *APIError becomes that error answer; any other error becomes a 400.
-type StubFunc func(Call) (result any, err error)
+type StubFunc func(calls.Call) (result any, err error)
 
 // Server is a fake Telegram Bot API server. It checks every request against
 // the Bot API schema, records it, and simulates chats, updates, payments and
 // faults. All methods are safe for concurrent use.
 type Server struct {
 	cfg    config
-	schema *Schema
+	schema *schema.Schema
 	http   *httptest.Server
-	bot    User
+	bot    types.User
 
 	done      chan struct{}
 	closeOnce sync.Once
@@ -121,7 +115,7 @@ type Server struct {
 	violations []error
 
 	chats map[int64]*chatState
-	users map[int64]User
+	users map[int64]types.User
 
 	updates        []queuedUpdate
 	nextUpdateID   int64
@@ -134,18 +128,26 @@ type Server struct {
 	seq          int64
 	callbacks    map[string]*callbackState
 	preCheckouts map[string]*preCheckoutState
+	inline       map[string]*inlineState    // inline queries pushed (inline.go)
+	prepared     map[string]PreparedMessage // prepared inline messages, by id
 
-	commands map[CommandScope][]BotCommand
-	webhook  WebhookInfo
+	commands map[CommandScope][]types.BotCommand
+	webhook  types.WebhookInfo
 
-	starBalance  int64
-	transactions []StarTransaction
+	starBalance int64
+	// affiliates are the buyers an affiliate of the bot's own affiliate
+	// program brought (SetAffiliate): their payments carry its commission.
+	affiliates   map[int64]affiliateOf
+	transactions []types.StarTransaction
 	charges      map[string]*charge
+	links        []InvoiceLink // createInvoiceLink's invoices, oldest first
 
-	files     map[string]*storedFile // file_id -> content
-	photos    map[string][]PhotoSize // file_id of any size -> the photo's sizes
-	photoName map[string]string      // file_id of any size -> the name it was uploaded under
-	filePaths map[string]string      // file_path -> file_id
+	files     map[string]*storedFile       // file_id -> content
+	photos    map[string][]types.PhotoSize // file_id of any size -> the photo's sizes
+	photoName map[string]string            // file_id of any size -> the name it was uploaded under
+	videos    map[string]types.Video       // file_id -> a video a user sent or the bot uploaded (media.go)
+	docs      map[string]types.Document    // file_id -> a document a user sent (media.go)
+	filePaths map[string]string            // file_path -> file_id
 	downloads []string
 
 	failures []*failure
@@ -179,12 +181,12 @@ func New(opts ...Option) (*Server, error) {
 		log:            calls.NewLog(),
 		pollingChanged: make(chan struct{}),
 		chats:          map[int64]*chatState{},
-		users:          map[int64]User{},
+		users:          map[int64]types.User{},
 		nextUpdateID:   1000,
 		updatesChanged: make(chan struct{}),
 		callbacks:      map[string]*callbackState{},
 		preCheckouts:   map[string]*preCheckoutState{},
-		commands:       map[CommandScope][]BotCommand{},
+		commands:       map[CommandScope][]types.BotCommand{},
 		starBalance:    cfg.starBalance,
 		charges:        map[string]*charge{},
 		blocked:        map[int64]bool{},
@@ -204,8 +206,8 @@ func New(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) defaultBot() User {
-	u := User{FirstName: "Shop Bot", Username: "shopbot_test_bot"}
+func (s *Server) defaultBot() types.User {
+	u := types.User{FirstName: "Shop Bot", Username: "shopbot_test_bot"}
 	if s.cfg.bot != nil {
 		u = *s.cfg.bot
 		if u.FirstName == "" {
@@ -266,10 +268,10 @@ func (s *Server) URL() string { return s.http.URL }
 func (s *Server) Token() string { return s.cfg.token }
 
 // Bot returns the bot's own user, as getMe returns it.
-func (s *Server) Bot() User { return s.bot }
+func (s *Server) Bot() types.User { return s.bot }
 
 // Schema returns the schema requests are checked against.
-func (s *Server) Schema() *Schema { return s.schema }
+func (s *Server) Schema() *schema.Schema { return s.schema }
 
 // Violations returns every violation seen so far, oldest first.
 func (s *Server) Violations() []error {
@@ -298,7 +300,7 @@ func (s *Server) now() time.Time { return s.cfg.now() }
 
 // report records violations and passes them to the OnViolation functions.
 // It must be called without s.mu held.
-func (s *Server) report(vs []*Violation) {
+func (s *Server) report(vs []*schema.Violation) {
 	if len(vs) == 0 {
 		return
 	}
@@ -316,14 +318,14 @@ func (s *Server) report(vs []*Violation) {
 
 // checkOutgoing checks JSON the server itself produces (results, updates)
 // against the schema; a mismatch is a bug in the fake (or in a pushed update).
-func (s *Server) checkOutgoing(what string, v any, exprs []string) []*Violation {
+func (s *Server) checkOutgoing(what string, v any, exprs []string) []*schema.Violation {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return []*Violation{{Method: what, Problem: "cannot encode: " + err.Error()}}
+		return []*schema.Violation{{Method: what, Problem: "cannot encode: " + err.Error()}}
 	}
 	vs, err := s.schema.CheckJSON(what, data, exprs...)
 	if err != nil {
-		return []*Violation{{Method: what, Problem: "cannot decode: " + err.Error()}}
+		return []*schema.Violation{{Method: what, Problem: "cannot decode: " + err.Error()}}
 	}
 	return vs
 }
@@ -368,7 +370,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	call := Call{Method: methodName, At: s.now()}
+	call := calls.Call{Method: methodName, At: s.now()}
 	params, files, err := calls.Read(r)
 	m := s.schema.Method(methodName)
 	if m != nil {
@@ -380,8 +382,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		v := &Violation{Method: call.Method, Problem: "malformed request: " + err.Error()}
-		s.finish(w, call, nil, badRequest("schema: "+v.Error()), []*Violation{v})
+		v := &schema.Violation{Method: call.Method, Problem: "malformed request: " + err.Error()}
+		s.finish(w, call, nil, badRequest("schema: "+v.Error()), []*schema.Violation{v})
 		return
 	}
 	call.Files = files
@@ -398,8 +400,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 				call.Params[k] = wv.Value()
 			}
 		}
-		v := &Violation{Method: methodName, Problem: "unknown method (not in " + s.schema.Version + ")"}
-		s.finish(w, call, nil, &APIError{Code: http.StatusNotFound, Description: "Not Found"}, []*Violation{v})
+		v := &schema.Violation{Method: methodName, Problem: "unknown method (not in " + s.schema.Version + ")"}
+		s.finish(w, call, nil, &APIError{Code: http.StatusNotFound, Description: "Not Found"}, []*schema.Violation{v})
 		return
 	}
 
@@ -415,7 +417,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	result, apiErr := s.dispatch(r.Context(), m, &call)
-	var vs []*Violation
+	var vs []*schema.Violation
 	if apiErr == nil {
 		vs = s.checkOutgoing(m.Name+" result (fake server output)", result, m.Returns)
 	}
@@ -423,7 +425,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // finish records the call, reports violations and writes the answer.
-func (s *Server) finish(w http.ResponseWriter, call Call, result any, apiErr *APIError, vs []*Violation) {
+func (s *Server) finish(w http.ResponseWriter, call calls.Call, result any, apiErr *APIError, vs []*schema.Violation) {
 	if apiErr != nil {
 		call.ErrorCode, call.Description = apiErr.Code, apiErr.Description
 	} else {
@@ -457,7 +459,7 @@ func (s *Server) sleepLatency(ctx context.Context) bool {
 }
 
 // dispatch runs the simulation of one checked call.
-func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *Call) (any, *APIError) {
+func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	stub := s.stubs[m.Name]
 	fault := s.takeFaultLocked(m.Name, c)
@@ -483,7 +485,7 @@ func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *Call) (any, 
 		return s.getUpdates(ctx, c)
 	case "setWebhook", "deleteWebhook", "getWebhookInfo":
 		return s.webhookMethod(m.Name, c)
-	case "sendMessage", "sendDocument", "sendPhoto", "sendInvoice":
+	case "sendMessage", "sendDocument", "sendPhoto", "sendVideo", "sendInvoice":
 		return s.send(m.Name, c)
 	case "editMessageText", "editMessageCaption", "editMessageReplyMarkup", "editMessageMedia":
 		return s.edit(m.Name, c)
@@ -495,10 +497,16 @@ func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *Call) (any, 
 		return s.answerCallbackQuery(c)
 	case "answerPreCheckoutQuery":
 		return s.answerPreCheckoutQuery(c)
+	case "answerInlineQuery":
+		return s.answerInlineQuery(c)
+	case "savePreparedInlineMessage":
+		return s.savePreparedInlineMessage(c)
 	case "setMyCommands", "getMyCommands", "deleteMyCommands":
 		return s.commandsMethod(m.Name, c)
 	case "getMyStarBalance", "getStarTransactions", "refundStarPayment":
 		return s.starsMethod(m.Name, c)
+	case "createInvoiceLink":
+		return s.createInvoiceLink(c)
 	}
 	return s.generic(m, c)
 }
@@ -508,7 +516,7 @@ func (s *Server) dispatch(ctx context.Context, m *schema.Method, c *Call) (any, 
 // message for other edits, a new message id for copyMessage, a link for
 // methods returning a String, an empty list for lists; anything else is a
 // 400 asking for a Stub.
-func (s *Server) generic(m *schema.Method, c *Call) (any, *APIError) {
+func (s *Server) generic(m *schema.Method, c *calls.Call) (any, *APIError) {
 	returns := map[string]bool{}
 	for _, r := range m.Returns {
 		returns[r] = true
@@ -523,16 +531,13 @@ func (s *Server) generic(m *schema.Method, c *Call) (any, *APIError) {
 		if apiErr != nil {
 			return nil, apiErr
 		}
-		return map[string]int{"message_id": msg.(Message).MessageID}, nil
+		return map[string]int{"message_id": msg.(types.Message).MessageID}, nil
 	case returns["Boolean"]:
 		return true, nil
 	case returns["String"]:
 		s.mu.Lock()
 		n := s.nextSeqLocked()
 		s.mu.Unlock()
-		if m.Name == "createInvoiceLink" {
-			return fmt.Sprintf("https://t.me/$TESTinvoice%d", n), nil
-		}
 		return fmt.Sprintf("https://t.me/+TEST%d", n), nil
 	}
 	for _, r := range m.Returns {

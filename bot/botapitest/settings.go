@@ -2,6 +2,8 @@ package botapitest
 
 import (
 	"net/http"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +19,7 @@ type CommandScope struct {
 	LanguageCode string
 }
 
-func scopeOf(c *Call) CommandScope {
+func scopeOf(c *calls.Call) CommandScope {
 	sc := CommandScope{Type: "default", LanguageCode: c.String("language_code")}
 	m, ok := c.Params["scope"].(map[string]any)
 	if !ok {
@@ -36,19 +38,19 @@ func scopeOf(c *Call) CommandScope {
 }
 
 // MyCommands returns the commands set for a scope and language, nil if none.
-func (s *Server) MyCommands(scope CommandScope) []BotCommand {
+func (s *Server) MyCommands(scope CommandScope) []types.BotCommand {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]BotCommand(nil), s.commands[scope]...)
+	return append([]types.BotCommand(nil), s.commands[scope]...)
 }
 
-func (s *Server) commandsMethod(method string, c *Call) (any, *APIError) {
+func (s *Server) commandsMethod(method string, c *calls.Call) (any, *APIError) {
 	sc := scopeOf(c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch method {
 	case "setMyCommands":
-		var cmds []BotCommand
+		var cmds []types.BotCommand
 		_ = c.JSON("commands", &cmds)
 		if len(cmds) == 0 {
 			delete(s.commands, sc)
@@ -60,13 +62,13 @@ func (s *Server) commandsMethod(method string, c *Call) (any, *APIError) {
 		delete(s.commands, sc)
 		return true, nil
 	}
-	out := append([]BotCommand{}, s.commands[sc]...)
+	out := append([]types.BotCommand{}, s.commands[sc]...)
 	return out, nil
 }
 
 // Webhook returns the webhook the bot set (URL empty when none), with the
 // secret token it chose.
-func (s *Server) Webhook() WebhookInfo {
+func (s *Server) Webhook() types.WebhookInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.webhook
@@ -75,7 +77,7 @@ func (s *Server) Webhook() WebhookInfo {
 	return w
 }
 
-func (s *Server) webhookMethod(method string, c *Call) (any, *APIError) {
+func (s *Server) webhookMethod(method string, c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch method {
@@ -89,9 +91,9 @@ func (s *Server) webhookMethod(method string, c *Call) (any, *APIError) {
 			return nil, badRequest("bad webhook: An HTTPS URL must be provided for webhook")
 		}
 		if url == "" {
-			s.webhook = WebhookInfo{}
+			s.webhook = types.WebhookInfo{}
 		} else {
-			w := WebhookInfo{URL: url, MaxConnections: 40, SecretToken: c.String("secret_token"), IPAddress: c.String("ip_address")}
+			w := types.WebhookInfo{URL: url, MaxConnections: 40, SecretToken: c.String("secret_token"), IPAddress: c.String("ip_address")}
 			if c.Has("max_connections") {
 				w.MaxConnections = int(c.Int("max_connections"))
 			}
@@ -105,7 +107,7 @@ func (s *Server) webhookMethod(method string, c *Call) (any, *APIError) {
 			s.notifyUpdatesLocked()
 		}
 	case "deleteWebhook":
-		s.webhook = WebhookInfo{}
+		s.webhook = types.WebhookInfo{}
 	}
 	if c.Bool("drop_pending_updates") {
 		s.updates = nil
@@ -175,14 +177,14 @@ func (s *Server) setBlocked(chatID int64, blocked bool) {
 	if !blocked {
 		oldStatus, newStatus = newStatus, oldStatus
 	}
-	upd := &ChatMemberUpdated{
+	upd := &types.ChatMemberUpdated{
 		Chat:          s.chatObjLocked(chatID),
 		From:          s.userLocked(chatID),
 		Date:          s.now().Unix(),
-		OldChatMember: ChatMember{Status: oldStatus, User: s.bot},
-		NewChatMember: ChatMember{Status: newStatus, User: s.bot},
+		OldChatMember: types.ChatMember{Status: oldStatus, User: s.bot},
+		NewChatMember: types.ChatMember{Status: newStatus, User: s.bot},
 	}
-	_, vs := s.pushLocked(Update{MyChatMember: upd})
+	_, vs := s.pushLocked(types.Update{MyChatMember: upd})
 	s.mu.Unlock()
 	s.report(vs)
 }
@@ -216,7 +218,7 @@ type chatFlood struct {
 
 // floodLocked applies the chat flood limit to a call and returns the 429
 // for a refused one.
-func (s *Server) floodLocked(method string, c *Call) *APIError {
+func (s *Server) floodLocked(method string, c *calls.Call) *APIError {
 	if s.flood.limit <= 0 || !isMessageMethod(method) {
 		return nil
 	}
@@ -272,7 +274,7 @@ func (s *Server) SetLatency(d time.Duration) {
 }
 
 // takeFaultLocked returns the injected failure for a call, if any.
-func (s *Server) takeFaultLocked(method string, c *Call) *APIError {
+func (s *Server) takeFaultLocked(method string, c *calls.Call) *APIError {
 	for i, f := range s.failures {
 		if f.method != method && f.method != "*" {
 			continue

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"shopbot/bot/botapitest/calls"
 	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 )
 
 // queuedUpdate is an update waiting to be fetched with getUpdates.
@@ -35,7 +37,7 @@ func allowedByDefault(kind string) bool {
 
 // PushUpdate queues an update for getUpdates (and DeliverPending) and
 // returns it; a zero UpdateID is replaced by the next id.
-func (s *Server) PushUpdate(u Update) Update {
+func (s *Server) PushUpdate(u types.Update) types.Update {
 	s.mu.Lock()
 	u, vs := s.pushLocked(u)
 	s.mu.Unlock()
@@ -54,11 +56,11 @@ func (s *Server) assignIDLocked(id int64) int64 {
 	return id
 }
 
-func (s *Server) pushLocked(u Update) (Update, []*Violation) {
+func (s *Server) pushLocked(u types.Update) (types.Update, []*schema.Violation) {
 	u.UpdateID = s.assignIDLocked(u.UpdateID)
 	raw, err := json.Marshal(u)
 	if err != nil {
-		return u, []*Violation{{Method: "PushUpdate", Problem: err.Error()}}
+		return u, []*schema.Violation{{Method: "PushUpdate", Problem: err.Error()}}
 	}
 	vs := s.checkOutgoing("PushUpdate", u, []string{"Update"})
 	s.enqueueLocked(u.UpdateID, raw)
@@ -133,7 +135,7 @@ const (
 // getUpdates confirms updates below offset and returns up to limit pending
 // ones, waiting up to timeout seconds for one to arrive. A newer getUpdates
 // request ends a waiting one with 409, as Telegram does.
-func (s *Server) getUpdates(ctx context.Context, c *Call) (any, *APIError) {
+func (s *Server) getUpdates(ctx context.Context, c *calls.Call) (any, *APIError) {
 	offset := c.Int("offset")
 	limit := 100
 	if c.Has("limit") {
@@ -223,16 +225,16 @@ func (s *Server) allowedLocked(kind string) bool {
 
 // SendText pushes a text message from the chat's buyer and returns the
 // update. A leading /command gets a bot_command entity, as in Telegram.
-func (s *Server) SendText(chatID int64, text string) Update {
+func (s *Server) SendText(chatID int64, text string) types.Update {
 	s.mu.Lock()
 	m := s.userMessageLocked(chatID)
 	m.Text = text
 	if strings.HasPrefix(text, "/") {
 		cmd, _, _ := strings.Cut(text, " ")
 		cmd, _, _ = strings.Cut(cmd, "\n")
-		m.Entities = []MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
+		m.Entities = []types.MessageEntity{{Type: "bot_command", Offset: 0, Length: schema.UTF16Len(cmd)}}
 	}
-	u, vs := s.pushLocked(Update{Message: m})
+	u, vs := s.pushLocked(types.Update{Message: m})
 	s.mu.Unlock()
 	s.report(vs)
 	return u
@@ -240,9 +242,9 @@ func (s *Server) SendText(chatID int64, text string) Update {
 
 // SendReply pushes text from the chat's user as a reply to the message
 // replyTo of that chat (Telegram includes the replied-to message).
-func (s *Server) SendReply(chatID int64, replyTo int, text string) Update {
+func (s *Server) SendReply(chatID int64, replyTo int, text string) types.Update {
 	s.mu.Lock()
-	var orig *Message
+	var orig *types.Message
 	if m, ok := s.chatLocked(chatID).msgs[replyTo]; ok {
 		c := *m
 		c.ReplyToMessage = nil
@@ -250,7 +252,7 @@ func (s *Server) SendReply(chatID int64, replyTo int, text string) Update {
 	}
 	m := s.userMessageLocked(chatID)
 	m.Text, m.ReplyToMessage = text, orig
-	u, vs := s.pushLocked(Update{Message: m})
+	u, vs := s.pushLocked(types.Update{Message: m})
 	s.mu.Unlock()
 	s.report(vs)
 	return u
@@ -258,7 +260,7 @@ func (s *Server) SendReply(chatID int64, replyTo int, text string) Update {
 
 // SendCommand pushes a command from the chat's buyer: "/start" with arg
 // "giftcards" sends "/start giftcards". The slash is optional.
-func (s *Server) SendCommand(chatID int64, command, arg string) Update {
+func (s *Server) SendCommand(chatID int64, command, arg string) types.Update {
 	text := "/" + strings.TrimPrefix(command, "/")
 	if arg != "" {
 		text += " " + arg
@@ -269,12 +271,12 @@ func (s *Server) SendCommand(chatID int64, command, arg string) Update {
 // SendPhoto pushes a photo with a caption from the chat's buyer. Its sizes
 // have content (generated JPEGs, 90x90 and 800x800), which the bot fetches
 // with getFile and the file link; SendPhotoData sets the content.
-func (s *Server) SendPhoto(chatID int64, caption string) Update {
+func (s *Server) SendPhoto(chatID int64, caption string) types.Update {
 	s.mu.Lock()
 	m := s.userMessageLocked(chatID)
 	m.Photo = s.photoSizesLocked(TestJPEG(800, 800, color.RGBA{R: 220, G: 60, B: 40, A: 255}))
 	m.Caption = caption
-	u, vs := s.pushLocked(Update{Message: m})
+	u, vs := s.pushLocked(types.Update{Message: m})
 	s.mu.Unlock()
 	s.report(vs)
 	return u
@@ -303,20 +305,20 @@ type CallbackAnswer struct {
 func (s *Server) Press(chatID int64, messageID int, callbackData string) string {
 	s.mu.Lock()
 	id := fmt.Sprintf("cbq%d", s.nextSeqLocked())
-	msg := &Message{MessageID: messageID, Chat: s.chatObjLocked(chatID)} // inaccessible
+	msg := &types.Message{MessageID: messageID, Chat: s.chatObjLocked(chatID)} // inaccessible
 	if cs := s.chats[chatID]; cs != nil && cs.msgs[messageID] != nil {
 		m := *cs.msgs[messageID]
 		msg = &m
 	}
 	s.callbacks[id] = &callbackState{at: s.now(), chat: chatID}
-	q := &CallbackQuery{
+	q := &types.CallbackQuery{
 		ID:           id,
 		From:         s.userLocked(chatID),
 		Message:      msg,
 		ChatInstance: fmt.Sprintf("%d", 7000000000000000000+abs64(chatID)),
 		Data:         callbackData,
 	}
-	_, vs := s.pushLocked(Update{CallbackQuery: q})
+	_, vs := s.pushLocked(types.Update{CallbackQuery: q})
 	s.mu.Unlock()
 	s.report(vs)
 	return id
@@ -365,7 +367,7 @@ func (s *Server) CallbackAnswer(queryID string) (CallbackAnswer, bool) {
 
 const errQueryTooOld = "query is too old and response timeout expired or query ID is invalid"
 
-func (s *Server) answerCallbackQuery(c *Call) (any, *APIError) {
+func (s *Server) answerCallbackQuery(c *calls.Call) (any, *APIError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.callbacks[c.String("callback_query_id")]
@@ -380,7 +382,7 @@ func (s *Server) answerCallbackQuery(c *Call) (any, *APIError) {
 // DeliverWebhook POSTs an update to a bot's webhook the way Telegram does:
 // JSON body, and the X-Telegram-Bot-Api-Secret-Token header when secret is
 // not empty. A zero UpdateID is assigned. It returns the HTTP status.
-func (s *Server) DeliverWebhook(ctx context.Context, url, secret string, u Update) (int, error) {
+func (s *Server) DeliverWebhook(ctx context.Context, url, secret string, u types.Update) (int, error) {
 	s.mu.Lock()
 	u.UpdateID = s.assignIDLocked(u.UpdateID)
 	s.mu.Unlock()

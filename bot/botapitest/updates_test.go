@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"sync"
 	"testing"
 	"time"
@@ -16,10 +18,10 @@ import (
 )
 
 // poll calls getUpdates with a JSON body, as our own poller does.
-func poll(t *testing.T, s *Server, params map[string]any) (int, []Update, apiAnswer) {
+func poll(t *testing.T, s *Server, params map[string]any) (int, []types.Update, apiAnswer) {
 	t.Helper()
 	status, a := postJSON(t, s, "getUpdates", params)
-	var ups []Update
+	var ups []types.Update
 	if a.OK {
 		if err := json.Unmarshal(a.Result, &ups); err != nil {
 			t.Fatal(err)
@@ -51,7 +53,7 @@ func TestGetUpdatesOffsetAndLimit(t *testing.T) {
 	s := NewT(t)
 	u1 := s.SendText(1, "a")
 	u2 := s.SendCommand(1, "start", "giftcards")
-	u3 := s.PushUpdate(Update{UpdateID: 5000, Message: &Message{MessageID: 77, Date: 1, Chat: Chat{ID: 3, Type: "private"}, Text: "raw"}})
+	u3 := s.PushUpdate(types.Update{UpdateID: 5000, Message: &types.Message{MessageID: 77, Date: 1, Chat: types.Chat{ID: 3, Type: "private"}, Text: "raw"}})
 	if !(u1.UpdateID < u2.UpdateID && u2.UpdateID < u3.UpdateID) || u3.UpdateID != 5000 {
 		t.Fatalf("ids %d %d %d", u1.UpdateID, u2.UpdateID, u3.UpdateID)
 	}
@@ -84,7 +86,7 @@ func TestGetUpdatesLongPoll(t *testing.T) {
 	s := NewT(t)
 
 	t.Run("returns as soon as an update arrives", func(t *testing.T) {
-		done := make(chan []Update)
+		done := make(chan []types.Update)
 		go func() {
 			_, ups, _ := poll(t, s, map[string]any{"timeout": 50})
 			done <- ups
@@ -185,7 +187,7 @@ func TestGoTelegramReceivesUpdates(t *testing.T) {
 		wg.Wait()
 	}()
 
-	s.SetUser(42, User{FirstName: "Ann", Username: "ann", LanguageCode: "ru"})
+	s.SetUser(42, types.User{FirstName: "Ann", Username: "ann", LanguageCode: "ru"})
 	msg, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: 42, Text: "Menu",
 		ReplyMarkup: keyboard([]models.InlineKeyboardButton{{Text: "Stars", CallbackData: "1:n:stars"}})})
 	if err != nil {
@@ -247,14 +249,14 @@ func TestWebhookDelivery(t *testing.T) {
 	type delivery struct {
 		secret string
 		ctype  string
-		update Update
+		update types.Update
 	}
 	got := make(chan delivery, 10)
 	status := http.StatusOK
 	var mu sync.Mutex
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		var u Update
+		var u types.Update
 		if err := json.Unmarshal(body, &u); err != nil {
 			t.Errorf("webhook body %q: %v", body, err)
 		}
@@ -265,7 +267,7 @@ func TestWebhookDelivery(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	code, err := s.DeliverWebhook(t.Context(), hook.URL, "s3cr3t", Update{Message: &Message{MessageID: 1, Date: 1, Chat: Chat{ID: 5, Type: "private"}, Text: "hi"}})
+	code, err := s.DeliverWebhook(t.Context(), hook.URL, "s3cr3t", types.Update{Message: &types.Message{MessageID: 1, Date: 1, Chat: types.Chat{ID: 5, Type: "private"}, Text: "hi"}})
 	if err != nil || code != 200 {
 		t.Fatalf("deliver = %d, %v", code, err)
 	}
@@ -273,7 +275,7 @@ func TestWebhookDelivery(t *testing.T) {
 	if d.secret != "s3cr3t" || d.ctype != "application/json" || d.update.UpdateID == 0 || d.update.Message.Text != "hi" {
 		t.Errorf("delivery = %+v", d)
 	}
-	if _, err := s.DeliverWebhook(t.Context(), hook.URL, "", Update{Message: &Message{MessageID: 2, Date: 1, Chat: Chat{ID: 5, Type: "private"}, Text: "x"}}); err != nil {
+	if _, err := s.DeliverWebhook(t.Context(), hook.URL, "", types.Update{Message: &types.Message{MessageID: 2, Date: 1, Chat: types.Chat{ID: 5, Type: "private"}, Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-got; d.secret != "" {
@@ -317,7 +319,7 @@ func TestPushUpdateJSON(t *testing.T) {
 func TestCallsWaitAndSubscribe(t *testing.T) {
 	s := NewT(t)
 	b := newBot(t, s)
-	calls, cancelSub := s.Subscribe()
+	sub, cancelSub := s.Subscribe()
 	ctx := ctxTimeout(t, 10*time.Second)
 
 	go func() {
@@ -331,17 +333,17 @@ func TestCallsWaitAndSubscribe(t *testing.T) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("WaitFor = %d calls, %v", len(got), err)
 	}
-	c, err := s.WaitForCall(ctx, func(c Call) bool { return c.String("text") == "two" })
+	c, err := s.WaitForCall(ctx, func(c calls.Call) bool { return c.String("text") == "two" })
 	if err != nil || c.Method != "sendMessage" {
 		t.Errorf("WaitForCall = %+v, %v", c, err)
 	}
 	for _, want := range []string{"one", "two", "three"} {
-		if c := <-calls; c.String("text") != want {
+		if c := <-sub; c.String("text") != want {
 			t.Errorf("subscribed call text = %q, want %q", c.String("text"), want)
 		}
 	}
 	cancelSub()
-	if _, ok := <-calls; ok {
+	if _, ok := <-sub; ok {
 		t.Errorf("channel still open after cancel")
 	}
 
@@ -378,13 +380,13 @@ func TestSubscribedCallsCarryTheResult(t *testing.T) {
 	}
 
 	c := <-calls
-	m, ok := c.Result.(Message)
+	m, ok := c.Result.(types.Message)
 	if c.Method != "sendMessage" || !ok || m.MessageID != sent.ID || m.Text != "Hi & bye" ||
 		len(m.Entities) != 1 || m.Entities[0].Type != "bold" || len(m.ReplyMarkup.Buttons()) != 1 {
 		t.Fatalf("send: %s result %#v", c.Method, c.Result)
 	}
 	c = <-calls
-	m, ok = c.Result.(Message)
+	m, ok = c.Result.(types.Message)
 	if c.Method != "editMessageText" || !ok || m.MessageID != sent.ID || m.Text != "Edited" || m.EditDate == 0 || m.ReplyMarkup != nil {
 		t.Fatalf("edit: %s result %#v", c.Method, c.Result)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"mime/multipart"
+	"shopbot/bot/botapitest/schema"
+	"shopbot/bot/botapitest/types"
 	"strings"
 	"testing"
 
@@ -297,7 +299,7 @@ func TestViolationsInNonTestUse(t *testing.T) {
 	if status != 400 || a.ErrorCode != 400 || a.Description != "Bad Request: schema: sendMessage: text: missing required field" {
 		t.Errorf("answer %d %+v", status, a)
 	}
-	var v *Violation
+	var v *schema.Violation
 	if len(got) != 1 || !errors.As(got[0], &v) || v.Method != "sendMessage" || v.Field != "text" {
 		t.Errorf("violations = %v", got)
 	}
@@ -340,7 +342,7 @@ func TestValidRequestsPass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.SetUser(9, User{Username: "alice"})
+	s.SetUser(9, types.User{Username: "alice"})
 	if _, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: "@alice", Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"shopbot/bot"
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/storefront"
 	"shopbot/flows"
 	"shopbot/locales"
@@ -155,9 +157,16 @@ func (h *Harness) Run(b *storefront.Shop) (stop func() time.Duration) {
 }
 
 // Wait waits until the shop made n calls of method and returns them.
-func (h *Harness) Wait(method string, n int) []botapitest.Call {
+func (h *Harness) Wait(method string, n int) []calls.Call {
 	h.T.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return h.WaitWithin(WaitLimit, method, n)
+}
+
+// WaitWithin is Wait with its own limit, for a test that makes the shop
+// handle many updates.
+func (h *Harness) WaitWithin(limit time.Duration, method string, n int) []calls.Call {
+	h.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	calls, err := h.Fake.WaitFor(ctx, method, n)
 	if err != nil {
@@ -196,7 +205,7 @@ func (h *Harness) WaitAnswer(id string) botapitest.CallbackAnswer {
 }
 
 // Menu is the bot's last message in the buyer's chat.
-func (h *Harness) Menu() botapitest.Message {
+func (h *Harness) Menu() types.Message {
 	h.T.Helper()
 	m, ok := h.Fake.LastMessage(Chat)
 	if !ok {
@@ -206,7 +215,7 @@ func (h *Harness) Menu() botapitest.Message {
 }
 
 // HasButton reports whether m has a button labelled label.
-func HasButton(m botapitest.Message, label string) bool {
+func HasButton(m types.Message, label string) bool {
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if b.Text == label {
 			return true
@@ -240,7 +249,7 @@ func (h *Harness) Say(b *storefront.Shop, text string) {
 }
 
 // Button returns the callback data of the button labelled label on m.
-func Button(t *testing.T, m botapitest.Message, label string) string {
+func Button(t *testing.T, m types.Message, label string) string {
 	t.Helper()
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if b.Text == label {
@@ -285,9 +294,54 @@ func (c *PaceClock) Slept() []time.Duration {
 	return append([]time.Duration(nil), c.slept...)
 }
 
+// JumpClock runs with the wall clock and jumps over every sleep at once.
+// An API on it (Pace) keeps every pace and flood wait in force on this
+// clock, and a test never waits for one. Unlike FakePace's clock it also
+// moves with real time, so what the shop waits for on the wall clock (a
+// lock handed over between processes, a lease) passes on it too; one
+// JumpClock can pace several bots and be the fake server's clock
+// (botapitest.WithClock(c.Now)), so the times the server records are the
+// times the pace ran on.
+type JumpClock struct {
+	mu     sync.Mutex
+	ahead  time.Duration // the sleeps jumped over so far
+	jumped int
+}
+
+// NewJumpClock returns a clock at the wall clock's time.
+func NewJumpClock() *JumpClock { return &JumpClock{} }
+
+// Pace puts a's pacing on the clock.
+func (c *JumpClock) Pace(a *bot.API) { a.Now, a.Sleep = c.Now, c.Sleep }
+
+// Now is the wall clock's time plus every sleep jumped over.
+func (c *JumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.ahead)
+}
+
+// Sleep moves the clock by d at once.
+func (c *JumpClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		c.mu.Lock()
+		c.ahead += d
+		c.jumped++
+		c.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// Jumped is how many sleeps the clock jumped over.
+func (c *JumpClock) Jumped() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.jumped
+}
+
 // BotMessages are the bot's messages in chatID.
-func (h *Harness) BotMessages(chatID int64) []botapitest.Message {
-	var out []botapitest.Message
+func (h *Harness) BotMessages(chatID int64) []types.Message {
+	var out []types.Message
 	for _, m := range h.Fake.MessagesIn(chatID) {
 		if m.From != nil && m.From.IsBot {
 			out = append(out, m)
@@ -298,7 +352,7 @@ func (h *Harness) BotMessages(chatID int64) []botapitest.Message {
 
 // Command sends /cmd arg from chatID and waits for the bot's new message
 // there, then until the bot is idle; it returns that message.
-func (h *Harness) Command(b *storefront.Shop, chatID int64, cmd, arg string) botapitest.Message {
+func (h *Harness) Command(b *storefront.Shop, chatID int64, cmd, arg string) types.Message {
 	h.T.Helper()
 	n := len(h.BotMessages(chatID))
 	h.Fake.SendCommand(chatID, cmd, arg)
@@ -312,7 +366,7 @@ func (h *Harness) Command(b *storefront.Shop, chatID int64, cmd, arg string) bot
 
 // Press taps the button labelled label on message m in chatID and waits
 // until the bot has handled it; it returns the message as it is then.
-func (h *Harness) Press(b *storefront.Shop, chatID int64, m botapitest.Message, label string) botapitest.Message {
+func (h *Harness) Press(b *storefront.Shop, chatID int64, m types.Message, label string) types.Message {
 	h.T.Helper()
 	q, err := h.Fake.PressButton(chatID, m.MessageID, label)
 	if err != nil {
@@ -333,9 +387,9 @@ func (h *Harness) NoViolations() {
 }
 
 // WaitText waits until a message in chatID contains part.
-func (h *Harness) WaitText(chatID int64, part string) botapitest.Message {
+func (h *Harness) WaitText(chatID int64, part string) types.Message {
 	h.T.Helper()
-	var found botapitest.Message
+	var found types.Message
 	if h.Until(func() bool {
 		for _, m := range h.Fake.MessagesIn(chatID) {
 			if strings.Contains(m.RawText, part) {
@@ -348,7 +402,7 @@ func (h *Harness) WaitText(chatID int64, part string) botapitest.Message {
 		return found
 	}
 	h.T.Fatalf("chat %d never showed %q", chatID, part)
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 // SayIn sends text from chatID and waits until the bot has handled it.
@@ -372,7 +426,7 @@ func (h *Harness) WaitBotMessages(chatID int64, n int) {
 // caption, or document name) and the inline buttons, one row a line. Button
 // callback data is left out (it carries random nonces); URL buttons show
 // their URL.
-func Render(m botapitest.Message) string {
+func Render(m types.Message) string {
 	var b strings.Builder
 	switch {
 	case m.Document != nil:

@@ -369,11 +369,22 @@ func (c *Cached) CheckStoreLogin(ctx context.Context, login string) (bool, error
 
 // Quotes implements flows.QuoteStore over the store's quotes: a flows quote
 // is stored as the shop's record of it (state.Quote, the same fields).
-type Quotes struct{ Store *records.Quotes }
+type Quotes struct {
+	Store *records.Quotes
+	// Saved, when set, is told of every quote saved (the quote
+	// reminders).
+	Saved func(ctx context.Context, q *state.Quote)
+}
 
 // Save stores q, giving it an id when it has none.
 func (q Quotes) Save(ctx context.Context, fq *flows.Quote) error {
-	return q.Store.Save(ctx, StateQuote(fq))
+	if err := q.Store.Save(ctx, StateQuote(fq)); err != nil {
+		return err
+	}
+	if q.Saved != nil {
+		q.Saved(ctx, StateQuote(fq))
+	}
+	return nil
 }
 
 // Load returns the quote id, or an error wrapping flows.ErrNoQuote.

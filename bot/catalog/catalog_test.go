@@ -24,6 +24,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state/statetest"
 )
 
@@ -72,12 +73,12 @@ func newShop(t *testing.T) (*flows.Engine, *upstream, *work.Cache, *atomic.Int64
 	return e, u, cache, &clock
 }
 
-const cardsPath = "/api/v1/gift-cards/categories/" + resellersim.DemoGiftCategory + "/cards"
+const cardsPath = "/api/v1/gift-cards/categories/" + simcatalog.DemoGiftCategory + "/cards"
 
 func browse(t *testing.T, e *flows.Engine, user int64) (*flows.Reply, flows.Session) {
 	t.Helper()
 	s := flows.Session{}
-	r, err := e.Handle(context.Background(), &s, flows.Event{Kind: flows.EvCommand, Command: "start", Arg: "gc-" + resellersim.DemoGiftCategory,
+	r, err := e.Handle(context.Background(), &s, flows.Event{Kind: flows.EvCommand, Command: "start", Arg: "gc-" + simcatalog.DemoGiftCategory,
 		Now: time.Now(), User: flows.User{ID: user, LanguageCode: "en"}})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestHiddenAndSoldOutCardsAreNotChoosable(t *testing.T) {
 	e, _, _, _ := newShop(t)
 	_, s := browse(t, e, 1)
 	ids := strings.Split(s.Get("ids"), "\x1f")
-	if !slices.Contains(ids, resellersim.DemoGiftCard) || slices.Contains(ids, resellersim.DemoGiftCardHidden) || slices.Contains(ids, resellersim.DemoGiftCardOutOfStock) {
+	if !slices.Contains(ids, simcatalog.DemoGiftCard) || slices.Contains(ids, simcatalog.DemoGiftCardHidden) || slices.Contains(ids, simcatalog.DemoGiftCardOutOfStock) {
 		t.Fatalf("choosable cards %q", ids)
 	}
 }
@@ -151,7 +152,7 @@ func TestHiddenCategoriesNeverReachTheBrandList(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := strings.Split(s.Get("ids"), "\x1f")
-	if s.Step != "regions" || !slices.Contains(ids, resellersim.DemoGiftCategory) || slices.Contains(ids, resellersim.DemoGiftCategoryHidden) {
+	if s.Step != "regions" || !slices.Contains(ids, simcatalog.DemoGiftCategory) || slices.Contains(ids, simcatalog.DemoGiftCategoryHidden) {
 		t.Fatalf("step %q regions %q screen %q", s.Step, ids, r.Screen.Text)
 	}
 }
@@ -222,7 +223,7 @@ func TestUpstreamErrorsAreFlowsErrors(t *testing.T) {
 	if _, _, err := cat.GiftCardOffers(t.Context(), "no-such-category"); !errors.Is(err, flows.ErrNotFound) {
 		t.Fatalf("unknown category: %v", err)
 	}
-	offers, _, err := cat.GiftCardOffers(t.Context(), resellersim.DemoGiftCategory)
+	offers, _, err := cat.GiftCardOffers(t.Context(), simcatalog.DemoGiftCategory)
 	if err != nil || len(offers.Offers) == 0 || !offers.Offers[0].PriceUSD.IsPositive() {
 		t.Fatalf("offers %+v, %v", offers, err)
 	}

@@ -10,8 +10,10 @@ import (
 	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/notify"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
+	"shopbot/flows/shop"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -45,9 +47,9 @@ type Options struct {
 
 // Upstream is what payments read from the reseller (reseller.Client
 // implements it): the current price and stock of a quote's item
-// (lines.Reprice), and the account balance.
+// (upstreamorder.Reprice), and the account balance.
 type Upstream interface {
-	lines.Prices
+	upstreamorder.Prices
 	Me(ctx context.Context) (*reseller.Account, error)
 }
 
@@ -59,8 +61,8 @@ type Upstream interface {
 type Checkout struct {
 	opts     Options
 	tg       Telegram
-	alerts   Alerter
-	orphans  Orphans // nil until SetOrphans: a lost quote's charge goes to review
+	alerts   notify.Alerter
+	orphans  Orphans // nil: a lost quote's charge goes to review
 	engine   *flows.Engine
 	log      *slog.Logger
 	now      func() time.Time
@@ -83,10 +85,10 @@ type limiter interface {
 	Allow(ctx context.Context, key string) (bool, time.Duration, error)
 }
 
-// Button actions of the payment-method choice.
+// Button actions of the payment-method choice (arg: the quote's id).
 const (
-	actPayStars  = "pst"
-	actPayWallet = "pwl"
+	actPayStars  flows.Action = "pst" // pay in Stars
+	actPayWallet flows.Action = "pwl" // pay from the wallet
 )
 
 // Payload prefix of our invoices: "q:<quote id>".
@@ -133,7 +135,7 @@ func New(opts Options, d Deps) *Checkout {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Checkout{
-		opts: opts, tg: d.Telegram, alerts: d.Alerts, engine: d.Engine, log: d.Log, now: d.Now,
+		opts: opts, tg: d.Telegram, alerts: d.Alerts, orphans: d.Orphans, engine: d.Engine, log: d.Log, now: d.Now,
 		pay:    d.Payments,
 		Quotes: d.Quotes, Orders: d.Orders, Wallets: d.Wallets,
 		Schedule: d.Schedule, Reviews: d.Reviews, journal: d.Journal, promos: d.Promos,
@@ -141,10 +143,6 @@ func New(opts Options, d Deps) *Checkout {
 		kick:    make(chan struct{}, 1),
 	}
 }
-
-// SetOrphans wires in the fulfilment worker's view of unclaimed upstream
-// orders after both are built (the worker's OnLoss runs the sweep).
-func (p *Checkout) SetOrphans(o Orphans) { p.orphans = o }
 
 // Register adds the payment-method buttons and, when the wallet is
 // enabled, /wallet and its line in /help.
@@ -179,7 +177,7 @@ func (p *Checkout) Pay(ctx context.Context, env *flows.Env, s *flows.Session, q 
 			Rows: [][]flows.Button{
 				{{Text: env.T("btn.pay_stars", "stars", locales.Stars(env.Lang, q.Stars)), Action: actPayStars, Arg: q.ID}},
 				{{Text: env.T("btn.pay_wallet", "balance", locales.Money(env.Lang, bal)), Action: actPayWallet, Arg: q.ID}},
-				{{Text: env.T("btn.back"), Action: "b"}, {Text: env.T("btn.cancel"), Action: "x"}},
+				{{Text: env.T("btn.back"), Action: shop.ActBack}, {Text: env.T("btn.cancel"), Action: flows.ActCancel}},
 			},
 		}}, nil
 	case p.opts.Wallet:

@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
@@ -26,6 +27,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -118,19 +120,19 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*storefront.Opt
 // simulator's current price.
 func (s *payShop) quote(n int) *state.Quote {
 	s.T.Helper()
-	offers, err := s.client.GiftCardOffers(context.Background(), resellersim.DemoGiftCategory)
+	offers, err := s.client.GiftCardOffers(context.Background(), simcatalog.DemoGiftCategory)
 	if err != nil {
 		s.T.Fatal(err)
 	}
 	var price decimal.Decimal
 	for _, o := range offers.Offers {
-		if o.CardID == resellersim.DemoGiftCard {
+		if o.CardID == simcatalog.DemoGiftCard {
 			price = o.PriceUSD.Decimal
 		}
 	}
 	p := shop.Pricing{Markup: shop.Markup{Percent: decimal.NewFromInt(10)}, StarsUSDRate: decimal.RequireFromString("0.013")}
 	q := &state.Quote{
-		Line: "giftcards", Item: resellersim.DemoGiftCard, Category: resellersim.DemoGiftCategory,
+		Line: "giftcards", Item: simcatalog.DemoGiftCard, Category: simcatalog.DemoGiftCategory,
 		ItemName: "Apple Gift Card 10 USD", Quantity: n, UpstreamUSD: price.Mul(decimal.NewFromInt(int64(n))),
 		ChatID: chat, UserID: chat, Created: time.Now(), Expires: time.Now().Add(15 * time.Minute),
 	}
@@ -157,7 +159,7 @@ func (s *payShop) checkout(q *state.Quote) *flows.Reply {
 }
 
 // invoice returns the last invoice message in the chat.
-func (s *payShop) invoice() botapitest.Message {
+func (s *payShop) invoice() types.Message {
 	s.T.Helper()
 	ms := s.Fake.MessagesIn(chat)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -166,7 +168,7 @@ func (s *payShop) invoice() botapitest.Message {
 		}
 	}
 	s.T.Fatal("no invoice in the chat")
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 func (s *payShop) payInvoice(opts botapitest.PayOptions) botapitest.PayResult {
@@ -276,7 +278,7 @@ func TestStarsPurchaseFromGiftCardsToScheduledOrder(t *testing.T) {
 		t.Fatalf("order %+v", o)
 	}
 	var item state.Quote
-	if err := json.Unmarshal(o.Item, &item); err != nil || item.ID != qid || item.Quantity != 2 || item.Item != resellersim.DemoGiftCard {
+	if err := json.Unmarshal(o.Item, &item); err != nil || item.ID != qid || item.Quantity != 2 || item.Item != simcatalog.DemoGiftCard {
 		t.Fatalf("order item %s: %v", o.Item, err)
 	}
 	s.scheduled(o)
@@ -380,10 +382,10 @@ func TestPreCheckoutRefusals(t *testing.T) {
 			}
 		}, "pay.refuse_expired"},
 		{"changed price", func(s *payShop, q *state.Quote) {
-			s.sim.SetPrice(resellersim.DemoGiftCard, decimal.RequireFromString("11.5"))
+			s.sim.SetPrice(simcatalog.DemoGiftCard, decimal.RequireFromString("11.5"))
 		}, "pay.refuse_price"},
 		{"no stock", func(s *payShop, q *state.Quote) {
-			s.sim.SetStock(resellersim.DemoGiftCard, 1)
+			s.sim.SetStock(simcatalog.DemoGiftCard, 1)
 		}, "pay.refuse_stock"},
 		{"low upstream balance", func(s *payShop, q *state.Quote) {
 			s.sim.SetBalance(decimal.RequireFromString("1"))
@@ -565,7 +567,7 @@ func TestBothMethodsChoiceLeadsToAnInvoiceOrTheWallet(t *testing.T) {
 	s.order(strings.TrimPrefix(res.Payload, "q:"))
 }
 
-func hasCommand(cmds []botapitest.BotCommand, name string) bool {
+func hasCommand(cmds []types.BotCommand, name string) bool {
 	for _, c := range cmds {
 		if c.Command == name {
 			return true

@@ -9,6 +9,7 @@ import (
 	"shopbot/state/redisstore/sched"
 	"shopbot/state/redisstore/work"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/state"
 )
@@ -17,10 +18,12 @@ import (
 // adapter implements it. Errors wrap flows.ErrBlocked when the buyer
 // blocked the bot.
 type Telegram interface {
-	// Send sends an HTML message with optional buttons.
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	notify.Sender
 	// SendInvoice sends a Stars invoice and returns its message id.
 	SendInvoice(ctx context.Context, inv Invoice) (int, error)
+	// CreateInvoiceLink makes a Stars invoice link for a Mini App and
+	// returns it.
+	CreateInvoiceLink(ctx context.Context, inv Invoice) (string, error)
 	// AnswerPreCheckout answers a pre-checkout query: ok when refusal is
 	// "", else refused with that text.
 	AnswerPreCheckout(ctx context.Context, queryID, refusal string) error
@@ -30,12 +33,6 @@ type Telegram interface {
 	// StarTransactions reads a page of the bot's Star transactions, newest
 	// first.
 	StarTransactions(ctx context.Context, offset, limit int) ([]StarTransaction, error)
-}
-
-// Alerter tells admins about trouble once per key until it is cleared.
-type Alerter interface {
-	Raise(ctx context.Context, key, text string) (bool, error)
-	Clear(ctx context.Context, key string) (bool, error)
 }
 
 // Orphans is the fulfilment worker's view of upstream orders nobody
@@ -49,13 +46,21 @@ type Orphans interface {
 	// is claimed by an order of ours (all), and whether the unclaimed ones
 	// are known to the worker (known).
 	AllClaimed(ctx context.Context, since time.Time) (all, known bool, err error)
+	// ChargeRefunded settles the order of a charge Telegram lists as
+	// refunded while the store does not (it lost the refund): the order is
+	// refunded, never placed again. It reports whether it moved the order.
+	ChargeRefunded(ctx context.Context, charge string) (bool, error)
 }
 
 // Deps are the stores and services checkout uses. The stores are the
 // shop's (built once and shared with fulfilment and admin).
 type Deps struct {
 	Telegram Telegram
-	Alerts   Alerter
+	Alerts   notify.Alerter
+	// Orphans is the fulfilment worker's view of unclaimed upstream
+	// orders; nil: a charge whose quote Redis lost is listed for review,
+	// never refunded.
+	Orphans Orphans
 	// Engine gives the buyers' languages and the admins' one.
 	Engine *flows.Engine
 	// Payments keeps the payment bookkeeping: invoice marks, refund
@@ -114,11 +119,28 @@ type StarTransaction struct {
 	ID     string
 	Date   int64 // Unix seconds
 	Amount int64
+	Nanos  int64 // nanostar_amount: billionths of a Star on top of Amount
 	// Refund is an outgoing transaction to a user: a refund, carrying the
 	// id of the charge it gave back.
 	Refund bool
 	// Buyer is set for an incoming payment from a user.
 	Buyer *StarBuyer
+	// Affiliate is the commission an affiliate of the shop's own affiliate
+	// program took from this payment (negative on its refund), if any.
+	Affiliate *StarCommission
+	// Program is set for a commission the bot earned as an affiliate of
+	// another bot's program (an incoming transaction from the program).
+	Program *StarCommission
+}
+
+// StarCommission is a commission of Telegram's affiliate program for
+// bots: who got it (the affiliate) or who paid it (the sponsoring bot),
+// the rate, and for a payment's commission the amount the affiliate got.
+type StarCommission struct {
+	Who      string // @username, title or id of the affiliate or sponsor
+	PerMille int
+	Amount   int64 // whole Stars (negative on a refund)
+	Nanos    int64 // billionths of a Star, same sign as Amount
 }
 
 // StarBuyer is who paid an incoming Star transaction, and for what.

@@ -7,8 +7,8 @@
 //   - invoice.go: one Stars invoice per quote (rate limited, resent when the
 //     first was lost);
 //   - precheckout.go: the answer to Telegram's pre-checkout query (quote
-//     live and unpaid, upstream price and stock, which bot/lines re-prices
-//     per line, and balance);
+//     live and unpaid, upstream price and stock, which bot/upstreamorder
+//     re-prices per line, and balance);
 //   - settle.go: a successful payment (Paid) or a swept charge becomes a
 //     paid order, exactly once;
 //   - refund.go: refund a Stars payment that bought nothing (told once,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/storefront"
 	"shopbot/locales"
 	"shopbot/state"
@@ -138,7 +139,7 @@ func TestInvoiceAfterCancelIsRefused(t *testing.T) {
 			if how == "command" {
 				s.Command(s.b, chat, "cancel", "")
 			} else {
-				var summary botapitest.Message
+				var summary types.Message
 				for _, m := range s.BotMessages(chat) {
 					if strings.Contains(m.Text, "Please check your order") {
 						summary = m

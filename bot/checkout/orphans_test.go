@@ -32,7 +32,10 @@ func (f *fakeTelegram) Send(_ context.Context, _ int64, text string, _ [][]flows
 }
 
 func (f *fakeTelegram) SendInvoice(context.Context, checkout.Invoice) (int, error) { return 1, nil }
-func (f *fakeTelegram) AnswerPreCheckout(context.Context, string, string) error    { return nil }
+func (f *fakeTelegram) CreateInvoiceLink(context.Context, checkout.Invoice) (string, error) {
+	return "https://t.me/$link", nil
+}
+func (f *fakeTelegram) AnswerPreCheckout(context.Context, string, string) error { return nil }
 func (f *fakeTelegram) StarTransactions(context.Context, int, int) ([]checkout.StarTransaction, error) {
 	return nil, nil
 }
@@ -48,6 +51,8 @@ type noAlerts struct{}
 
 func (noAlerts) Raise(context.Context, string, string) (bool, error) { return true, nil }
 func (noAlerts) Clear(context.Context, string) (bool, error)         { return false, nil }
+func (noAlerts) Mark(context.Context, string) (bool, error)          { return true, nil }
+func (noAlerts) Tell(context.Context, string)                        {}
 
 // allClaimed is a fulfilment worker that has every upstream order claimed.
 type allClaimed struct{}
@@ -56,14 +61,16 @@ func (allClaimed) OrphanAfter() time.Duration { return 10 * time.Minute }
 func (allClaimed) AllClaimed(context.Context, time.Time) (bool, bool, error) {
 	return true, true, nil
 }
+func (allClaimed) ChargeRefunded(context.Context, string) (bool, error) { return false, nil }
 
-// newCheckout is checkout alone: no bot, its Telegram and admins faked.
-func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *records.ChargeReviews) {
-	rdb := statetest.New(t)
+// newCheckout is checkout alone over rdb: no bot, its Telegram and admins
+// faked; orphans (nil: no fulfilment worker) is the worker's view of
+// unclaimed upstream orders.
+func newCheckout(rdb *statetest.Redis, orphans checkout.Orphans) (*checkout.Checkout, *fakeTelegram, *records.ChargeReviews) {
 	tg := &fakeTelegram{}
 	reviews := records.NewChargeReviews(rdb.Client, rdb.Prefix)
 	c := checkout.New(checkout.Options{Stars: true}, checkout.Deps{
-		Telegram: tg, Alerts: noAlerts{}, Engine: flows.NewEngine(nil, locales.En),
+		Telegram: tg, Alerts: noAlerts{}, Orphans: orphans, Engine: flows.NewEngine(nil, locales.En),
 		Payments: work.NewPayments(rdb.Client, rdb.Prefix), Quotes: records.NewQuotes(rdb.Client, rdb.Prefix),
 		Orders: records.NewOrders(rdb.Client, rdb.Prefix), Wallets: records.NewWallets(rdb.Client, rdb.Prefix),
 		Schedule: sched.NewSchedule(rdb.Client, rdb.Prefix), Reviews: reviews,
@@ -72,14 +79,15 @@ func newCheckout(t *testing.T) (*checkout.Checkout, *fakeTelegram, *records.Char
 }
 
 // A charge whose quote a Redis crash took is refunded only when the
-// fulfilment worker, wired in late with SetOrphans, says every upstream
-// order since is claimed; until it is wired, nothing proves the charge
-// bought nothing, and it is listed for an admin instead.
+// fulfilment worker says every upstream order since is claimed; without
+// the worker, nothing proves the charge bought nothing, and it is listed
+// for an admin instead.
 func TestLostQuoteChargeNeedsTheWorkersWordToBeRefunded(t *testing.T) {
 	ctx := context.Background()
 	paid := checkout.Payment{UserID: chat, ChatID: chat, Currency: "XTR", Total: 120, Payload: "q:lostinacrash", At: time.Now()}
 
-	c, tg, reviews := newCheckout(t)
+	rdb := statetest.New(t)
+	c, tg, reviews := newCheckout(rdb, nil)
 	first := paid
 	first.ChargeID = "charge-1"
 	c.Paid(ctx, first)
@@ -87,7 +95,7 @@ func TestLostQuoteChargeNeedsTheWorkersWordToBeRefunded(t *testing.T) {
 		t.Fatalf("without the worker: review %+v %v, refunds %v", rv, err, tg.refunded)
 	}
 
-	c.SetOrphans(allClaimed{})
+	c, tg, _ = newCheckout(rdb, allClaimed{}) // the same store, with the worker
 	second := paid
 	second.ChargeID = "charge-2"
 	c.Paid(ctx, second)

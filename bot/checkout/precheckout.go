@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -65,7 +65,7 @@ func (p *Checkout) checkQuote(ctx context.Context, pq PreCheckoutQuery, from int
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.opts.CheckTimeout)
 	defer cancel()
-	cur, err := lines.Reprice(cctx, p.opts.Upstream, q)
+	cur, err := upstreamorder.Reprice(cctx, p.opts.Upstream, q)
 	switch {
 	case reseller.IsNotFound(err):
 		return "pay.refuse_stock"

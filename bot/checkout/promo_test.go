@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/checkout"
 	"shopbot/bot/storefront"
 	"shopbot/flows"
@@ -25,7 +26,7 @@ const buyer2 = int64(5002)
 func en(key string, kv ...any) string { return locales.T(locales.En, key, kv...) }
 
 // admin runs /promo arg as the shop's admin and returns the answer.
-func (s *payShop) promo(arg string) botapitest.Message {
+func (s *payShop) promo(arg string) types.Message {
 	s.T.Helper()
 	return s.Command(s.b, payAdmin, "promo", arg)
 }
@@ -45,9 +46,9 @@ func (s *payShop) toSummary() {
 
 // applyCode taps the summary's promo button and sends code; it returns the
 // screen the buyer sees then.
-func (s *payShop) applyCode(code string) botapitest.Message {
+func (s *payShop) applyCode(code string) types.Message {
 	s.T.Helper()
-	var summary botapitest.Message
+	var summary types.Message
 	for _, m := range s.BotMessages(chat) {
 		if strings.Contains(m.Text, "Please check your order") {
 			summary = m
@@ -103,9 +104,9 @@ func (s *payShop) payAs(user int64, q *state.Quote) *flows.Reply {
 	return r
 }
 
-func (s *payShop) invoiceIn(c int64) botapitest.Message {
+func (s *payShop) invoiceIn(c int64) types.Message {
 	s.T.Helper()
-	var inv botapitest.Message
+	var inv types.Message
 	if !s.Until(func() bool {
 		for _, m := range s.Fake.MessagesIn(c) {
 			if m.Invoice != nil {
@@ -168,7 +169,7 @@ func TestPromoCodeAppliedAndPaidInStars(t *testing.T) {
 	s.NoViolations()
 }
 
-func bottestHasStrike(m botapitest.Message) bool { return strings.Contains(m.RawText, "<s>") }
+func bottestHasStrike(m types.Message) bool { return strings.Contains(m.RawText, "<s>") }
 
 // The discount stops at the upstream cost unless the code allows going
 // below it.
@@ -202,7 +203,7 @@ func TestPromoLastUseTwoBuyersAtOnceStars(t *testing.T) {
 	s := newPayShop(t, true, false)
 	s.promo("add last1 $1 uses=1")
 	qs := map[int64]*state.Quote{chat: s.promoQuote(chat, "LAST1"), buyer2: s.promoQuote(buyer2, "LAST1")}
-	invs := map[int64]botapitest.Message{}
+	invs := map[int64]types.Message{}
 	for c, q := range qs {
 		s.payAs(c, q)
 		invs[c] = s.invoiceIn(c)
@@ -468,7 +469,7 @@ func TestPromoAdminCommands(t *testing.T) {
 	n := len(s.Fake.CallsFor("sendDocument"))
 	s.promo("gen 5 10% prefix=xm once")
 	s.Wait("sendDocument", n+1)
-	var doc botapitest.Message
+	var doc types.Message
 	for _, m := range s.Fake.MessagesIn(payAdmin) {
 		if m.Document != nil {
 			doc = m

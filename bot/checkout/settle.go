@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,8 +35,14 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 		p.paidTopup(ctx, c, m.LanguageCode)
 		return
 	}
-	if _, err := p.settle(ctx, c, m.LanguageCode, false); errors.Is(err, errSettleLater) {
+	reviewed, err := p.settle(ctx, c, m.LanguageCode, false)
+	if reviewed && err == nil {
+		p.alertReviews(ctx, []string{c.ID})
+	}
+	if errors.Is(err, errSettleLater) {
 		p.log.Info("payment settles later", "charge", c.ID, "chat", c.ChatID)
+	} else if errors.Is(err, state.ErrRecordTooNew) {
+		p.logLeftForNewer(c, err)
 	} else if err != nil {
 		// The sweep finds the charge again and finishes the job.
 		p.log.Error("record payment", "charge", c.ID, "chat", c.ChatID, "err", err)
@@ -48,7 +55,10 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 // A charge whose quote is gone is refunded only when this store provably
 // holds every record of it (it recorded the invoice) and no order was made
 // for the quote; otherwise nothing proves it bought nothing, and it is
-// listed for admin review instead (reviewed = true).
+// listed for admin review instead (reviewed = true). A charge of an
+// invoice this build does not know, or whose quote a newer build stored,
+// is never refunded here: state.ErrRecordTooNew, and a replica of the
+// newer build settles it (its update, or its Stars sweep).
 //
 // repair says the sweep found the charge without an order: Redis may have
 // lost the order after it was placed upstream, so the new order looks for
@@ -59,11 +69,11 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 		return false, err
 	}
 	qid, ok := strings.CutPrefix(c.Payload, payloadPrefix)
+	if !ok {
+		return false, fmt.Errorf("charge %s: an invoice of a kind this build does not know: %w", c.ID, state.ErrRecordTooNew)
+	}
 	lang := p.langOf(ctx, qid, langCode)
 	amount := locales.Stars(lang, c.Amount)
-	if !ok {
-		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
-	}
 	q, err := p.Quotes.Load(ctx, qid)
 	if errors.Is(err, state.ErrNoQuote) {
 		return p.settleQuoteGone(ctx, c, qid, lang)
@@ -104,6 +114,45 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 		p.log.Warn("tell buyer the payment arrived", "order", o.ID, "err", err)
 	}
 	return false, nil
+}
+
+// logLeftForNewer says that charge c was left for a replica of a newer
+// build: nothing was credited, ordered or refunded.
+func (p *Checkout) logLeftForNewer(c starCharge, err error) {
+	p.log.Warn("payment this version cannot settle; left for a replica of a newer version (its update or its Stars sweep settles it)",
+		"charge", c.ID, "user", c.UserID, "err", err)
+}
+
+// Understands reports whether this build can settle a Stars payment with
+// invoice payload: an invoice of a kind it knows, whose record (the quote,
+// the wallet top-up) is of a version it reads. It answers for the
+// pre-checkout query and the successful payment alike; during an upgrade
+// the adapter hands a payment this build does not understand to a replica
+// of a newer one. A payment it does not understand is never refunded by
+// it (settle, settleTopup).
+func (p *Checkout) Understands(ctx context.Context, payload string) (bool, error) {
+	if id, ok := strings.CutPrefix(payload, topupPrefix); ok {
+		t, err := p.Wallets.Topup(ctx, id)
+		if errors.Is(err, state.ErrNoTopup) {
+			return true, nil // unknown or gone: refused or refunded as such
+		}
+		if err != nil {
+			return false, err
+		}
+		return t.V <= state.TopupVersion, nil
+	}
+	qid, ok := strings.CutPrefix(payload, payloadPrefix)
+	if !ok {
+		return false, nil
+	}
+	_, err := p.Quotes.Load(ctx, qid)
+	switch {
+	case errors.Is(err, state.ErrRecordTooNew):
+		return false, nil
+	case err != nil && !errors.Is(err, state.ErrNoQuote):
+		return false, err
+	}
+	return true, nil
 }
 
 // chargeDone reports whether the Stars charge id is settled already: it
@@ -170,7 +219,7 @@ func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string
 			}
 		}
 		p.log.Warn("payment for a quote this store does not hold; listed for review", "charge", c.ID, "user", c.UserID)
-		return true, p.review(ctx, c, state.ReviewQuoteGone)
+		return true, p.review(ctx, c, state.ReviewQuoteGone, nil)
 	}
 	return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 }

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,6 +122,8 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 	refunded := map[string]bool{}
 	n := 0
 	var firstErr error
+	listed := &reviewAlerts{}
+	defer func() { p.alertReviews(context.WithoutCancel(ctx), listed.ids) }()
 	for offset := 0; offset < 1000*sweepPage; offset += sweepPage {
 		page, err := p.tg.StarTransactions(ctx, offset, sweepPage)
 		if err != nil {
@@ -130,6 +133,13 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 		for _, tx := range page {
 			if tx.Refund {
 				refunded[tx.ID] = true // a refund carries its charge's id
+				if p.orphans != nil {
+					if moved, err := p.orphans.ChargeRefunded(ctx, tx.ID); err != nil {
+						p.log.Warn("sweep: settle the order of a refunded charge", "charge", tx.ID, "err", err)
+					} else if moved {
+						n++
+					}
+				}
 				continue
 			}
 			if tx.Date < cutoff {
@@ -145,7 +155,12 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 			case !strings.HasPrefix(tx.Buyer.Payload, payloadPrefix):
 				continue
 			}
-			repaired, err := sweep(ctx, tx, epoch)
+			repaired, err := sweep(ctx, tx, epoch, listed)
+			if errors.Is(err, state.ErrRecordTooNew) {
+				// A newer build's: its own sweep settles it.
+				p.log.Info("sweep: payment of a newer version left for it", "charge", tx.ID, "err", err)
+				continue
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return n, err
@@ -175,11 +190,14 @@ func (p *Checkout) sweepStars(ctx context.Context, renew func()) (int, error) {
 // not before the store's epoch, or the store holds the invoice it paid
 // (recorded after the epoch). Anything older may have been delivered from
 // a store that is gone: it is listed for admin review, never refunded.
-func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch time.Time) (bool, error) {
+//
+// A charge listed for review (now or before) is added to listed, whose
+// admins' alerts the sweep sends at its end.
+func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch time.Time, listed *reviewAlerts) (bool, error) {
 	if done, err := p.chargeDone(ctx, tx.ID); err != nil || done {
 		return false, err
 	}
-	if listed, err := p.reviewed(ctx, tx.ID); err != nil || listed {
+	if was, err := p.reviewed(ctx, tx.ID, listed); err != nil || was {
 		return false, err
 	}
 	c := chargeOf(tx)
@@ -194,30 +212,45 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 	}
 	if !after {
 		p.log.Warn("sweep: payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
-		return false, p.review(ctx, c, state.ReviewBeforeStore)
+		return false, p.review(ctx, c, state.ReviewBeforeStore, listed)
 	}
 	p.log.Info("sweep: payment without an order", "charge", c.ID, "user", c.UserID)
 	reviewed, err := p.settle(ctx, c, tx.Buyer.LanguageCode, true)
 	if errors.Is(err, errSettleLater) {
 		return false, nil
 	}
+	if reviewed {
+		listed.add(c.ID)
+	}
 	return err == nil && !reviewed, err
 }
 
-// review lists a Star charge for admin review (once) and alerts admins
-// (once per charge).
-func (p *Checkout) review(ctx context.Context, c starCharge, reason string) error {
+// review lists a Star charge for admin review (once) and adds it to
+// listed, whose admins' alerts the caller sends (alertReviews).
+func (p *Checkout) review(ctx context.Context, c starCharge, reason string, listed *reviewAlerts) error {
 	if _, err := p.Reviews.Add(ctx, state.ChargeReview{
 		ChargeID: c.ID, UserID: c.UserID, Stars: c.Amount, Payload: c.Payload, PaidAt: c.At.UTC(), Reason: reason,
 	}); err != nil {
 		return err
 	}
-	rv, err := p.Reviews.Get(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	return p.alertReview(ctx, rv)
+	listed.add(c.ID)
+	return nil
 }
+
+// reviewAlerts are the charges one caller listed for review; their alerts
+// go out together (alertReviews), since after a store loss one sweep may
+// list hundreds and an admin's chat takes about one message a second.
+type reviewAlerts struct{ ids []string }
+
+// add adds a charge (nothing on a nil list: the caller alerts itself).
+func (l *reviewAlerts) add(id string) {
+	if l != nil {
+		l.ids = append(l.ids, id)
+	}
+}
+
+// reviewAlertItems is how many charges one review alert names.
+const reviewAlertItems = 20
 
 // reviewReasons are the locale keys of the review reasons.
 var reviewReasons = map[string]string{
@@ -232,35 +265,87 @@ func chargeOf(tx StarTransaction) starCharge {
 }
 
 // reviewed reports whether the charge id is listed for admin review
-// already, and then makes sure admins heard of it.
-func (p *Checkout) reviewed(ctx context.Context, id string) (bool, error) {
-	rv, err := p.Reviews.Get(ctx, id)
-	if errors.Is(err, state.ErrNoChargeReview) {
+// already; it adds it to listed, so admins hear of it if they have not.
+func (p *Checkout) reviewed(ctx context.Context, id string, listed *reviewAlerts) (bool, error) {
+	if _, err := p.Reviews.Get(ctx, id); errors.Is(err, state.ErrNoChargeReview) {
 		return false, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return false, err
 	}
-	return true, p.alertReview(ctx, rv)
+	listed.add(id)
+	return true, nil
 }
 
-// alertReview tells admins about a listed charge unless they were told.
-// The alert key dedupes a crash between the alert and its mark.
-func (p *Checkout) alertReview(ctx context.Context, rv *state.ChargeReview) error {
-	if done, err := p.Reviews.Alerted(ctx, rv.ChargeID); err != nil || done {
-		return err
+// alertReviews tells admins about the listed charges they have not heard
+// of: one message per reviewAlertItems charges (one charge alone gets the
+// single alert). Each charge's alert key is raised before the message and
+// its review marked alerted after it, so a crash between the two sends
+// nothing twice (the key) and a charge whose key was raised is not told
+// again. Errors are logged: the next sweep finds the charge again.
+func (p *Checkout) alertReviews(ctx context.Context, ids []string) {
+	var fresh []*state.ChargeReview
+	for _, id := range ids {
+		if done, err := p.Reviews.Alerted(ctx, id); err != nil || done {
+			if err != nil {
+				p.log.Warn("alert a charge review: read its mark", "charge", id, "err", err)
+			}
+			continue
+		}
+		rv, err := p.Reviews.Get(ctx, id)
+		if err != nil {
+			p.log.Warn("alert a charge review: read it", "charge", id, "err", err)
+			continue
+		}
+		isNew, err := p.alerts.Mark(ctx, "charge-review:"+id)
+		if err != nil {
+			p.log.Warn("alert a charge review: raise its key", "charge", id, "err", err)
+			continue
+		}
+		if !isNew {
+			p.markAlerted(ctx, id) // told before a crash took the mark
+			continue
+		}
+		fresh = append(fresh, rv)
 	}
 	lang := p.engine.DefaultLang
-	why := reviewReasons[rv.Reason]
-	if why == "" {
-		why = "alert.review_quote_gone"
+	for part := range slices.Chunk(fresh, reviewAlertItems) {
+		p.log.Warn("admin alert: Stars payments listed for review", "count", len(part))
+		if len(part) == 1 {
+			p.alerts.Tell(ctx, reviewText(lang, part[0]))
+		} else {
+			lines := make([]string, len(part))
+			for i, rv := range part {
+				lines[i] = locales.T(lang, "alert.charge_reviews_item", "charge", locales.Escape(rv.ChargeID),
+					"amount", locales.Stars(lang, rv.Stars), "user", strconv.FormatInt(rv.UserID, 10),
+					"date", locales.DateTime(lang, rv.PaidAt), "why", locales.T(lang, reviewWhy(rv)))
+			}
+			p.alerts.Tell(ctx, locales.N(lang, "alert.charge_reviews", int64(len(part)))+"\n"+strings.Join(lines, "\n"))
+		}
+		for _, rv := range part {
+			p.markAlerted(ctx, rv.ChargeID)
+		}
 	}
-	text := locales.T(lang, "alert.charge_review", "charge", locales.Escape(rv.ChargeID), "amount", locales.Stars(lang, rv.Stars),
-		"user", strconv.FormatInt(rv.UserID, 10), "date", locales.DateTime(lang, rv.PaidAt), "why", locales.T(lang, why))
-	if _, err := p.alerts.Raise(ctx, "charge-review:"+rv.ChargeID, text); err != nil {
-		return err
+}
+
+// markAlerted records that admins heard of a charge review.
+func (p *Checkout) markAlerted(ctx context.Context, id string) {
+	if err := p.Reviews.MarkAlerted(ctx, id); err != nil {
+		p.log.Warn("alert a charge review: mark it alerted", "charge", id, "err", err)
 	}
-	return p.Reviews.MarkAlerted(ctx, rv.ChargeID)
+}
+
+// reviewWhy is the locale key of a review's reason.
+func reviewWhy(rv *state.ChargeReview) string {
+	if why := reviewReasons[rv.Reason]; why != "" {
+		return why
+	}
+	return "alert.review_quote_gone"
+}
+
+// reviewText is the alert about one charge listed for review.
+func reviewText(lang locales.Lang, rv *state.ChargeReview) string {
+	return locales.T(lang, "alert.charge_review", "charge", locales.Escape(rv.ChargeID), "amount", locales.Stars(lang, rv.Stars),
+		"user", strconv.FormatInt(rv.UserID, 10), "date", locales.DateTime(lang, rv.PaidAt), "why", locales.T(lang, reviewWhy(rv)))
 }
 
 // sweepWallet finishes wallet payments left between the debit and the

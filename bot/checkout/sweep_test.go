@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
-	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -22,14 +24,22 @@ import (
 // by charge id.
 func (s *payShop) reviewAlerts() map[string]int {
 	out := map[string]int{}
-	for _, m := range s.Fake.MessagesIn(payAdmin) {
-		if !strings.Contains(m.Text, "needs review") {
-			continue
-		}
+	for _, m := range s.reviewMessages() {
 		for _, tx := range s.Fake.StarTransactions() {
 			if strings.Contains(m.Text, tx.ID) {
 				out[tx.ID]++
 			}
+		}
+	}
+	return out
+}
+
+// reviewMessages are the admin's messages about charges that need review.
+func (s *payShop) reviewMessages() []types.Message {
+	var out []types.Message
+	for _, m := range s.Fake.MessagesIn(payAdmin) {
+		if strings.Contains(m.Text, "needs review") || strings.Contains(m.Text, "need review") {
+			out = append(out, m)
 		}
 	}
 	return out
@@ -84,6 +94,19 @@ func TestSweepOnFreshRedisRefundsNothingDelivered(t *testing.T) {
 		if alerts[id] != 1 {
 			t.Fatalf("charge %s: %d alerts", id, alerts[id])
 		}
+	}
+	// One message names up to 20 charges: an admin's chat takes about one
+	// a second, and one alert each would hold the sweep a minute. (The
+	// bot's own sweep may list some of them before the test's does: each
+	// sweep tells its own.)
+	msgs := s.reviewMessages()
+	for _, m := range msgs {
+		if n := strings.Count(m.Text, "stxTEST"); n > 20 {
+			t.Fatalf("one message names %d charges", n)
+		}
+	}
+	if len(msgs) > 6 {
+		t.Fatalf("the 60 charges were told in %d messages, want at most 6 (20 a message, a few sweeps)", len(msgs))
 	}
 	s.noOrder("old00")
 	if got := s.texts(chat, "refunded"); len(got) != 0 {
@@ -153,7 +176,7 @@ func TestSweepLockIsReleasedOnlyByItsHolder(t *testing.T) {
 	lock := s.Rdb.Prefix + "pay:sweep-lock"
 	// While this sweep reads the transactions its lock runs out and another
 	// process takes it.
-	s.Fake.Stub("getStarTransactions", func(botapitest.Call) (any, error) {
+	s.Fake.Stub("getStarTransactions", func(calls.Call) (any, error) {
 		s.Rdb.Client.Set(ctx, lock, "another-sweeper", time.Minute)
 		return map[string]any{"transactions": []any{}}, nil
 	})
@@ -224,7 +247,7 @@ func TestChargeWhoseQuoteACrashTookWaitsThenGoesToReviewWhenAnOrderMayExist(t *t
 	s.startedSweep()
 	s.waitOrphanMark()
 	if _, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
-		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1}); err != nil {
+		"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1}); err != nil {
 		t.Fatal(err)
 	}
 	charge := s.Fake.PushSuccessfulPayment(chat, "q:lostinacrash", 120, "")
@@ -259,7 +282,7 @@ func TestChargeWhoseQuoteACrashTookIgnoresOrphansOlderThanIt(t *testing.T) {
 	s.startedSweep()
 	s.waitOrphanMark()
 	up, err := s.sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
-		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1})
+		"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,42 +19,59 @@ import (
 // payWallet debits the buyer's wallet for q (idempotent by the quote's
 // ref) and creates the paid order.
 func (p *Checkout) payWallet(ctx context.Context, env *flows.Env, s *flows.Session, q *state.Quote) (*flows.Reply, error) {
+	o, bal, refusal, err := p.walletPay(ctx, env, q)
+	if err != nil {
+		return nil, err
+	}
+	if refusal != "" {
+		return &flows.Reply{Answer: refusal, Alert: true, NoScreen: true}, nil
+	}
+	s.Clear()
+	text := env.T("pay.paid_wallet", "amount", locales.Money(env.Lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(env.Lang, bal))
+	return &flows.Reply{Save: true, Screen: &flows.Screen{Text: text, Rows: [][]flows.Button{{{Text: env.T("btn.menu"), Action: flows.ActMenu}}}}}, nil
+}
+
+// walletPay is the one wallet payment of the chat and the Mini App: it
+// debits the buyer's wallet for q (idempotent by the quote's ref) and
+// creates the paid order, returning it and the balance left. refusal (in
+// env's language) says why nothing was paid: the balance is short, the
+// promo code's last use is gone, or the quote was paid otherwise (o is
+// then that order).
+func (p *Checkout) walletPay(ctx context.Context, env *flows.Env, q *state.Quote) (o *state.Order, bal decimal.Decimal, refusal string, err error) {
 	member := work.WalletPending{UserID: q.UserID, QuoteID: q.ID}
 	// The promo use is held before any money moves.
 	if err := p.reservePromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
-		return &flows.Reply{Answer: env.T("pay.promo_gone", "code", q.PromoCode), Alert: true, NoScreen: true}, nil
+		return nil, bal, env.T("pay.promo_gone", "code", q.PromoCode), nil
 	} else if err != nil {
-		return nil, err
+		return nil, bal, "", err
 	}
 	// Listed as under way, so the sweep finishes it should this stop
 	// between the debit and the order.
 	began := p.now()
 	if err := p.pay.AddWalletPending(ctx, q.UserID, q.ID, began); err != nil {
-		return nil, err
+		return nil, bal, "", err
 	}
 	_ = p.pay.SetQuoteLang(ctx, q.ID, string(env.Lang), time.Until(q.Expires)+state.QuoteKeep)
-	bal, err := p.Wallets.Debit(ctx, q.UserID, q.ShopUSD, WalletRef(q.ID), "order")
+	bal, err = p.Wallets.Debit(ctx, q.UserID, q.ShopUSD, WalletRef(q.ID), "order")
 	if errors.Is(err, state.ErrInsufficientFunds) {
 		_ = p.pay.DropWalletPending(ctx, member)
 		p.releasePromo(ctx, q)
-		return &flows.Reply{Answer: env.T("pay.wallet_short", "balance", locales.Money(env.Lang, bal), "total", locales.Money(env.Lang, q.ShopUSD)), Alert: true, NoScreen: true}, nil
+		return nil, bal, env.T("pay.wallet_short", "balance", locales.Money(env.Lang, bal), "total", locales.Money(env.Lang, q.ShopUSD)), nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, bal, "", err
 	}
-	o, err := p.settleWallet(ctx, q, env.Lang, began)
+	o, err = p.settleWallet(ctx, q, env.Lang, began)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
-		return &flows.Reply{Answer: env.T("pay.already_paid", "order", o.ID), Alert: true, NoScreen: true}, nil
+		return o, bal, env.T("pay.already_paid", "order", o.ID), nil
 	}
 	if errors.Is(err, state.ErrPromoUnavailable) {
-		return &flows.Reply{Answer: env.T("pay.promo_gone", "code", q.PromoCode), Alert: true, NoScreen: true}, nil
+		return nil, bal, env.T("pay.promo_gone", "code", q.PromoCode), nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, bal, "", err
 	}
-	s.Clear()
-	text := env.T("pay.paid_wallet", "amount", locales.Money(env.Lang, q.ShopUSD), "order", o.ID, "balance", locales.Money(env.Lang, bal))
-	return &flows.Reply{Save: true, Screen: &flows.Screen{Text: text, Rows: [][]flows.Button{{{Text: env.T("btn.menu"), Action: "m"}}}}}, nil
+	return o, bal, "", nil
 }
 
 // settleWallet creates and schedules the order of a debited wallet
@@ -109,31 +126,46 @@ func (p *Checkout) refundDebit(ctx context.Context, userID int64, amount decimal
 
 // walletCommand shows the balance and the last ten movements.
 func (p *Checkout) walletCommand(ctx context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
-	bal, err := p.Wallets.Balance(ctx, env.User.ID)
-	if err != nil {
-		return nil, err
-	}
-	entries, err := p.Wallets.Ledger(ctx, env.User.ID, 0, 10)
+	bal, lines, err := p.WalletStatement(ctx, env, 0, 10)
 	if err != nil {
 		return nil, err
 	}
 	var b strings.Builder
 	b.WriteString(env.T("wallet.title", "balance", locales.Money(env.Lang, bal)))
 	b.WriteString("\n\n")
-	if len(entries) == 0 {
+	if len(lines) == 0 {
 		b.WriteString(env.T("wallet.empty"))
 	} else {
 		b.WriteString(env.T("wallet.history"))
-		for _, e := range entries {
+		for _, l := range lines {
 			b.WriteString("\n")
-			what := env.T(entryKind(e))
-			if id := p.entryOrder(ctx, e); id > 0 {
-				what = env.T(entryKind(e)+"_order", "id", id)
-			}
-			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, e.At), "amount", locales.SignedMoney(env.Lang, e.Amount), "what", what))
+			b.WriteString(env.T("wallet.entry", "date", locales.Date(env.Lang, l.At), "amount", locales.SignedMoney(env.Lang, l.Amount), "what", l.What))
 		}
 	}
 	return &flows.Reply{Notices: []flows.Notice{{Text: b.String(), Rows: p.topupRows(env)}}, NoScreen: true}, nil
+}
+
+// WalletStatement is the buyer's balance and count of their wallet
+// movements from offset (newest first), each as they read it in env's
+// language: /wallet's and the Mini App's wallet page.
+func (p *Checkout) WalletStatement(ctx context.Context, env *flows.Env, offset, count int) (decimal.Decimal, []state.StatementLine, error) {
+	bal, err := p.Wallets.Balance(ctx, env.User.ID)
+	if err != nil {
+		return bal, nil, err
+	}
+	entries, err := p.Wallets.Ledger(ctx, env.User.ID, offset, count)
+	if err != nil {
+		return bal, nil, err
+	}
+	lines := make([]state.StatementLine, 0, len(entries))
+	for _, e := range entries {
+		l := state.StatementLine{At: e.At, Amount: e.Amount, What: env.T(entryKind(e))}
+		if id := p.entryOrder(ctx, e); id > 0 {
+			l.Order, l.What = id, env.T(entryKind(e)+"_order", "id", id)
+		}
+		lines = append(lines, l)
+	}
+	return bal, lines, nil
 }
 
 // entryOrder is the shop order a wallet movement paid or refunded, or 0:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/locales"
 	"shopbot/state"
 )
@@ -68,7 +68,7 @@ func (p *Checkout) rebuildWalletOrder(ctx context.Context, o *state.Order) (bool
 		}
 		p.log.Error("wallet order Redis lost cannot be paid again; not rebuilt", "order", o.ID, "user", o.UserID, "ref", o.ChargeID)
 		item := o.Line
-		if q, err := lines.QuoteOf(o); err == nil {
+		if q, err := upstreamorder.QuoteOf(o); err == nil {
 			item = q.ItemName
 		}
 		if _, err := p.tg.Send(ctx, o.ChatID, locales.T(lang, "pay.wallet_lost", "item", locales.Escape(item), "balance", locales.Money(lang, bal)), nil); err != nil {

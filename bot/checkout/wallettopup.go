@@ -74,11 +74,13 @@ func (o TopupOptions) withDefaults() TopupOptions {
 // Payload prefix of top-up invoices: "w:<top-up id>".
 const topupPrefix = "w:"
 
-// The top-up flow and its buttons.
+// topupFlow is the wallet top-up's flow.
+const topupFlow = "wtopup"
+
+// The top-up's buttons.
 const (
-	topupFlow      = "wtopup"
-	actTopup       = "wtu" // global: open the amounts (the /wallet button)
-	actTopupAmount = "wta" // arg: cents
+	actTopup       flows.Action = "wtu" // global: open the amounts (the /wallet button)
+	actTopupAmount flows.Action = "wta" // arg: cents
 )
 
 // topupStars is the price in Stars of a top-up of usd: the product lines'
@@ -140,7 +142,7 @@ func (p *Checkout) topupAmounts(ctx context.Context, env *flows.Env) (*flows.Scr
 	if bounded {
 		hi = decimal.Min(hi, room)
 	}
-	cancel := []flows.Button{{Text: env.T("btn.cancel"), Action: "x"}}
+	cancel := []flows.Button{{Text: env.T("btn.cancel"), Action: flows.ActCancel}}
 	if hi.LessThan(o.MinUSD) {
 		text := env.T("wtopup.full", "balance", money(bal), "max", money(o.MaxBalanceUSD))
 		return &flows.Screen{Text: text, Rows: [][]flows.Button{cancel}}, nil
@@ -263,52 +265,74 @@ func plainText(s string) string {
 // topupChosen checks an amount against the limits and the balance bound,
 // stores the top-up and sends its invoice.
 func (p *Checkout) topupChosen(ctx context.Context, env *flows.Env, s *flows.Session, usd decimal.Decimal) (*flows.Reply, error) {
-	o := p.opts.Topup
-	money := func(d decimal.Decimal) string { return locales.Money(env.Lang, d) }
-	if usd.LessThan(o.MinUSD) || usd.GreaterThan(o.MaxUSD) || !usd.Equal(usd.Round(2)) {
-		return p.topupProblem(ctx, env, s, env.T("wtopup.out_of_range", "amount", money(usd), "min", money(o.MinUSD), "max", money(o.MaxUSD)))
-	}
-	bal, err := p.Wallets.Balance(ctx, env.User.ID)
-	if err != nil {
+	t, problem, limited, err := p.newTopup(ctx, env, usd)
+	switch {
+	case err != nil:
 		return nil, err
+	case problem != "":
+		return p.topupProblem(ctx, env, s, problem)
+	case limited != "":
+		return &flows.Reply{Answer: limited, Alert: true, Notices: []flows.Notice{{Text: limited}}, NoScreen: true}, nil
 	}
-	if room, bounded := p.room(bal); bounded && usd.GreaterThan(room) {
-		return p.topupProblem(ctx, env, s, env.T("wtopup.over_max", "max", money(o.MaxBalanceUSD), "balance", money(bal), "room", money(room)))
-	}
-	ok, wait, err := p.limiter.Allow(ctx, "inv:u:"+strconv.FormatInt(env.User.ID, 10))
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		n := max(int64((wait+time.Second-1)/time.Second), 1)
-		return &flows.Reply{Answer: env.N("err.rate_limited", n), Alert: true, Notices: []flows.Notice{{Text: env.N("err.rate_limited", n)}}, NoScreen: true}, nil
-	}
-	// Invoices are recorded after the store's epoch (see sweepCharge).
-	if _, err := p.storeEpoch(ctx); err != nil {
-		return nil, err
-	}
-	now := p.now()
-	t := &state.WalletTopup{
-		UserID: env.User.ID, ChatID: env.User.ID, USD: usd, Stars: p.topupStars(usd), Lang: string(env.Lang),
-		Created: now, Expires: now.Add(o.TTL),
-	}
-	if err := p.Wallets.CreateTopup(ctx, t); err != nil {
-		return nil, err
-	}
-	minutes := int64(o.TTL / time.Minute)
-	if _, err := p.tg.SendInvoice(ctx, Invoice{
-		ChatID:      t.ChatID,
-		Title:       locales.Clip(env.T("wtopup.invoice_title", "usd", money(usd)), 32),
-		Description: locales.Clip(env.N("wtopup.invoice_description", max(minutes, 1), "usd", money(usd)), 255),
-		Payload:     topupPrefix + t.ID,
-		Label:       locales.Clip(env.T("wtopup.invoice_label", "usd", money(usd)), 32),
-		Stars:       t.Stars,
-	}); err != nil {
+	if _, err := p.tg.SendInvoice(ctx, p.topupInvoice(env, t)); err != nil {
 		return nil, err // nothing to pay: the record expires unpaid
 	}
 	p.log.Info("wallet top-up invoice sent", "chat", t.ChatID, "topup", t.ID, "usd", usd.StringFixed(2), "stars", t.Stars)
 	s.Step = "amount"
 	return &flows.Reply{Answer: env.T("pay.invoice_sent"), NoScreen: true, Save: true}, nil
+}
+
+// newTopup checks an amount against the limits and the balance bound and
+// stores the top-up whose invoice is then sent (the chat) or linked (the
+// Mini App). problem (Telegram HTML) says what is wrong with the amount;
+// limited, that the buyer asked for too many invoices.
+func (p *Checkout) newTopup(ctx context.Context, env *flows.Env, usd decimal.Decimal) (t *state.WalletTopup, problem, limited string, err error) {
+	o := p.opts.Topup
+	money := func(d decimal.Decimal) string { return locales.Money(env.Lang, d) }
+	if usd.LessThan(o.MinUSD) || usd.GreaterThan(o.MaxUSD) || !usd.Equal(usd.Round(2)) {
+		return nil, env.T("wtopup.out_of_range", "amount", money(usd), "min", money(o.MinUSD), "max", money(o.MaxUSD)), "", nil
+	}
+	bal, err := p.Wallets.Balance(ctx, env.User.ID)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if room, bounded := p.room(bal); bounded && usd.GreaterThan(room) {
+		return nil, env.T("wtopup.over_max", "max", money(o.MaxBalanceUSD), "balance", money(bal), "room", money(room)), "", nil
+	}
+	ok, wait, err := p.limiter.Allow(ctx, "inv:u:"+strconv.FormatInt(env.User.ID, 10))
+	if err != nil {
+		return nil, "", "", err
+	}
+	if !ok {
+		return nil, "", env.N("err.rate_limited", max(int64((wait+time.Second-1)/time.Second), 1)), nil
+	}
+	// Invoices are recorded after the store's epoch (see sweepCharge).
+	if _, err := p.storeEpoch(ctx); err != nil {
+		return nil, "", "", err
+	}
+	now := p.now()
+	t = &state.WalletTopup{
+		UserID: env.User.ID, ChatID: env.User.ID, USD: usd, Stars: p.topupStars(usd), Lang: string(env.Lang),
+		Created: now, Expires: now.Add(o.TTL),
+	}
+	if err := p.Wallets.CreateTopup(ctx, t); err != nil {
+		return nil, "", "", err
+	}
+	return t, "", "", nil
+}
+
+// topupInvoice is the Stars invoice of top-up t, sent or linked.
+func (p *Checkout) topupInvoice(env *flows.Env, t *state.WalletTopup) Invoice {
+	money := func(d decimal.Decimal) string { return locales.Money(env.Lang, d) }
+	minutes := int64(p.opts.Topup.TTL / time.Minute)
+	return Invoice{
+		ChatID:      t.ChatID,
+		Title:       locales.Clip(env.T("wtopup.invoice_title", "usd", money(t.USD)), 32),
+		Description: locales.Clip(env.N("wtopup.invoice_description", max(minutes, 1), "usd", money(t.USD)), 255),
+		Payload:     topupPrefix + t.ID,
+		Label:       locales.Clip(env.T("wtopup.invoice_label", "usd", money(t.USD)), 32),
+		Stars:       t.Stars,
+	}
 }
 
 // ---- pre-checkout
@@ -341,6 +365,9 @@ func (p *Checkout) checkTopup(ctx context.Context, pq PreCheckoutQuery, t *state
 	case !p.topupsOn():
 		return "wtopup.refuse_off", nil
 	case loadErr != nil && !errors.Is(loadErr, state.ErrNoTopup):
+		return "pay.refuse_unavailable", nil
+	case t != nil && t.V > state.TopupVersion:
+		// A newer build's: only it knows what the payment must meet.
 		return "pay.refuse_unavailable", nil
 	case t == nil || t.UserID != pq.UserID:
 		return "pay.refuse_unknown", nil

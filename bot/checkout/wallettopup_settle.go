@@ -31,7 +31,8 @@ func (p *Checkout) topupRules() state.TopupRules {
 // wallet slot and made durable first; the refund, and the message to the
 // buyer, follow it. Run again, it finds the same decision: a credited
 // charge is never refunded and a refunded one never credited. It reports
-// whether it repaired anything (credited or refunded now).
+// whether it repaired anything (credited or refunded now). A top-up a
+// newer build recorded is neither: state.ErrRecordTooNew.
 func (p *Checkout) settleTopup(ctx context.Context, c starCharge, langCode string) (bool, error) {
 	if done, err := p.pay.Refunded(ctx, c.ID); err != nil {
 		return false, err
@@ -82,7 +83,9 @@ func (p *Checkout) creditedUSD(ctx context.Context, c starCharge, out state.Topu
 
 // paidTopup handles the successful_payment of a top-up invoice.
 func (p *Checkout) paidTopup(ctx context.Context, c starCharge, langCode string) {
-	if _, err := p.settleTopup(ctx, c, langCode); err != nil {
+	if _, err := p.settleTopup(ctx, c, langCode); errors.Is(err, state.ErrRecordTooNew) {
+		p.logLeftForNewer(c, err)
+	} else if err != nil {
 		// The sweep finds the charge again and finishes the job.
 		p.log.Error("record wallet top-up payment", "charge", c.ID, "chat", c.ChatID, "err", err)
 	}
@@ -94,7 +97,7 @@ func (p *Checkout) paidTopup(ctx context.Context, c starCharge, langCode string)
 // than the store whose record this store does not hold may have been
 // credited, and spent, in a store that is gone: it is listed for review,
 // never refunded or credited.
-func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch time.Time) (bool, error) {
+func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch time.Time, listed *reviewAlerts) (bool, error) {
 	u := tx.Buyer
 	if _, moved, err := p.Wallets.Moved(ctx, u.UserID, state.TopupRef(tx.ID)); err != nil {
 		return false, err
@@ -109,7 +112,7 @@ func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch tim
 	} else if done {
 		return false, nil
 	}
-	if listed, err := p.reviewed(ctx, tx.ID); err != nil || listed {
+	if was, err := p.reviewed(ctx, tx.ID, listed); err != nil || was {
 		return false, err
 	}
 	c := chargeOf(tx)
@@ -126,7 +129,7 @@ func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch tim
 		}
 		if !known && decided == "" {
 			p.log.Warn("sweep: top-up payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
-			return false, p.review(ctx, c, state.ReviewBeforeStore)
+			return false, p.review(ctx, c, state.ReviewBeforeStore, listed)
 		}
 	}
 	return p.settleTopup(ctx, c, u.LanguageCode)

@@ -10,6 +10,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/checkout"
 	"shopbot/locales"
 	"shopbot/state"
@@ -26,7 +28,7 @@ func newTopupShop(t *testing.T, pmod func(*checkout.Options)) *payShop {
 
 // openTopup sends /wallet from chatID, taps "➕ Top up" and returns the
 // amounts screen.
-func (s *payShop) openTopup(chatID int64) botapitest.Message {
+func (s *payShop) openTopup(chatID int64) types.Message {
 	s.T.Helper()
 	w := s.Command(s.b, chatID, "wallet", "")
 	s.Press(s.b, chatID, w, locales.T(locales.En, "wtopup.btn"))
@@ -43,7 +45,7 @@ func amountButton(usdText string, stars int64) string {
 }
 
 // lastInvoiceIn returns the last invoice message in chatID.
-func (s *payShop) lastInvoiceIn(chatID int64) botapitest.Message {
+func (s *payShop) lastInvoiceIn(chatID int64) types.Message {
 	s.T.Helper()
 	ms := s.Fake.MessagesIn(chatID)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -52,11 +54,11 @@ func (s *payShop) lastInvoiceIn(chatID int64) botapitest.Message {
 		}
 	}
 	s.T.Fatalf("no invoice in chat %d", chatID)
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 // topupInvoice taps the amount button for usdText and returns the invoice.
-func (s *payShop) topupInvoice(chatID int64, usdText string, stars int64) botapitest.Message {
+func (s *payShop) topupInvoice(chatID int64, usdText string, stars int64) types.Message {
 	s.T.Helper()
 	m := s.openTopup(chatID)
 	n := len(s.Fake.CallsFor("sendInvoice"))
@@ -66,7 +68,7 @@ func (s *payShop) topupInvoice(chatID int64, usdText string, stars int64) botapi
 	return s.lastInvoiceIn(chatID)
 }
 
-func (s *payShop) payIn(chatID int64, inv botapitest.Message, opts botapitest.PayOptions) botapitest.PayResult {
+func (s *payShop) payIn(chatID int64, inv types.Message, opts botapitest.PayOptions) botapitest.PayResult {
 	s.T.Helper()
 	res, err := s.Fake.Pay(context.Background(), chatID, inv.MessageID, opts)
 	if err != nil {
@@ -113,10 +115,10 @@ func (s *payShop) topupCredits(user int64) int {
 func (s *payShop) preCheckout(user int64, payload string, total int64) (bool, string) {
 	s.T.Helper()
 	id := fmt.Sprintf("pcqtest%d", time.Now().UnixNano())
-	s.Fake.PushUpdate(botapitest.Update{PreCheckoutQuery: &botapitest.PreCheckoutQuery{
+	s.Fake.PushUpdate(types.Update{PreCheckoutQuery: &types.PreCheckoutQuery{
 		ID: id, From: s.Fake.User(user), Currency: "XTR", TotalAmount: total, InvoicePayload: payload,
 	}})
-	var call botapitest.Call
+	var call calls.Call
 	if !s.Until(func() bool {
 		for _, c := range s.Fake.CallsFor("answerPreCheckoutQuery") {
 			if c.String("pre_checkout_query_id") == id {
@@ -309,7 +311,7 @@ func TestWalletTopupOverTheBalanceBound(t *testing.T) {
 	}
 }
 
-func bottestHas(m botapitest.Message, label string) bool {
+func bottestHas(m types.Message, label string) bool {
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if b.Text == label {
 			return true

@@ -18,11 +18,13 @@ import (
 // to review with the reason, the figure is not stored, the buyer gets no
 // codes yet and the admins are alerted.
 func TestImpossibleUpstreamChargeSendsTheOrderToReview(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, charged, why string }{
 		{"negative", "-1000.0000", "is negative"},
 		{"far above the quote", "25.0000", "is more than 2 times the quoted 10.0000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := newShop(t)
 			srv := httptest.NewServer(resellersim.ReportCharged(s.Sim, tc.charged))
 			t.Cleanup(srv.Close)

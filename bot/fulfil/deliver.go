@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -81,16 +81,16 @@ func FitCodes(head string, lines []string, tail string) (string, bool) {
 // line's "delivered" notice.
 func (f *Fulfiller) sendResult(ctx context.Context, o *state.Order) error {
 	lang := f.Lang(o)
-	item := locales.Escape(lines.ItemName(lang, o))
+	item := locales.Escape(upstreamorder.ItemName(lang, o))
 	if len(o.Codes) == 0 {
 		text := locales.T(lang, "order.delivered", "id", o.ID, "item", item)
-		if to := lines.Recipient(o); to != "" {
+		if to := upstreamorder.Recipient(o); to != "" {
 			text += "\n" + locales.T(lang, "order.delivered_to", "to", locales.Escape(to))
 		}
 		text += "\n\n" + locales.T(lang, "order.note."+o.Line)
 		var rows [][]flows.Button
 		if f.chats != nil && f.chats.HasChat(ctx, o) {
-			rows = OpenChatButton(lang, o.ID)
+			rows = OpenChatButton(lang, o)
 		}
 		_, err := f.msg.Send(ctx, o.ChatID, text, rows)
 		return f.blocked(ctx, o, err)

@@ -3,13 +3,12 @@ package fulfil
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/sched"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -19,19 +18,11 @@ import (
 // Messenger is what fulfilment needs of Telegram. Errors wrap
 // flows.ErrBlocked when the buyer blocked the bot.
 type Messenger interface {
-	// Send sends an HTML message with optional buttons.
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
-	// SendDocument sends data as a file named name with an HTML caption.
-	SendDocument(ctx context.Context, chat int64, name string, data []byte, caption string) error
+	notify.Sender
+	notify.DocumentSender // codes too long for a message
 	// RefundStars gives a Star payment back; a charge refunded before
 	// counts as done (nil).
 	RefundStars(ctx context.Context, userID int64, chargeID string) error
-}
-
-// Alerter tells admins about trouble once per key until it is cleared.
-type Alerter interface {
-	Raise(ctx context.Context, key, text string) (bool, error)
-	Clear(ctx context.Context, key string) (bool, error)
 }
 
 // Chats is the operator chat relay of manual-service orders.
@@ -62,7 +53,7 @@ type Deps struct {
 	Wallets   *records.Wallets
 	Upstream  *reseller.Client
 	Messenger Messenger
-	Alerts    Alerter
+	Alerts    notify.Alerter
 	Chats     Chats   // nil: no order chats
 	Durable   Durable // nil: writes are not waited on
 	// Journal records creates outside Redis (state.Journal); nil keeps
@@ -86,6 +77,10 @@ type Deps struct {
 	// again later, so a crash between delivery and OnDelivered still runs
 	// it once the job comes back.
 	OnDelivered func(ctx context.Context, o *state.Order) error
+
+	// Audit logs the admin operations (Refund, Resend, RunNow, Adopt,
+	// PlaceAgain) with who did them; nil: not logged.
+	Audit *records.AuditLog
 }
 
 // JournalKeep is how long journaled paid orders and creates are read
@@ -93,18 +88,17 @@ type Deps struct {
 const JournalKeep = 15 * time.Minute
 
 // ChatOpenAction is the global button action that opens an order's chat
-// (callback arg: the order id); the chat relay handles it.
-const ChatOpenAction = "oc"
+// (callback arg: the order's Ref); the chat relay handles it.
+const ChatOpenAction flows.Action = "oc"
 
-// OpenChatButton is the "write to the operator" button of order id, valid
-// in any state (it goes on notices the workers send).
-func OpenChatButton(lang locales.Lang, id int64) [][]flows.Button {
-	d, _ := flows.EncodeCallback(flows.GlobalNonce, ChatOpenAction, strconv.FormatInt(id, 10)) // a short id always fits
+// OpenChatButton is the "write to the operator" button of the order, valid
+// in any state (it goes on notices the workers send). It names the order by
+// its Ref (state.Order.Ref): after a loss of writes Redis may give the
+// order's number to another purchase.
+func OpenChatButton(lang locales.Lang, o *state.Order) [][]flows.Button {
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, ChatOpenAction, o.Ref()) // a ref always fits
 	return [][]flows.Button{{{Text: locales.T(lang, "oc.btn_open"), Data: d}}}
 }
-
-// SetChats wires the chat relay in after both are built.
-func (f *Fulfiller) SetChats(c Chats) { f.chats = c }
 
 // Journal returns the journal of paid orders and creates.
 func (f *Fulfiller) Journal() *state.Journal { return f.journal }
@@ -114,6 +108,3 @@ func (f *Fulfiller) Orders() *records.Orders { return f.orders }
 
 // Upstream returns the upstream client (nil when there is none).
 func (f *Fulfiller) Upstream() *reseller.Client { return f.up }
-
-// UpstreamType is the upstream order type of a product line ("" for none).
-func UpstreamType(line string) reseller.OrderType { return lines.TypeOf(line) }

@@ -8,7 +8,7 @@
 // scan's job (orphans.go; the scan itself is package orphans) and the admin
 // operations on one order (admin.go). What each product line sends
 // upstream, what the upstream echoes of it, the create call and what the
-// item is called are bot/lines'. It reaches Telegram, admins and the order
-// chat relay through the small interfaces in deps.go, never through the bot
-// itself.
+// item is called are bot/upstreamorder's. It reaches Telegram, admins and
+// the order chat relay through the small interfaces in deps.go, never
+// through the bot itself.
 package fulfil

@@ -16,6 +16,7 @@ import (
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/sched"
@@ -87,7 +88,7 @@ func newFenceRig(t *testing.T, hold func(n int) <-chan struct{}) *fenceRig {
 	rig.sched = sched.NewSchedule(r.Client, r.Prefix)
 	rig.cfg = Config{Lease: 6 * time.Second, Grace: 10 * time.Second, CreateTimeout: 15 * time.Second}
 	rig.cfg.defaults()
-	item, err := json.Marshal(state.Quote{Line: "giftcards", Category: resellersim.DemoGiftCategory, Item: resellersim.DemoGiftCard,
+	item, err := json.Marshal(state.Quote{Line: "giftcards", Category: simcatalog.DemoGiftCategory, Item: simcatalog.DemoGiftCard,
 		ItemName: "Apple Gift Card 10 USD", Quantity: 1, UpstreamUSD: decimal.NewFromInt(10)})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +151,7 @@ func (rig *fenceRig) get() *state.Order {
 // grace from its own discovery and bought a second time 18 s after the
 // first create left.
 func TestLeaseLapsedMidCreateNoSecondCreateBeforeTheFirstIsOver(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	rig := newFenceRig(t, func(n int) <-chan struct{} {
 		if n == 1 {
@@ -221,6 +223,7 @@ func TestLeaseLapsedMidCreateNoSecondCreateBeforeTheFirstIsOver(t *testing.T) {
 // send; B treats A's attempt as in flight until its deadline and the
 // grace, then places the order once.
 func TestWorkerThatLostItsLeaseDoesNotSend(t *testing.T) {
+	t.Parallel()
 	rig := newFenceRig(t, nil)
 	srv := httptest.NewServer(rig.sim)
 	t.Cleanup(srv.Close)
@@ -269,6 +272,7 @@ func TestWorkerThatLostItsLeaseDoesNotSend(t *testing.T) {
 // looking found it; an attempt from before deadlines were recorded counts
 // from its start.
 func TestCreateOverIsReadFromTheOrder(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	now := t0.Add(8 * time.Second) // a worker that took the order over
 	f := &Fulfiller{clock: func() time.Time { return now }}

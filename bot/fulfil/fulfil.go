@@ -18,7 +18,8 @@ import (
 
 	"shopbot/bot/fulfil/orphans"
 	"shopbot/bot/jobs"
-	"shopbot/bot/lines"
+	"shopbot/bot/notify"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -27,11 +28,19 @@ import (
 
 // Config tunes the fulfilment worker. Zero fields take the defaults.
 type Config struct {
-	Tick    time.Duration // how often due jobs are claimed; default 500ms
-	Lease   time.Duration // how long a claimed job is ours (renewed while it runs, so a dead worker's job comes back after it); default 6s
-	PollMin time.Duration // first tracking poll; default 2s
-	PollMax time.Duration // slowest tracking poll; default 60s
-	Grace   time.Duration // how long after an uncertain answer a create may still show up upstream before placing again; default 10s
+	Tick  time.Duration // how often due jobs are claimed; default 500ms
+	Lease time.Duration // how long a claimed job is ours (renewed while it runs, so a dead worker's job comes back after it); default 6s
+	// An upstream order is read right after its create, then every
+	// PollFirst until it is PollMin old (most orders finish within a
+	// second or two, and the buyer waits for each read), then every third
+	// of its age, from PollMin up to PollMax. Defaults: PollMin 2s,
+	// PollFirst a quarter of PollMin, PollMax 60s. An order read to its
+	// end in its first minute costs at most PollMin/PollFirst reads more
+	// than polling from PollMin would (3 with the defaults).
+	PollMin   time.Duration
+	PollFirst time.Duration
+	PollMax   time.Duration
+	Grace     time.Duration // how long after an uncertain answer a create may still show up upstream before placing again; default 10s
 	// AnsweredGrace replaces Grace after a create the server answered with
 	// a 5xx (it had finished with the request); default 2s.
 	AnsweredGrace time.Duration
@@ -59,6 +68,10 @@ type Config struct {
 	// may stay unclaimed before admins hear of it; default 10m.
 	OrphanEvery time.Duration
 	OrphanAfter time.Duration
+	// CanaryEvery is how often the canary is checked for a loss of writes
+	// besides the checks the placements make themselves (recover.go);
+	// default 1s.
+	CanaryEvery time.Duration
 	StuckAfter  time.Duration // admins are alerted once when an order is not done after this; default 30m
 	// SlotRetryWait is the longest upstream Retry-After a placement waits
 	// out inside a call (reseller.LimitRetryWait): a longer one ends the
@@ -100,6 +113,7 @@ func (c *Config) defaults() {
 	def(&c.Tick, 500*time.Millisecond)
 	def(&c.Lease, 6*time.Second)
 	def(&c.PollMin, 2*time.Second)
+	def(&c.PollFirst, c.PollMin/4)
 	def(&c.PollMax, time.Minute)
 	def(&c.Grace, 10*time.Second)
 	def(&c.Settle, 30*time.Second)
@@ -107,6 +121,7 @@ func (c *Config) defaults() {
 	def(&c.AnsweredGrace, 2*time.Second)
 	def(&c.CreateTimeout, reseller.DefaultTimeout)
 	def(&c.OrphanEvery, time.Minute)
+	def(&c.CanaryEvery, time.Second)
 	def(&c.OrphanAfter, 10*time.Minute)
 	def(&c.StuckAfter, 30*time.Minute)
 	def(&c.RetryMin, 5*time.Second)
@@ -135,7 +150,7 @@ type Fulfiller struct {
 	sched   *sched.Schedule
 	wallets *records.Wallets
 	msg     Messenger
-	alerts  Alerter
+	alerts  notify.Alerter
 	orphans *orphans.Scan
 	chats   Chats
 	durable Durable
@@ -149,13 +164,15 @@ type Fulfiller struct {
 		sync.Mutex
 		m map[string]int64 // charge -> journaled upstream number known back in the store
 	}
-	noneNoted noted // attempt ids whose "nothing created" is journaled
+	loss      lossMark // the last loss of writes on record (loss.go)
+	noneNoted noted    // attempt ids whose "nothing created" is journaled
 	// kick makes this process's worker claim due jobs now (set by Run).
 	kick atomic.Pointer[func()]
 
 	canary     *redisstore.Canary
 	onLoss     func()
 	onRefunded func(ctx context.Context, o *state.Order) error
+	auditLog   *records.AuditLog
 	log        *slog.Logger
 	lang0      locales.Lang
 	clock      func() time.Time
@@ -180,7 +197,7 @@ func New(d Deps, cfg Config) *Fulfiller {
 		orphans: &orphans.Scan{Orders: d.Orders, Up: d.Upstream, Alerts: d.Alerts, Lang: d.Lang, Log: d.Log, Now: d.Now, After: cfg.OrphanAfter},
 		up:      d.Upstream, orders: d.Orders, sched: d.Schedule, wallets: d.Wallets,
 		msg: d.Messenger, alerts: d.Alerts, chats: d.Chats, durable: d.Durable,
-		onLoss: d.OnLoss, onRefunded: d.OnRefunded, onDelivered: d.OnDelivered, journal: d.Journal,
+		onLoss: d.OnLoss, onRefunded: d.OnRefunded, onDelivered: d.OnDelivered, journal: d.Journal, auditLog: d.Audit,
 		canary: redisstore.NewCanary(d.Orders.Client(), d.Orders.Prefix()+"fulfil:"), log: d.Log, lang0: d.Lang, clock: d.Now, cfg: cfg,
 	}
 }
@@ -219,7 +236,7 @@ func (f *Fulfiller) Run(ctx context.Context) {
 	w := &jobs.Worker{
 		What: "order", Sched: f.sched, Now: f.now, Log: f.log,
 		Tick: f.cfg.Tick, Lease: f.cfg.Lease, Timeout: max(f.cfg.Lease, jobTimeout), Parallel: f.cfg.Parallel,
-		Step: f.runJob,
+		Kinds: jobKinds, Step: f.runJob,
 	}
 	kick := w.Kick
 	f.kick.Store(&kick)
@@ -274,9 +291,14 @@ func (f *Fulfiller) resume(ctx context.Context) error {
 	return nil
 }
 
+// jobKinds are the kinds of the jobs the fulfilment worker runs: orders
+// ("order:<id>") and the orphan scan (orphanJob).
+var jobKinds = []string{sched.Kind(OrderJob(0)), sched.Kind(orphanJob)}
+
 // runJob advances the order of an "order:<id>" job and says when to look
-// at it again; other jobs, and a job stopped at a failpoint, are left to
-// their lease.
+// at it again; a job stopped at a failpoint is left to its lease, and one
+// this build does not understand (a name of another format, an order a
+// newer build wrote) to a replica of a newer build.
 func (f *Fulfiller) runJob(ctx context.Context, j sched.Job) (time.Time, bool) {
 	if j.Name == orphanJob {
 		return f.scanOrphans(ctx), false
@@ -284,10 +306,14 @@ func (f *Fulfiller) runJob(ctx context.Context, j sched.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "order:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
-		return time.Time{}, true // another part's job; its lease runs out for it
+		f.log.Warn("job of a format this version does not know; left for a newer version", "job", j.Name)
+		return jobs.LeaveForNewer(ctx)
 	}
 	next, err := f.advance(ctx, id)
 	switch {
+	case errors.Is(err, state.ErrRecordTooNew):
+		f.log.Info("order written by a newer version; left for a replica of it", "order", id, "err", err)
+		return jobs.LeaveForNewer(ctx)
 	case errors.Is(err, errCrash):
 		f.log.Warn("order job abandoned", "order", id, "err", err)
 		return time.Time{}, true
@@ -309,6 +335,9 @@ func (f *Fulfiller) advance(ctx context.Context, id int64) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, err
 		}
+		if err := o.Readable(); err != nil {
+			return time.Time{}, err
+		}
 		if !state.Terminal(o.Status) && o.Status != state.OrderNeedsReview {
 			f.checkStuck(ctx, o)
 		}
@@ -328,8 +357,8 @@ func (f *Fulfiller) advance(ctx context.Context, id int64) (time.Time, error) {
 				return at, nil
 			}
 			return time.Time{}, f.finishNotices(ctx, o)
-		default:
-			return time.Time{}, fmt.Errorf("order %d: unknown status %q", id, o.Status)
+		default: // Readable checked the status
+			return time.Time{}, fmt.Errorf("order %d: status %q not handled", id, o.Status)
 		}
 		if errors.Is(err, state.ErrBadTransition) || errors.Is(err, errAttemptMoved) {
 			continue // someone else moved it: look again
@@ -373,26 +402,45 @@ func (f *Fulfiller) track(ctx context.Context, o *state.Order) (bool, time.Time,
 		return f.toRefunding(ctx, n, "upstream "+string(up.Status), reasonFailed)
 	}
 	if string(up.Status) != o.UpstreamStatus {
-		if _, err := f.move(ctx, o, []string{state.OrderPlaced}, state.OrderPlaced, func(n *state.Order) error {
+		n, err := f.move(ctx, o, []string{state.OrderPlaced}, state.OrderPlaced, func(n *state.Order) error {
 			n.UpstreamStatus = string(up.Status)
 			return nil
-		}, ""); err != nil {
+		}, "")
+		if err != nil {
 			return false, time.Time{}, err
 		}
+		o = n
+	}
+	if f.processingLate(o) {
+		_ = f.notifyStatus(ctx, o, state.OrderPlaced, f.processingText(o, up))
 	}
 	return false, f.now().Add(f.pollDelay(o)), nil
 }
 
+// processingLate reports whether the buyer is told now that an order is
+// being processed: when it is not done PollMin after its claim. The
+// payment's own message says the order is being prepared, and most orders
+// are done within a second or two; a notice before would only hold their
+// codes behind it (Telegram takes about one message a second in a chat).
+func (f *Fulfiller) processingLate(o *state.Order) bool {
+	return o.NotifiedStatus != state.OrderPlaced && !o.ClaimedAt.IsZero() && f.now().Sub(o.ClaimedAt) >= f.cfg.PollMin
+}
+
 // pollDelay grows with the time since the order reached the upstream:
-// PollMin at first, a third of that time later, at most PollMax. The time
-// counts from the later of the attempt's start and the claim (an order put
-// back or adopted after a Redis loss may have no attempt start on record).
+// PollFirst while that is under PollMin, then a third of it, from PollMin
+// up to PollMax. The time counts from the later of the attempt's start and
+// the claim (an order put back or adopted after a Redis loss may have no
+// attempt start on record).
 func (f *Fulfiller) pollDelay(o *state.Order) time.Duration {
 	since := o.PlacingAt
 	if o.ClaimedAt.After(since) {
 		since = o.ClaimedAt
 	}
-	return min(max(f.now().Sub(since)/3, f.cfg.PollMin), f.cfg.PollMax)
+	age := f.now().Sub(since)
+	if age < f.cfg.PollMin {
+		return min(f.cfg.PollFirst, f.cfg.PollMin)
+	}
+	return min(max(age/3, f.cfg.PollMin), f.cfg.PollMax)
 }
 
 // checkStuck alerts admins once when the order has been unfinished too
@@ -418,6 +466,11 @@ func (f *Fulfiller) complete(ctx context.Context, o *state.Order, up *reseller.O
 	codes := up.DeliverableCodes()
 	if len(codes) == 0 && (o.Line == "giftcards" || o.Line == "keys") {
 		return f.review(ctx, o, fmt.Sprintf("upstream %d completed without codes", up.Number))
+	}
+	if !o.RefundSeen.IsZero() {
+		// The buyer has the Stars back (a restore took the refund) and the
+		// create went through: an admin decides what becomes of the goods.
+		return f.review(ctx, o, fmt.Sprintf("upstream %d completed, but the charge is refunded at Telegram", up.Number))
 	}
 	if why := o.ChargeFault(up.ChargedUSD.Decimal); why != "" {
 		// An impossible cost would feed /stats, the exports and a referral
@@ -569,7 +622,7 @@ func (f *Fulfiller) alertRefunded(ctx context.Context, o *state.Order) {
 		why = "—"
 	}
 	_, _ = f.alerts.Raise(ctx, "order:"+strconv.FormatInt(o.ID, 10)+":refunded",
-		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o)), "paid", paid,
+		locales.T(lang, "alert.order_refunded", "id", o.ID, "item", locales.Escape(upstreamorder.ItemName(lang, o)), "paid", paid,
 			"upstream", upstreamRef(lang, o), "why", why))
 }
 
@@ -653,7 +706,7 @@ func (f *Fulfiller) Lang(o *state.Order) locales.Lang {
 // their deadline.
 func (f *Fulfiller) processingText(o *state.Order, up *reseller.Order) string {
 	lang := f.Lang(o)
-	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o)))
+	text := locales.T(lang, "order.processing", "id", o.ID, "item", locales.Escape(upstreamorder.ItemName(lang, o)))
 	if up != nil && up.DeadlineAt != nil {
 		text += "\n" + locales.T(lang, "order.deadline", "deadline", locales.DateTime(lang, *up.DeadlineAt))
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -153,7 +153,7 @@ func (f *Fulfiller) noteJournal(ctx context.Context) {
 }
 
 // journalIntent records the attempt before its POST.
-func (f *Fulfiller) journalIntent(o *state.Order, req *lines.Request) error {
+func (f *Fulfiller) journalIntent(o *state.Order, req *upstreamorder.Request) error {
 	return f.journal.Append(state.JournalEntry{Kind: state.JournalIntent, Charge: o.ChargeID, Attempt: o.AttemptID, Slot: req.Kind(), Watermark: o.AttemptWatermark})
 }
 
@@ -196,7 +196,7 @@ func (f *Fulfiller) restoreAttempt(ctx context.Context, o *state.Order, e state.
 	if o.AttemptID != "" || o.UpstreamNumber != 0 || (o.Status != state.OrderPaid && o.Status != state.OrderPlacing) {
 		return false, nil
 	}
-	req, err := lines.RequestOf(o)
+	req, err := upstreamorder.RequestOf(o)
 	if err != nil || req.Kind() != e.Slot {
 		return false, nil
 	}

@@ -17,6 +17,7 @@ import (
 // request or upstream order into B: its transitions are refused, and B is
 // left as it was.
 func TestWorkerHoldingAnOrderRedisLostCannotMoveTheOrderThatTookItsNumber(t *testing.T) {
+	t.Parallel()
 	r := statetest.New(t)
 	ctx := context.Background()
 	orders := records.NewOrders(r.Client, r.Prefix)

@@ -22,6 +22,7 @@ func orderOf(t *testing.T, q state.Quote, status, reason string) *state.Order {
 // TestRefundReasonAndUpstreamRef: a refunded order says why to the buyer;
 // an order never placed upstream is not "Upstream #0" to admins.
 func TestRefundReasonAndUpstreamRef(t *testing.T) {
+	t.Parallel()
 	q := state.Quote{Line: "giftcards", ItemName: "Card"}
 	o := orderOf(t, q, state.OrderRefunded, reasonInvalid)
 	if got := RefundReason(locales.En, o); got != locales.T(locales.En, reasonInvalid) {
@@ -42,6 +43,7 @@ func TestRefundReasonAndUpstreamRef(t *testing.T) {
 // The set of attempts whose "nothing created" was journaled stays bounded
 // in a long-running replica, and still answers once per id.
 func TestNotedIsBounded(t *testing.T) {
+	t.Parallel()
 	var n noted
 	if !n.first("a") || n.first("a") {
 		t.Fatal("first of a new id, then not")

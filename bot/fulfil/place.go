@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"shopbot/bot/jobs"
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -51,11 +51,11 @@ import (
 // the intent (placing, a new attempt, the request, the attempt's
 // watermark) and then POSTs.
 func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time, error) {
-	q, err := lines.QuoteOf(o)
+	q, err := upstreamorder.QuoteOf(o)
 	if err != nil {
 		return f.toRefunding(ctx, o, "bad quote: "+err.Error(), reasonInvalid)
 	}
-	req, err := lines.Build(q)
+	req, err := upstreamorder.Build(q)
 	if err != nil {
 		return f.toRefunding(ctx, o, err.Error(), reasonInvalid)
 	}
@@ -65,6 +65,11 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 	}
 	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
 		return again, f.now().Add(f.cfg.RetryMin), nil
+	}
+	if !o.RefundSeen.IsZero() {
+		// Telegram lists the charge as refunded (ChargeRefunded), and no
+		// create of the order is in doubt any more: never buy it again.
+		return f.toRefunding(ctx, o, "the charge is refunded at Telegram; the store had lost the refund", reasonFailed)
 	}
 	kind, already, ok, err := f.claimSlot(ctx, o, req)
 	if err != nil {
@@ -134,13 +139,13 @@ func (f *Fulfiller) place(ctx context.Context, o *state.Order) (bool, time.Time,
 // journalMode reports whether the order's non-fungible create is placed
 // on the journal's proof alone (journal.go): the journal is complete and
 // covers the order (journalCovers). Fungible kinds need no proof.
-func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *lines.Request) bool {
+func (f *Fulfiller) journalMode(ctx context.Context, o *state.Order, req *upstreamorder.Request) bool {
 	return !req.Fungible() && f.journalComplete(ctx) && f.journalCovers(o)
 }
 
 // send writes the intent of a new attempt (placing, the request, the
 // attempt's watermark, in the journal too) and POSTs the create.
-func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
+func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *upstreamorder.Request, raw []byte, kind string, seen *found, above int64, provable bool) (bool, time.Time, error) {
 	attempt, prev := newAttemptID(), o.AttemptID
 	// The create leaves only while this worker holds the job's lease (the
 	// fence below) and before sendBy, and is cut at deadline: a worker that
@@ -199,7 +204,7 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request
 			return false, f.now().Add(f.cfg.PollMin), nil
 		}
 	}
-	if cur, err := f.orders.Get(ctx, o.ID); err != nil || cur.AttemptID != attempt || cur.Status != state.OrderPlacing {
+	if cur, err := f.orders.Get(ctx, o.ID); err != nil || cur.AttemptID != attempt || cur.Status != state.OrderPlacing || !cur.RefundSeen.IsZero() {
 		f.log.Warn("placing intent gone before the create; not sending", "order", o.ID, "attempt", attempt, "err", err)
 		f.checkCanary(ctx)
 		return false, f.now().Add(f.cfg.PollMin), nil
@@ -211,7 +216,7 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request
 		return false, f.now().Add(f.cfg.RetryMin), f.unsent(ctx, o, attempt)
 	}
 	cctx, cancel := context.WithTimeout(ctx, deadline.Sub(f.now()))
-	up, err := lines.Create(cctx, f.up, req)
+	up, err := upstreamorder.Create(cctx, f.up, req)
 	cancel()
 	var rl *reseller.RateLimitError
 	var ve *reseller.ValidationError
@@ -233,8 +238,13 @@ func (f *Fulfiller) send(ctx context.Context, o *state.Order, req *lines.Request
 		return again, next, err
 	case reseller.IsOutcomeUnknown(err):
 		f.log.Warn("order create outcome unknown; reconciling", "order", o.ID, "attempt", attempt, "err", err)
+		// Answered: the service itself said it failed (a 5xx with the
+		// API's error body), so it has finished with the request. A
+		// gateway's own error page says nothing of the service behind it,
+		// which may still create the order: its create is over only at
+		// the attempt's deadline, like a cut connection's.
 		var answer *reseller.Error
-		answered := errors.As(err, &answer) && answer.Status >= 500
+		answered := errors.As(err, &answer) && answer.Status >= 500 && answer.Type != ""
 		bounded := f.journalUncertain(ctx, o, req.Type, answered)
 		if err := f.uncertain(ctx, o, "create outcome unknown", answered); err != nil {
 			return false, f.now().Add(f.cfg.PollMin), err
@@ -313,9 +323,15 @@ func (f *Fulfiller) uncertain(ctx context.Context, o *state.Order, why string, a
 		if n.AttemptID != attempt {
 			return errAttemptMoved
 		}
-		// The answer came: the create is over now, not at its deadline.
+		// The service's own answer (answered) says it is done with the
+		// request: the create is over now. A cut connection, a timeout or
+		// a gateway's error page end only our side of it: the service may
+		// still be creating, so the create is over at its deadline (or
+		// now, if later).
 		n.UncertainAt, n.UncertainAnswered = f.now().UTC(), answered
-		n.AttemptDeadline = n.UncertainAt
+		if answered || n.AttemptDeadline.Before(n.UncertainAt) {
+			n.AttemptDeadline = n.UncertainAt
+		}
 		return nil
 	}, why)
 	if errors.Is(err, errAttemptMoved) || errors.Is(err, state.ErrBadTransition) {
@@ -360,7 +376,7 @@ func (f *Fulfiller) review(ctx context.Context, o *state.Order, why string) (boo
 	f.journalOutcome(o, attempt, nil) // in an admin's hands: no longer open
 	f.log.Error("order needs review", "order", o.ID, "why", why)
 	lang := f.Lang(o)
-	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(lines.ItemName(lang, o))))
+	_ = f.notifyStatus(ctx, n, state.OrderNeedsReview, locales.T(lang, "order.review", "id", o.ID, "item", locales.Escape(upstreamorder.ItemName(lang, o))))
 	if f.alerts != nil {
 		_, _ = f.alerts.Raise(ctx, ReviewAlert(o.ID),
 			locales.T(f.lang0, "alert.order_review", "id", o.ID, "why", locales.Escape(why)))
@@ -388,6 +404,6 @@ func (f *Fulfiller) toRefunding(ctx context.Context, o *state.Order, why, buyerR
 	f.log.Info("order failed; refunding", "order", o.ID, "why", why)
 	lang := f.Lang(n)
 	_ = f.notifyStatus(ctx, n, state.OrderRefunding, locales.T(lang, "order.failed", "id", n.ID,
-		"item", locales.Escape(lines.ItemName(lang, n)), "reason", locales.T(lang, buyerReason)))
+		"item", locales.Escape(upstreamorder.ItemName(lang, n)), "reason", locales.T(lang, buyerReason)))
 	return true, time.Time{}, nil
 }

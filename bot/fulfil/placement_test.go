@@ -13,6 +13,8 @@ import (
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -26,6 +28,7 @@ import (
 // the whole purchase (the recipient and the amount of Stars), adopts it
 // instead of buying again.
 func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	warm := s.Run(s.Worker(nil))
 	s.WaitWatermark()
@@ -54,6 +57,7 @@ func TestRedisRolledBackToBeforeTheIntentAfterThePOSTBuysOnce(t *testing.T) {
 // order waits for an admin instead of being bought twice or adopting a
 // stranger's.
 func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	warm := s.Run(s.Worker(nil))
 	s.WaitWatermark()
@@ -81,6 +85,7 @@ func TestRedisRolledBackTopUpGoesToReviewNotBoughtTwice(t *testing.T) {
 // rollback, and another one puts the number back from the journal before
 // any create, so the buyer is served once and nobody waits for an admin.
 func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	dir := t.TempDir()
 	journal := func() *state.Journal {
@@ -124,6 +129,7 @@ func TestRedisRolledBackTopUpWithTheCreatorKilledIsPutBackFromTheJournal(t *test
 // review, and is placed once. Before the intents were journaled, the
 // second went to review and the first was bought twice.
 func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	dir := t.TempDir()
 	withJournal := func(fp func(string, int64) error) *storefront.Shop {
@@ -139,7 +145,7 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 	warm()
 	o := s.Paid(topUp("5123456789"), state.PayStars)
 	rollback := s.Rdb.Snapshot(t)
-	s.Sim.ScriptCreates(resellersim.CreatedThenFail(http.StatusBadGateway))
+	s.Sim.ScriptCreates(faults.CreatedThenFail(http.StatusBadGateway))
 	stop := s.Run(withJournal(nil))
 	if !s.UntilWithin(10*time.Second, func() bool {
 		cur, err := s.Orders.Get(context.Background(), o.ID)
@@ -168,9 +174,10 @@ func TestRolledBackUncertainTopUpAndALookAlikeEachGetTheirOwnFromTheJournal(t *t
 // the first waits out its grace (before, the whole kind waited), and the
 // journal keeps the two apart; each buyer gets their own, bought once.
 func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	j := keptJournal(t, t.TempDir())
-	s.Sim.ScriptCreates(resellersim.RefusedWith(http.StatusBadGateway), resellersim.Created(), resellersim.Created())
+	s.Sim.ScriptCreates(faults.RefusedWith(http.StatusBadGateway), faults.Created(), faults.Created())
 	s.Run(s.NewBot(func(opt *storefront.Options) {
 		cfg := s.Cfg
 		cfg.AnsweredGrace = 3 * time.Second // far longer than a create
@@ -201,13 +208,38 @@ func TestAnsweredUncertainCreateDoesNotHoldTheKindWithTheJournal(t *testing.T) {
 	}
 }
 
+// A gateway answers 502 with its own error page while the service behind
+// it still works on the create, and creates the order 1.5 s later. Only a
+// 5xx in the API's own error shape says the service has finished with the
+// request; a gateway's says nothing, so the worker waits out the attempt's
+// deadline, finds the late order and adopts it: bought once (before, the
+// 502 counted as answered, the worker placed again after the short grace,
+// and the top-up was bought twice).
+func TestGatewayErrorWhileTheServiceStillCreatesIsBoughtOnce(t *testing.T) {
+	t.Parallel()
+	s := newShop(t)
+	j := keptJournal(t, t.TempDir())
+	s.Sim.ScriptCreates(faults.GatewayThenCreated(http.StatusBadGateway, 1500*time.Millisecond), faults.Created())
+	s.Run(s.withJournal(j))
+	s.WaitWatermark()
+	o := s.Paid(topUp("5100000007"), state.PayStars)
+	got := s.WaitDelivered(o.ID)
+	if !s.Until(func() bool { return s.Sim.LateCreates() == 1 }) {
+		t.Fatal("the service never created the order behind the gateway")
+	}
+	if n := len(s.Sim.Orders()); n != 1 {
+		t.Fatalf("%d upstream orders for one top-up (it now claims %d)", n, got.UpstreamNumber)
+	}
+}
+
 // A 429 with Retry-After 25 s, then a create that did create but answered
 // 502: the 429 comes back at once (nothing created; the worker retries
 // later), and the grace counts from the 502, so the create is found and
 // adopted, never placed a third time.
 func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
-	s.Sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
+	s.Sim.ScriptCreates(faults.RateLimited(25*time.Second), faults.CreatedThenFail(http.StatusBadGateway))
 	s.Run(s.Worker(nil))
 	o := s.Paid(giftCards(1), state.PayStars)
 	// The worker dropped the refused attempt and waits out Retry-After;
@@ -235,10 +267,11 @@ func TestCreate429ThenA502ThatCreatedIsAdoptedOnce(t *testing.T) {
 // players; the first buyer's create is cut after it created. Each buyer
 // ends with the upstream order of their own player id.
 func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Run(s.Worker(nil))
 	s.WaitWatermark()
-	s.Sim.ScriptCreates(resellersim.CreatedThenCut())
+	s.Sim.ScriptCreates(faults.CreatedThenCut())
 	a := s.Paid(topUp("5111111111"), state.PayStars)
 	b := s.Paid(topUp("5222222222"), state.PayStars)
 	ga, gb := s.WaitDelivered(a.ID), s.WaitDelivered(b.ID)
@@ -262,6 +295,7 @@ func TestLookAlikeTopUpsWithACutCreateEachGetTheirOwn(t *testing.T) {
 // it created: reconciliation uses order numbers, not times, so the order
 // is found and adopted.
 func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Sim.SetClockOffset(-10 * time.Minute)
 	s.Run(s.Worker(nil))
@@ -278,12 +312,13 @@ func TestUpstreamClockTenMinutesBehindStillFindsTheCutCreate(t *testing.T) {
 // create whose record was lost and that no order could prove its own) is
 // reported to admins once, with what it cost.
 func TestOrphanUpstreamOrderIsReportedOnce(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.OrphanEvery, s.Cfg.OrphanAfter = 20*time.Millisecond, 50*time.Millisecond
 	s.Run(s.Worker(nil))
 	s.WaitWatermark()
 	up, err := s.Sim.PlaceOtherClientOrder("/gift-cards/order", map[string]any{
-		"category_id": resellersim.DemoGiftCategory, "card_id": resellersim.DemoGiftCard, "quantity": 1})
+		"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,11 +343,12 @@ func TestOrphanUpstreamOrderIsReportedOnce(t *testing.T) {
 // number back before anyone could take the order for lost, for a line
 // whose order object does not tell buyers apart.
 func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.Settle = time.Minute // nobody may give up on it meanwhile
 	s.Run(s.Worker(nil))
 	s.WaitWatermark()
-	s.Sim.SetBehavior(resellersim.DemoTopUpOffer, resellersim.Behavior{Mode: resellersim.Stay})
+	s.Sim.SetBehavior(simcatalog.DemoTopUpOffer, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.PaidUnscheduled(topUp("5123456789"), state.PayStars)
 	rollback := s.Rdb.Snapshot(t)
 	if err := s.Sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
@@ -340,7 +376,7 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 	if err := s.Sched.Put(context.Background(), fulfil.OrderJob(o.ID), time.Now()); err != nil {
 		t.Fatal(err) // resume would give it one at the next start
 	}
-	s.Sim.ClearBehavior(resellersim.DemoTopUpOffer)
+	s.Sim.ClearBehavior(simcatalog.DemoTopUpOffer)
 	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
 		t.Fatal(err)
 	}
@@ -356,6 +392,7 @@ func TestRedisRolledBackWhileTheCreatorRunsPutsTheNumberBack(t *testing.T) {
 // takes the claim and the delivered record together, and the codes have
 // not reached anyone, so nobody else can be handed them later.
 func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.CodeSettle = time.Minute
 	warm := s.Run(s.Worker(nil))
@@ -390,6 +427,7 @@ func TestCodesWaitUntilTheirClaimOutlivesARedisCrash(t *testing.T) {
 
 // With the claim settled the codes go out, and not before.
 func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.CodeSettle = 300 * time.Millisecond
 	s.Run(s.Worker(nil))
@@ -404,6 +442,7 @@ func TestCodesGoOutOnceTheirClaimIsSettled(t *testing.T) {
 // Creates of one kind go one at a time; the next order in line is woken
 // when the slot is released, not at its next poll.
 func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.PollMin = 10 * time.Second // a poll would come far too late
 	w := s.Worker(nil)
@@ -435,6 +474,7 @@ func TestSlotReleaseWakesTheNextOrderOfTheKind(t *testing.T) {
 // the Retry-After (not after the backoff of its attempts, which after a
 // run of faults reaches minutes).
 func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Run(s.Worker(nil))
 	s.WaitWatermark()
@@ -473,9 +513,10 @@ func TestRateLimitedListingLetsTheNextOrderOfTheKindGoFirst(t *testing.T) {
 // asked for, not after the worker's own (longer) retry floor: the limit
 // is the account's, and waiting longer only delays the buyer.
 func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.RetryMin, s.Cfg.PollMin = 10*time.Second, 200*time.Millisecond
-	s.Sim.ScriptCreates(resellersim.RateLimited(time.Second), resellersim.Created())
+	s.Sim.ScriptCreates(faults.RateLimited(time.Second), faults.Created())
 	s.Run(s.Worker(nil))
 	o := s.Paid(giftCards(1), state.PayStars)
 	ctx := context.Background()
@@ -506,6 +547,7 @@ func TestCreate429ComesBackAfterItsRetryAfter(t *testing.T) {
 // after that run). With the backstop and the polls an hour away, every
 // order of a busy kind is still placed, one after the other.
 func TestWaitersOfABusyKindAreWokenNotPolled(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.PollMin, s.Cfg.SlotWait = time.Hour, time.Hour
 	b := s.Worker(nil)

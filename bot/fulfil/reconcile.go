@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state"
@@ -36,8 +36,12 @@ type found struct {
 // look lists the upstream orders of the request's type newest first down
 // to above (exclusive) and sorts out the unclaimed ones of its kind. The
 // newest number seen is recorded for orders paid later.
-func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, above int64) (*found, error) {
+func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.Request, above int64) (*found, error) {
 	res := &found{}
+	lossMark, lossAt, err := f.lastLoss(ctx)
+	if err != nil {
+		return nil, err
+	}
 	// A complete journal tells whose an unclaimed order may be (see
 	// journal.go); gift cards and other fungible kinds need not know.
 	var att *attempts
@@ -57,7 +61,13 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 			break
 		}
 		m := r.Match(&u)
-		if m == lines.NoMatch {
+		if m == upstreamorder.NoMatch {
+			continue
+		}
+		if !o.RefundSeen.IsZero() && (u.Status.Is(reseller.OrderFailed) || u.Status.Is(reseller.OrderRefund)) {
+			// The buyer has the Stars back (Telegram lists the refund) and
+			// this upstream order bought nothing: were it this order's
+			// create, the order ends refunded all the same. Nothing to hold.
 			continue
 		}
 		owner, err := f.orders.ByUpstream(ctx, u.Number)
@@ -80,6 +90,17 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 				res.possible = append(res.possible, u)
 				continue
 			}
+			if u.Number <= lossMark {
+				// Made before Redis lost writes; its claim may be what
+				// was lost (loss.go).
+				if o.PaidAt.After(lossAt) {
+					continue // this order was paid after: not its create
+				}
+				if !f.journalNames(o, u.Number, att) {
+					res.possible = append(res.possible, u)
+					continue
+				}
+			}
 			if att != nil {
 				others, mine := att.others(r.Kind(), o.ChargeID, u.Number), att.mine(o.ChargeID, u.Number)
 				switch {
@@ -88,14 +109,14 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 				case len(others) == 0 && !mine && covered:
 					continue // this order never sent a create that could have made it
 				case len(others) > 0 && mine:
-					m = lines.PossibleMatch // either may have made it: nobody can tell yet
+					m = upstreamorder.PossibleMatch // either may have made it: nobody can tell yet
 					if f.unsettled(others) {
 						res.waitOthers = true
 					}
 				}
 			}
 		}
-		if m == lines.FullMatch {
+		if m == upstreamorder.FullMatch {
 			res.matches = append(res.matches, u)
 		} else {
 			res.possible = append(res.possible, u)
@@ -103,6 +124,23 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *lines.Request, 
 	}
 	slices.Reverse(res.matches)
 	slices.Reverse(res.possible)
+	if len(res.matches)+len(res.possible) > 0 {
+		// The fence of what was read as unclaimed: the claims were read
+		// from a store that had lost none of its writes only if the canary
+		// still holds the value this process saw last. The loss mark of a
+		// restore is recorded only at the first check after it, and the
+		// store may have come back on a backup a moment ago: a claim it
+		// forgot is no proof that nobody holds the order (its codes may be
+		// in a buyer's hands). A loss noticed here is recorded (loss.go)
+		// and the order looks again.
+		lost, err := f.canaryLost(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check the store for lost writes: %w", err)
+		}
+		if lost {
+			return nil, errLossNoticed
+		}
+	}
 	if err := f.orders.NoteUpstream(ctx, res.newest); err != nil {
 		f.log.Warn("note newest upstream order", "err", err)
 	}
@@ -119,7 +157,7 @@ func numbers(list []reseller.Order) string {
 
 // adoptFound adopts the oldest unclaimed order of the kind and reports any
 // others (duplicates of this order's attempts) to admins.
-func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *lines.Request, kind string, seen *found, how string) (bool, time.Time, error) {
+func (f *Fulfiller) adoptFound(ctx context.Context, o *state.Order, req *upstreamorder.Request, kind string, seen *found, how string) (bool, time.Time, error) {
 	if o.Slot != kind || o.Status == state.OrderPaid || len(o.Request) == 0 {
 		// Record the slot and the request on the order (placing), so
 		// adopting frees the one and can read the other.
@@ -202,9 +240,13 @@ func (f *Fulfiller) adopt(ctx context.Context, o *state.Order, up *reseller.Orde
 	}
 	var rows [][]flows.Button
 	if f.chats != nil && f.chats.Placed(ctx, n, up) {
-		rows = OpenChatButton(f.Lang(n), n.ID)
+		rows = OpenChatButton(f.Lang(n), n)
 	}
-	_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
+	if rows != nil || up.DeadlineAt != nil {
+		// The order's chat and a service's deadline are told at once; the
+		// plain notice waits (processingLate).
+		_ = f.notifyStatusRows(ctx, n, state.OrderPlaced, f.processingText(n, up), rows)
+	}
 	return true, time.Time{}, nil
 }
 
@@ -235,7 +277,7 @@ func (f *Fulfiller) placing(ctx context.Context, o *state.Order) (bool, time.Tim
 	if again, err := f.putBackJournaled(ctx, o); err != nil || again {
 		return again, f.now().Add(f.cfg.RetryMin), nil
 	}
-	var req lines.Request
+	var req upstreamorder.Request
 	if err := json.Unmarshal(o.Request, &req); err != nil {
 		return f.review(ctx, o, "stored request unreadable")
 	}
@@ -346,7 +388,7 @@ func (f *Fulfiller) createOver(ctx context.Context, o *state.Order) (time.Time, 
 // attempt's; one that another attempt may have made too waits until both
 // are past their grace, and then goes to review; with nothing found after
 // the grace, the order is placed again.
-func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *lines.Request) (bool, time.Time, error) {
+func (f *Fulfiller) reconcileByJournal(ctx context.Context, o *state.Order, req *upstreamorder.Request) (bool, time.Time, error) {
 	seen, err := f.look(ctx, o, req, o.AttemptWatermark)
 	if err != nil {
 		f.log.Warn("reconcile order", "order", o.ID, "err", err)
@@ -384,16 +426,16 @@ func (f *Fulfiller) unsettled(list []state.JournalEntry) bool {
 // whether the upstream order shows nothing that differs from it (same): for
 // an admin deciding whether to adopt it.
 func Matches(o *state.Order, up *reseller.Order) (known, same bool) {
-	req, ok := lines.Stored(o)
+	req, ok := upstreamorder.Stored(o)
 	if !ok {
 		return false, false
 	}
-	return true, req.Match(up) != lines.NoMatch
+	return true, req.Match(up) != upstreamorder.NoMatch
 }
 
 // requestFungible reports whether the order's stored request is fungible.
 func requestFungible(o *state.Order) bool {
-	req, ok := lines.Stored(o)
+	req, ok := upstreamorder.Stored(o)
 	return ok && req.Fungible()
 }
 

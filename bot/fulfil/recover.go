@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/reseller"
 	"shopbot/state"
 )
@@ -56,11 +56,24 @@ const repairFor = time.Minute
 // watchRollback checks the canary every second and puts back lost creates;
 // it starts by repairing, as a process that just started cannot know what
 // Redis lost while it was down.
+//
+// The canary's values are also kept in the journal's directory
+// (state.Journal.NoteCanary): a process that starts takes the values its
+// shop's processes saw last as seen, so a store that lost writes while no
+// process ran (restored from a backup with every replica down) is noticed
+// at the first check, and its loss recorded (loss.go).
 func (f *Fulfiller) watchRollback(ctx context.Context) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(f.cfg.CanaryEvery)
 	defer t.Stop()
 	until := f.now().Add(repairFor)
+	if seen, err := f.journal.LastCanary(); err != nil {
+		f.log.Warn("read the canary values the journal kept", "err", err)
+	} else {
+		f.canary.Remember(seen)
+	}
 	f.noteJournal(ctx)
+	f.checkCanary(ctx)
+	f.noteCanary()
 	f.recover(ctx)
 	for {
 		select {
@@ -69,7 +82,12 @@ func (f *Fulfiller) watchRollback(ctx context.Context) {
 		case <-t.C:
 		}
 		f.noteJournal(ctx)
-		if f.checkCanary(ctx) {
+		if f.lossPending() {
+			f.noteLoss(ctx)
+		}
+		lost := f.checkCanary(ctx)
+		f.noteCanary()
+		if lost {
 			until = f.now().Add(repairFor)
 		} else if f.now().Before(until) {
 			f.recover(ctx)
@@ -77,22 +95,36 @@ func (f *Fulfiller) watchRollback(ctx context.Context) {
 	}
 }
 
+// noteCanary keeps the canary's values in the journal's directory.
+func (f *Fulfiller) noteCanary() {
+	if err := f.journal.NoteCanary(f.canary.Seen()); err != nil {
+		f.log.Warn("keep the canary values in the journal", "err", err)
+	}
+}
+
 // checkCanary bumps the canary and, when Redis lost writes since the last
 // bump, puts back the lost creates and reports true.
 func (f *Fulfiller) checkCanary(ctx context.Context) bool {
+	lost, _ := f.canaryLost(ctx)
+	return lost
+}
+
+// canaryLost is checkCanary that also says when the check itself failed.
+func (f *Fulfiller) canaryLost(ctx context.Context) (bool, error) {
 	lost, err := f.canary.Check(ctx)
 	if err != nil || !lost {
-		return false
+		return false, err
 	}
 	f.log.Error("redis lost recent writes; putting back the journaled upstream orders")
 	f.done.Lock()
 	f.done.m = nil // what was back may be lost again
 	f.done.Unlock()
 	if f.onLoss != nil {
-		f.onLoss()
+		f.onLoss() // the Stars sweep, first: a lost paid order waits for nothing else
 	}
+	f.noteLoss(ctx)
 	f.recover(ctx)
-	return true
+	return true, nil
 }
 
 // recover puts back every journaled create whose order lost it.
@@ -161,8 +193,8 @@ func (f *Fulfiller) putBack(ctx context.Context, o *state.Order, e state.Journal
 	if err := json.Unmarshal(e.Upstream, &up); err != nil || up.Number != e.Number {
 		return false, nil
 	}
-	req, err := lines.RequestOf(o)
-	if err != nil || req.Match(&up) == lines.NoMatch {
+	req, err := upstreamorder.RequestOf(o)
+	if err != nil || req.Match(&up) == upstreamorder.NoMatch {
 		return false, nil
 	}
 	kind := o.Slot

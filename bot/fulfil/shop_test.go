@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -26,29 +27,32 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
 func TestHappyDeliveryPerLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		quote state.Quote
 		want  string // in the buyer's message
 	}{
 		{"giftcards", giftCards(2), "<code>"},
-		{"keys", state.Quote{Line: "keys", Category: resellersim.DemoGame, Item: resellersim.DemoGameKey, Quantity: 1}, "<code>"},
+		{"keys", state.Quote{Line: "keys", Category: simcatalog.DemoGame, Item: simcatalog.DemoGameKey, Quantity: 1}, "<code>"},
 		{"stars", state.Quote{Line: "stars", Item: "stars", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 100}, "credited to the account"},
 		{"premium", state.Quote{Line: "premium", Item: "3", Fields: map[string]string{"username": "durov"}, For: "@durov", Quantity: 1}, "Premium is now active"},
 		{"topup", state.Quote{Line: "topup", Fields: map[string]string{"store_login": "gaben", "currency": "USD", "amount": "5"}, Quantity: 1}, "store account"},
-		{"services", state.Quote{Line: "services", Category: resellersim.DemoManualServiceNoChat, Item: resellersim.DemoManualOfferNoChat,
+		{"services", state.Quote{Line: "services", Category: simcatalog.DemoManualServiceNoChat, Item: simcatalog.DemoManualOfferNoChat,
 			Fields: map[string]string{"trade_url": "https://steamcommunity.com/tradeoffer/new/?partner=1&token=x"}, Quantity: 1}, "service has been completed"},
-		{"gifts", state.Quote{Line: "gifts", Category: strconv.Itoa(resellersim.DemoStoreApp), Item: strconv.Itoa(resellersim.DemoStoreSub),
+		{"gifts", state.Quote{Line: "gifts", Category: strconv.Itoa(simcatalog.DemoStoreApp), Item: strconv.Itoa(simcatalog.DemoStoreSub),
 			Fields: map[string]string{"region": "US", "invite_url": "https://s.team/p/abc-def/XYZ"}, Quantity: 1}, "gift has been sent"},
-		{"games", state.Quote{Line: "games", Category: resellersim.DemoTopUpCategory, Item: resellersim.DemoTopUpOffer,
+		{"games", state.Quote{Line: "games", Category: simcatalog.DemoTopUpCategory, Item: simcatalog.DemoTopUpOffer,
 			Fields: map[string]string{"player_id": "5123456789"}, Quantity: 1}, "no code to enter"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := newShop(t)
 			o := s.Paid(tc.quote, state.PayStars)
 			s.Run(s.Worker(nil))
@@ -64,8 +68,8 @@ func TestHappyDeliveryPerLine(t *testing.T) {
 			} else if len(got.Codes) != 0 {
 				t.Fatalf("a %s order has codes", tc.name)
 			}
-			s.WaitMessage(chat, "is being processed")
-			if tc.name == "services" {
+			if tc.name == "services" { // a deadline is told at once
+				s.WaitMessage(chat, "is being processed")
 				s.WaitMessage(chat, "It will be done by")
 			}
 			if s.Creates.Load() != 1 {
@@ -76,6 +80,7 @@ func TestHappyDeliveryPerLine(t *testing.T) {
 }
 
 func TestManyCodesAlsoComeAsTxtFile(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	o := s.Paid(giftCards(12), state.PayWallet)
 	s.Run(s.Worker(nil))
@@ -88,7 +93,7 @@ func TestManyCodesAlsoComeAsTxtFile(t *testing.T) {
 	if docs[0].ErrorCode != 0 {
 		t.Fatalf("sendDocument failed: %s", docs[0].Description)
 	}
-	var doc botapitest.Message
+	var doc types.Message
 	for _, msg := range s.Fake.MessagesIn(chat) {
 		if msg.Document != nil {
 			doc = msg
@@ -100,6 +105,7 @@ func TestManyCodesAlsoComeAsTxtFile(t *testing.T) {
 }
 
 func TestCreate429IsRetriedLater(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Sim.RateLimitNext(2, time.Second)
 	o := s.Paid(giftCards(1), state.PayStars)
@@ -111,6 +117,7 @@ func TestCreate429IsRetriedLater(t *testing.T) {
 }
 
 func TestCreate5xxBeforeExecutionIsRetriedAfterGrace(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Sim.FailNextOn("/gift-cards/order", 1, http.StatusBadGateway)
 	o := s.Paid(giftCards(1), state.PayStars)
@@ -126,6 +133,7 @@ func TestCreate5xxBeforeExecutionIsRetriedAfterGrace(t *testing.T) {
 }
 
 func TestAmbiguousCreateThatWasCreatedIsAdopted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault func(*resellersim.Sim)
@@ -134,6 +142,7 @@ func TestAmbiguousCreateThatWasCreatedIsAdopted(t *testing.T) {
 		{"5xx after execute", func(sim *resellersim.Sim) { sim.FailCreateAfterExecute(1, http.StatusInternalServerError) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := newShop(t)
 			tc.fault(s.Sim)
 			o := s.Paid(giftCards(1), state.PayStars)
@@ -147,8 +156,9 @@ func TestAmbiguousCreateThatWasCreatedIsAdopted(t *testing.T) {
 }
 
 func TestPoll429And5xxAreRetried(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteAfter: 300 * time.Millisecond})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteAfter: 300 * time.Millisecond})
 	o := s.Paid(giftCards(1), state.PayStars)
 	var once sync.Once
 	s.Run(s.Worker(func(step string, id int64) error {
@@ -170,10 +180,11 @@ func TestPoll429And5xxAreRetried(t *testing.T) {
 // create's answer is cut: the placement slot makes the one above the
 // attempt's watermark provably ours; the look-alikes stay unclaimed.
 func TestLookAlikeOrdersBeforeACutCreateAreNotAdopted(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	ctx := context.Background()
 	for range 2 {
-		up, err := s.Client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		up, err := s.Client.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,10 +202,12 @@ func TestLookAlikeOrdersBeforeACutCreateAreNotAdopted(t *testing.T) {
 }
 
 func TestUpstream400OnCreateRefunds(t *testing.T) {
+	t.Parallel()
 	t.Run("out of stock", func(t *testing.T) {
+		t.Parallel()
 		s := newShop(t)
 		q := giftCards(1)
-		q.Item = resellersim.DemoGiftCardOutOfStock
+		q.Item = simcatalog.DemoGiftCardOutOfStock
 		o := s.Paid(q, state.PayStars)
 		s.Run(s.Worker(nil))
 		s.WaitStatus(o.ID, state.OrderRefunded)
@@ -206,6 +219,7 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 		s.WaitMessage(admin, "Order #"+strconv.FormatInt(o.ID, 10)+" (Apple Gift Card 10 USD) failed and was refunded: ")
 	})
 	t.Run("insufficient balance alerts admins", func(t *testing.T) {
+		t.Parallel()
 		s := newShop(t)
 		s.Sim.SetBalance(decimal.NewFromInt(1))
 		s.Start = decimal.NewFromInt(1)
@@ -221,11 +235,12 @@ func TestUpstream400OnCreateRefunds(t *testing.T) {
 }
 
 func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{state.PayStars, state.PayWallet} {
 		t.Run(method, func(t *testing.T) {
 			t.Parallel() // each waits out a crashed worker's lease: together
 			s := newShop(t)
-			s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+			s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 			o := s.Paid(giftCards(1), method)
 			crashed := make(chan struct{})
 			var once sync.Once
@@ -270,10 +285,44 @@ func TestFailedUpstreamIsRefundedOnceEvenAfterACrashMidRefund(t *testing.T) {
 	}
 }
 
+// An order done at once is not announced as being processed: the
+// payment's message said so, and a notice would hold the codes behind it
+// (a chat takes about a message a second). One still not done PollMin
+// after its claim is announced, once.
+func TestProcessingNoticeOnlyForAnOrderNotDoneAtOnce(t *testing.T) {
+	t.Parallel()
+	s := newShop(t)
+	s.Cfg.PollMin, s.Cfg.PollFirst = 300*time.Millisecond, 20*time.Millisecond
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteOnRead: 2})
+	fast := s.Paid(giftCards(1), state.PayStars)
+	s.Run(s.Worker(nil))
+	s.WaitStatus(fast.ID, state.OrderDelivered)
+	s.WaitTold(fast.ID)
+	if n := s.CountMessages(chat, "is being processed"); n != 0 {
+		t.Fatalf("an order done at its second read was announced %d times", n)
+	}
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	slow := s.Paid(giftCards(1), state.PayStars)
+	placed := s.WaitStatus(slow.ID, state.OrderPlaced)
+	s.WaitMessage(chat, fmt.Sprintf("Order #%d</b>", slow.ID))
+	polls := s.Polls.Load()
+	if !s.Until(func() bool { return s.Polls.Load() >= polls+3 }) {
+		t.Fatal("the worker stopped polling the order")
+	}
+	if err := s.Sim.CompleteOrder(int(placed.UpstreamNumber)); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitStatus(slow.ID, state.OrderDelivered)
+	if n := s.CountMessages(chat, "is being processed"); n != 1 {
+		t.Fatalf("the slow order was announced %d times, want once", n)
+	}
+}
+
 func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Cfg.StuckAfter = 200 * time.Millisecond
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Stay})
 	o := s.Paid(giftCards(1), state.PayStars)
 	s.Run(s.Worker(nil))
 	placed := s.WaitStatus(o.ID, state.OrderPlaced)
@@ -297,6 +346,7 @@ func TestOrderStuckInProcessingAlertsOnce(t *testing.T) {
 }
 
 func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	s.Fake.BlockChat(chat)
 	o := s.Paid(giftCards(1), state.PayStars)
@@ -325,6 +375,7 @@ func TestBlockedBuyerGetsDeliveryAfterStart(t *testing.T) {
 }
 
 func TestRestartAtEachLifecycleStep(t *testing.T) {
+	t.Parallel()
 	steps := []struct {
 		step string
 		fail bool // the upstream order fails, so the refund steps run
@@ -339,7 +390,7 @@ func TestRestartAtEachLifecycleStep(t *testing.T) {
 			want := state.OrderDelivered
 			if tc.fail {
 				want = state.OrderRefunded
-				s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+				s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 			}
 			o := s.Paid(giftCards(1), state.PayStars)
 			hit := make(chan struct{})
@@ -368,6 +419,7 @@ func TestRestartAtEachLifecycleStep(t *testing.T) {
 }
 
 func TestUnscheduledPaidOrderIsResumedOnStart(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	o := s.Paid(giftCards(1), state.PayStars)
 	if err := s.Sched.Remove(context.Background(), fulfil.OrderJob(o.ID)); err != nil {
@@ -378,6 +430,7 @@ func TestUnscheduledPaidOrderIsResumedOnStart(t *testing.T) {
 }
 
 func TestMyOrdersShowsCodesAgain(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	o := s.Paid(giftCards(2), state.PayStars)
 	b := s.Worker(nil)
@@ -402,8 +455,9 @@ func TestMyOrdersShowsCodesAgain(t *testing.T) {
 }
 
 func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
-	s.Sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.Sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	o := s.Paid(giftCards(1), state.PayStars)
 	balance := s.Fake.StarBalance()
 	s.Fake.SetStarBalance(0) // refundStarPayment answers BALANCE_TOO_LOW
@@ -424,6 +478,7 @@ func TestStarsRefundFailureIsRetriedAndAlertedOnce(t *testing.T) {
 }
 
 func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
+	t.Parallel()
 	s := newShop(t)
 	cfg := s.Cfg
 	b := s.NewBot(func(o *storefront.Options) {
@@ -447,7 +502,7 @@ func TestStarsPurchaseFromCommandToCodesInChat(t *testing.T) {
 	s.Say(b, "3")
 	s.Tap(b, locales.T(locales.En, "btn.pay"))
 	s.Wait("sendInvoice", 1)
-	var inv botapitest.Message
+	var inv types.Message
 	for _, m := range s.Fake.MessagesIn(chat) {
 		if m.Invoice != nil {
 			inv = m

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/state"
 )
 
@@ -63,7 +63,7 @@ func (f *Fulfiller) holdSlot(ctx context.Context, o *state.Order, kind string) (
 // matches it is the same purchase, and claims are unique, so identical
 // purchases resolve one to one however their creates interleave. kind is
 // "" then, and already reports whether an attempt is on record.
-func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *lines.Request) (kind string, already, ok bool, err error) {
+func (f *Fulfiller) claimSlot(ctx context.Context, o *state.Order, req *upstreamorder.Request) (kind string, already, ok bool, err error) {
 	if req.Fungible() {
 		return "", o.AttemptID != "", true, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"shopbot/state/redisstore/work"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -65,6 +66,9 @@ type Images struct {
 	timeout   time.Duration
 	brokenFor time.Duration
 	log       *slog.Logger
+
+	webOnce sync.Once
+	w       *web // the Mini App's images (web.go)
 }
 
 // New returns the product images of o, fetched with o.Fetch or else
@@ -116,6 +120,16 @@ func (p *Images) Resolve(ctx context.Context, url string) *Photo {
 		return &Photo{URL: url, FileID: id}
 	}
 	return p.download(ctx, url)
+}
+
+// Cached returns the file_id of url once uploaded, or "": it never
+// downloads (the inline mode has no chat to upload to).
+func (p *Images) Cached(ctx context.Context, url string) string {
+	id, broken, err := p.store.Lookup(ctx, url)
+	if err != nil || broken {
+		return ""
+	}
+	return id
 }
 
 // download fetches url within the timeout and checks it is a photo

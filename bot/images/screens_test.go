@@ -12,14 +12,16 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/catalog"
+	"shopbot/bot/images"
 	"shopbot/bot/storefront"
 	"shopbot/flows/lines"
 	flowshop "shopbot/flows/shop"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // Product images end to end: the gift-card line over the simulator, whose
@@ -41,15 +43,15 @@ const (
 	imgSteamUS = "gift/steam-us.png"
 )
 
-func imageCatalog() *resellersim.Catalog {
-	card := func(id, name string) []resellersim.GiftCard {
-		return []resellersim.GiftCard{{ID: id, Name: name, Price: decimal.RequireFromString("10.35"), Stock: 50, MinQuantity: 1, MaxQuantity: 10}}
+func imageCatalog() *simcatalog.Catalog {
+	card := func(id, name string) []simcatalog.GiftCard {
+		return []simcatalog.GiftCard{{ID: id, Name: name, Price: decimal.RequireFromString("10.35"), Stock: 50, MinQuantity: 1, MaxQuantity: 10}}
 	}
-	var long []resellersim.GiftCard // a page of them is over the caption limit
+	var long []simcatalog.GiftCard // a page of them is over the caption limit
 	for i := range 8 {
 		long = append(long, card(fmt.Sprintf("steam-us-%d", i), fmt.Sprintf("Steam Wallet Code %d USD, %s", 10+i, strings.Repeat("redeemable worldwide ", 5)))...)
 	}
-	return &resellersim.Catalog{GiftCategories: []resellersim.GiftCategory{
+	return &simcatalog.Catalog{GiftCategories: []simcatalog.GiftCategory{
 		{ID: "apple-us", Name: "Apple (US)", Brand: "Apple", Region: "US", Image: imgAppleUS, Cards: card("apple-us-10", "Apple 10 USD")},
 		{ID: "apple-tr", Name: "Apple (TR)", Brand: "Apple", Region: "TR", Image: imgAppleTR, Cards: card("apple-tr-100", "Apple 100 TRY")},
 		{ID: "razer-us", Name: "Razer Gold (US)", Brand: "Razer Gold", Region: "US", Cards: card("razer-us-10", "Razer Gold 10 USD")},
@@ -59,7 +61,7 @@ func imageCatalog() *resellersim.Catalog {
 
 // newImageShop runs a shop with images set by images (nil: SHOW_IMAGES
 // off); fetch, when set, replaces the guarded download.
-func newImageShop(t *testing.T, images *storefront.ImageOptions) *imageShop {
+func newImageShop(t *testing.T, images *images.Options) *imageShop {
 	h := bottest.New(t)
 	sim := resellersim.New(resellersim.Config{Seed: 1, Catalog: imageCatalog()})
 	srv := httptest.NewServer(sim)
@@ -120,17 +122,17 @@ func (s *imageShop) uploads() int {
 
 // isPhoto reports whether m is a photo whose caption has part and which
 // has a keyboard.
-func isPhoto(m botapitest.Message, part string) bool {
+func isPhoto(m types.Message, part string) bool {
 	return len(m.Photo) > 0 && m.Text == "" && strings.Contains(m.Caption, part) && m.ReplyMarkup != nil && len(m.ReplyMarkup.Buttons()) > 0
 }
 
-func largest(m botapitest.Message) string { return m.Photo[len(m.Photo)-1].FileID }
+func largest(m types.Message) string { return m.Photo[len(m.Photo)-1].FileID }
 
 // A category with an image is a photo: the screen's text is its caption,
 // its keyboard the screen's, the content the upstream's image; the same
 // message carries on as the buyer browses within the category.
 func TestImageScreenIsPhotoWithCaptionAndKeyboard(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	brands := s.Menu()
 	if len(brands.Photo) > 0 {
@@ -167,7 +169,7 @@ func TestImageScreenIsPhotoWithCaptionAndKeyboard(t *testing.T) {
 // From one category's image to another's, the photo is replaced in place
 // (editMessageMedia), caption and keyboard with it.
 func TestBrowsingBetweenImageScreensEditsMediaInPlace(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	s.Tap(s.b, "US")
@@ -198,7 +200,7 @@ func TestBrowsingBetweenImageScreensEditsMediaInPlace(t *testing.T) {
 // brand list) the text menu is sent anew and the photo deleted; back to an
 // image, the text menu becomes the photo in place.
 func TestImageToTextScreenAndBack(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	photo := s.Menu()
@@ -227,7 +229,7 @@ func TestImageToTextScreenAndBack(t *testing.T) {
 // An image is uploaded once: the next time, in this chat or another, it
 // goes by the cached file_id and the upstream is not asked again.
 func TestImageFileIDIsCached(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	if s.uploads() != 1 || s.fileID(imgAppleUS) == "" {
@@ -270,7 +272,7 @@ func TestBrokenImageLeavesTextScreen(t *testing.T) {
 		{"timeout", resellersim.ImageSlow},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := newImageShop(t, &storefront.ImageOptions{Timeout: 300 * time.Millisecond})
+			s := newImageShop(t, &images.Options{Timeout: 300 * time.Millisecond})
 			s.sim.SetImageFault(imgAppleUS, c.fault)
 			s.open()
 			menu := s.Menu()
@@ -327,7 +329,7 @@ func TestShowImagesOffSendsTextOnly(t *testing.T) {
 // Telegram refusing a cached file_id: it is dropped and the image uploaded
 // once more, and the new file_id is cached.
 func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	s.Tap(s.b, "Apple")
 	old := s.fileID(imgAppleUS)
@@ -359,7 +361,7 @@ func TestRefusedFileIDUploadsAgainOnce(t *testing.T) {
 // even with an image; the next screen of the same category, short enough,
 // is the photo.
 func TestLongCaptionIsTextScreen(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	s.Tap(s.b, "Steam") // one region: its long list of cards at once
 	m := s.Menu()
@@ -376,7 +378,7 @@ func TestLongCaptionIsTextScreen(t *testing.T) {
 // before the schema allowed it): the photo is sent anew and the text menu
 // deleted, so the chat still has one menu.
 func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	text := s.Menu()
 	s.Fake.FailNext("editMessageMedia", 1, 400, "Bad Request: there is no media in the message to edit", 0)
@@ -405,7 +407,7 @@ func TestTextMenuThatCannotBecomePhotoIsReplaced(t *testing.T) {
 // would show nothing, nor would any later one: the buyer would be stuck
 // at the photo menu.
 func TestPressAfterTheSessionLostItsPhotoMenuGetsAMenu(t *testing.T) {
-	s := newImageShop(t, &storefront.ImageOptions{})
+	s := newImageShop(t, &images.Options{})
 	s.open()
 	text := s.Menu()
 	rollback := s.Rdb.Snapshot(t)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"shopbot/state"
 	"shopbot/state/redisstore/sched"
 )
 
@@ -19,8 +20,13 @@ import (
 // few at once. Both the fulfilment worker (order jobs) and the order chat
 // relay (chat polls) are one.
 type Worker struct {
-	What     string // what the jobs are, for logs
-	Sched    *sched.Schedule
+	What  string // what the jobs are, for logs
+	Sched *sched.Schedule
+	// Kinds are the job kinds (sched.Kind) Step runs: a job of another
+	// kind in the schedule (a newer build's, during an upgrade) is never
+	// claimed, and stays due for a replica that runs it. Nil claims every
+	// kind.
+	Kinds    []string
 	Now      func() time.Time
 	Log      *slog.Logger
 	Tick     time.Duration // how often due jobs are claimed
@@ -30,7 +36,8 @@ type Worker struct {
 	// step runs one job and says when to run it again: a zero time
 	// finishes the job. With leave set the job is left as it is, to come
 	// back when its lease runs out, as a dead worker's would (a crash at a
-	// failpoint, or a job that is not this worker's).
+	// failpoint). A job the step does not understand (a name or a record
+	// of a newer build's) returns LeaveForNewer.
 	Step func(ctx context.Context, j sched.Job) (next time.Time, leave bool)
 
 	wakeOnce sync.Once
@@ -65,7 +72,7 @@ func (w *Worker) Run(ctx context.Context) {
 	for {
 		free := w.Parallel - len(sem)
 		claimed := w.Now()
-		jobs, err := w.Sched.Claim(ctx, claimed, w.Lease, free)
+		jobs, err := w.Sched.ClaimKnown(ctx, claimed, w.Lease, free, sched.Known{Kinds: w.Kinds, Gen: state.SchemaGen})
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim jobs", "jobs", w.What, "err", err)
 		}
@@ -111,6 +118,15 @@ func (w *Worker) Run(ctx context.Context) {
 // finish runs the job's step and reschedules or finishes the job.
 func (w *Worker) finish(ctx context.Context, j sched.Job) {
 	next, leave := w.Step(ctx, j)
+	if l := LeaseOf(ctx); leave && l != nil && l.newer.Load() {
+		// Due as it was, for a replica of a newer generation.
+		if err := w.Sched.LeaveFor(ctx, j, state.SchemaGen+1); err != nil && !errors.Is(err, sched.ErrJobLeaseLost) {
+			w.Log.Warn("leave a job for a newer version; its lease runs out instead", "jobs", w.What, "job", j.Name, "err", err)
+		} else if err == nil {
+			w.Log.Info("job left for a replica of a newer version", "jobs", w.What, "job", j.Name, "gen", state.SchemaGen)
+		}
+		return
+	}
 	if leave {
 		return
 	}
@@ -119,6 +135,11 @@ func (w *Worker) finish(ctx context.Context, j sched.Job) {
 		err = w.Sched.Done(ctx, j)
 	} else {
 		err = w.Sched.Reschedule(ctx, j, next)
+		if d := next.Sub(w.Now()); err == nil && d < w.Tick {
+			// Due before the next tick (an order read again 500 ms after
+			// its create): claim it then, not up to a tick late.
+			time.AfterFunc(max(d, 0), w.Kick)
+		}
 	}
 	// A step whose lease was lost (its context cancelled) has nothing
 	// left to finish: the job is another worker's, or comes back when the
@@ -183,6 +204,20 @@ type Lease struct {
 
 	mu    sync.Mutex
 	until time.Time
+	newer atomic.Bool // the step left the job for a newer build (LeaveForNewer)
+}
+
+// LeaveForNewer is what a step returns for a job it does not understand:
+// a name of a format this build does not know, or a record a newer build
+// wrote (state.ErrRecordTooNew). The job is neither failed nor finished:
+// it goes back to the schedule untouched, due as it was, and from then on
+// only replicas of a newer schema generation claim it (sched.LeaveFor).
+// Outside a Worker's step it leaves the job to its lease.
+func LeaveForNewer(ctx context.Context) (next time.Time, leave bool) {
+	if l := LeaseOf(ctx); l != nil {
+		l.newer.Store(true)
+	}
+	return time.Time{}, true
 }
 
 type leaseKey struct{}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"shopbot/bot/jobs"
+	"shopbot/state"
 	"shopbot/state/redisstore/sched"
 	"shopbot/state/statetest"
 )
@@ -157,5 +159,120 @@ func TestWorkerEndsTheStepWhoseLeaseRanOutWithRedisCutOff(t *testing.T) {
 	waitEnded(t, ended)
 	if time.Now().Before(l.Until()) {
 		t.Fatalf("the step's context ended before its lease ran out (%v)", l.Until())
+	}
+}
+
+// A worker claims only the kinds it runs, and a job its step does not
+// understand goes back untouched for a newer generation: due as it was,
+// never failed or finished, never claimed by this generation again.
+func TestWorkerLeavesWhatItDoesNotUnderstand(t *testing.T) {
+	r := statetest.New(t)
+	s := sched.NewSchedule(r.Client, r.Prefix)
+	ran := make(chan string, 8)
+	left := make(chan string, 8)
+	w := &jobs.Worker{
+		What: "test", Sched: s, Now: time.Now, Log: slog.New(&noticeHandler{msg: "job left for a replica of a newer version", to: left}),
+		Tick: time.Hour, Lease: time.Minute, Timeout: time.Minute, Parallel: 4,
+		Kinds: []string{"order"},
+		Step: func(ctx context.Context, j sched.Job) (time.Time, bool) {
+			ran <- j.Name
+			if j.Name == "order:new-format" {
+				return jobs.LeaveForNewer(ctx)
+			}
+			return time.Time{}, false
+		},
+	}
+	due := time.Now().Add(-time.Second).Truncate(time.Millisecond)
+	for _, job := range []string{"future:1", "order:new-format", "order:1"} {
+		if err := s.Put(t.Context(), job, due); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	defer func() { cancel(); wg.Wait() }()
+	timeout := time.After(30 * time.Second) // a failure guard
+	select {
+	case <-left:
+	case <-timeout:
+		t.Fatal("the job was not left for a newer version")
+	}
+	var names []string
+	for len(ran) > 0 {
+		names = append(names, <-ran)
+	}
+	if slices.Contains(names, "future:1") || !slices.Contains(names, "order:new-format") {
+		t.Fatalf("ran %v: want order:new-format, never future:1", names)
+	}
+	for _, job := range []string{"future:1", "order:new-format"} {
+		if at, ok, _ := s.Due(t.Context(), job); !ok || !at.Equal(due) {
+			t.Fatalf("%s: due %v (scheduled %v), want untouched at %v", job, at, ok, due)
+		}
+	}
+	if gen, _ := s.LeftFor(t.Context(), "order:new-format"); gen != state.SchemaGen+1 {
+		t.Fatalf("left for generation %d, want %d", gen, state.SchemaGen+1)
+	}
+	// What the worker's next claim would take: nothing of either.
+	again, err := s.ClaimKnown(t.Context(), time.Now(), time.Minute, 10, sched.Known{Kinds: w.Kinds, Gen: state.SchemaGen})
+	if err != nil || len(again) != 0 {
+		t.Fatalf("this generation would claim %v (%v)", again, err)
+	}
+}
+
+// noticeHandler sends each log record whose message is msg to the channel.
+type noticeHandler struct {
+	msg string
+	to  chan<- string
+}
+
+func (h *noticeHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *noticeHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.to <- r.Message
+	}
+	return nil
+}
+func (h *noticeHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *noticeHandler) WithGroup(string) slog.Handler      { return h }
+
+// A job its step reschedules before the next tick (an order read again
+// 500 ms after its create) runs at its due time, not up to a tick late.
+func TestWorkerRunsAJobDueBeforeTheNextTickOnTime(t *testing.T) {
+	r := statetest.New(t)
+	s := sched.NewSchedule(r.Client, r.Prefix)
+	ran := make(chan int, 2)
+	runs := 0
+	w := &jobs.Worker{
+		What: "test", Sched: s, Now: time.Now, Log: slog.New(slog.DiscardHandler),
+		Tick: time.Hour, Lease: time.Minute, Timeout: time.Minute, Parallel: 1,
+		Step: func(_ context.Context, j sched.Job) (time.Time, bool) {
+			runs++
+			ran <- runs
+			if runs == 1 {
+				return time.Now().Add(50 * time.Millisecond), false
+			}
+			return time.Time{}, false
+		},
+	}
+	if err := s.Put(t.Context(), "job:soon", time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	timeout := time.After(30 * time.Second) // a failure guard: the tick is an hour away
+	for want := 1; want <= 2; want++ {
+		select {
+		case n := <-ran:
+			if n != want {
+				t.Fatalf("run %d, want %d", n, want)
+			}
+		case <-timeout:
+			t.Fatalf("the job ran %d times; its second run, due 50 ms after the first, waited for the tick", want-1)
+		}
 	}
 }

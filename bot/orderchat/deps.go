@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/reseller"
 	"shopbot/state/redisstore/records"
@@ -17,8 +18,7 @@ import (
 // adapter implements it. Errors wrap flows.ErrBlocked when the buyer
 // blocked the bot.
 type Telegram interface {
-	// Send sends an HTML message with optional buttons.
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	notify.Sender
 	// SendFile uploads data named name as a photo (photo) or a document,
 	// with an HTML caption and optional buttons.
 	SendFile(ctx context.Context, chat int64, name string, data []byte, photo bool, caption string, rows [][]flows.Button) error

@@ -22,7 +22,7 @@ import (
 
 	"shopbot/bot/fulfil"
 	"shopbot/bot/jobs"
-	"shopbot/bot/lines"
+	"shopbot/bot/upstreamorder"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/reseller"
@@ -70,13 +70,18 @@ func (c *Config) defaults() {
 // fulfilment worker never claims them and the relay never claims order jobs.
 func ChatJob(id int64) string { return "chat:" + strconv.FormatInt(id, 10) }
 
-// Global button actions of the order chat.
+// Global button actions of the order chat (the buyer opens the chat with
+// fulfil.ChatOpenAction, arg: order id).
 const (
-	actChatOpen  = fulfil.ChatOpenAction // arg: order id; the buyer opens (or replies in) the chat
-	actChatClose = "occ"                 // leaves the chat
-	actChatAdmin = "achat"               // arg: order id; an admin reads the transcript
-	chatFlow     = "orderchat"
+	actChatClose flows.Action = "occ"   // leaves the chat
+	actChatAdmin flows.Action = "achat" // arg: order id; an admin reads the transcript
 )
+
+// chatFlow is the buyer's flow while writing in an order's chat.
+const chatFlow = "orderchat"
+
+// chatKeyOrder is the order whose chat the buyer writes in (its Ref).
+const chatKeyOrder flows.Key = "order"
 
 // Telegram's limits for what the relay sends: photos up to 10 MB, other
 // files up to 50 MB, captions up to 1024 characters.
@@ -125,12 +130,12 @@ func (c *Relay) lang(o *state.Order) locales.Lang {
 	return c.engine.DefaultLang
 }
 
-// Register adds the chat flow, its buttons and the admin transcript.
+// Register adds the chat flow, its buttons and the transcript for staff who
+// may read orders.
 func (c *Relay) Register(e *flows.Engine) {
 	e.Register(chatFlow, chatFlowImpl{c})
-	e.HandleButton(actChatOpen, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
-		return c.open(ctx, env, s, ev, id)
+	e.HandleButton(fulfil.ChatOpenAction, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		return c.open(ctx, env, s, ev, ev.Button.Arg)
 	})
 	e.HandleButton(actChatClose, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
 		if s.Flow != chatFlow {
@@ -139,25 +144,22 @@ func (c *Relay) Register(e *flows.Engine) {
 		s.Clear()
 		return &flows.Reply{Answer: env.T("oc.closed"), Screen: e.MenuScreen(env), Save: true}, nil
 	})
-	e.HandleButton(actChatAdmin, func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-		if !env.User.Admin {
-			return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
-		}
-		id, _ := strconv.ParseInt(ev.Button.Arg, 10, 64)
-		return c.transcript(ctx, env, id)
+	e.AdminButton(actChatAdmin, flows.PermOrdersRead, "staff.btn.chat", func(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
+		return c.transcript(ctx, env, ev.Button.Arg)
 	})
 }
 
-// TranscriptButton is an admin's button that shows order id's upstream
-// chat, valid in any state.
-func (c *Relay) TranscriptButton(text string, id int64) flows.Button {
-	return flows.Button{Text: text, Action: actChatAdmin, Arg: strconv.FormatInt(id, 10), Global: true}
+// TranscriptButton is an admin's button that shows the order's upstream
+// chat, valid in any state. It names the order by its Ref, so a number
+// Redis handed out again after a loss shows nothing of another purchase.
+func (c *Relay) TranscriptButton(text string, o *state.Order) flows.Button {
+	return flows.Button{Text: text, Action: actChatAdmin, Arg: o.Ref(), Global: true}
 }
 
-// openButton is the "write to the operator" button of order id, valid in
+// openButton is the "write to the operator" button of the order, valid in
 // any state (it goes on notices the workers send).
-func openButton(lang locales.Lang, id int64, label string) [][]flows.Button {
-	d, _ := flows.EncodeCallback(flows.GlobalNonce, actChatOpen, strconv.FormatInt(id, 10)) // a short id always fits
+func openButton(lang locales.Lang, o *state.Order, label string) [][]flows.Button {
+	d, _ := flows.EncodeCallback(flows.GlobalNonce, fulfil.ChatOpenAction, o.Ref()) // a ref always fits
 	return [][]flows.Button{{{Text: locales.T(lang, label), Data: d}}}
 }
 
@@ -189,7 +191,7 @@ func (c *Relay) HasChat(ctx context.Context, o *state.Order) bool {
 	if o.Line != "services" || o.UpstreamNumber == 0 || c.up == nil {
 		return false
 	}
-	info, err := c.chats.Info(ctx, o.ID)
+	info, err := c.chats.Info(ctx, o.ID, state.ChargeTag(o.ChargeID))
 	if err != nil {
 		return false
 	}
@@ -200,7 +202,7 @@ func (c *Relay) HasChat(ctx context.Context, o *state.Order) bool {
 // order's chat_required, or when the upstream leaves it out, the service's
 // chat flag in the catalog. up may be nil (it is fetched).
 func (c *Relay) resolve(ctx context.Context, o *state.Order, up *reseller.Order) (bool, error) {
-	info, err := c.chats.Info(ctx, o.ID)
+	info, err := c.chats.Info(ctx, o.ID, state.ChargeTag(o.ChargeID))
 	if err != nil {
 		return false, err
 	}
@@ -219,7 +221,7 @@ func (c *Relay) resolve(ctx context.Context, o *state.Order, up *reseller.Order)
 	case !up.Type.Is(reseller.OrderTypeManualService):
 		enabled = false
 	default:
-		q, err := lines.QuoteOf(o)
+		q, err := upstreamorder.QuoteOf(o)
 		if err != nil {
 			return false, err
 		}
@@ -229,7 +231,7 @@ func (c *Relay) resolve(ctx context.Context, o *state.Order, up *reseller.Order)
 		}
 		enabled = offers.Chat
 	}
-	return enabled, c.chats.SetEnabled(ctx, o.ID, enabled, c.now())
+	return enabled, c.chats.SetEnabled(ctx, o.ID, state.ChargeTag(o.ChargeID), enabled, c.now())
 }
 
 // wake records activity (unless quiet) and makes the chat's poll due now.
@@ -244,14 +246,20 @@ func (c *Relay) wake(ctx context.Context, id int64, activity bool) {
 	}
 }
 
-// buyerOrder returns the user's order id with the chat checks: a clear
-// notice when there is no chat to open.
-func (c *Relay) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64) (*state.Order, *flows.Reply, error) {
+// buyerOrder returns the user's order that ref names (state.Order.Ref) with
+// the chat checks: a clear notice when there is no chat to open.
+func (c *Relay) buyerOrder(ctx context.Context, env *flows.Env, userID int64, ref string) (*state.Order, *flows.Reply, error) {
+	id, tag, ok := state.ParseRef(ref)
 	notice := func(key string) *flows.Reply {
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, "id", itoa(id))}}, NoScreen: true}
 	}
+	if !ok {
+		return nil, &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+	}
 	o, err := c.orders.Get(ctx, id)
-	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && o.UserID != userID) {
+	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && (o.UserID != userID || !o.Is(tag))) {
+		// Someone else's order looks like none; so does another purchase
+		// under a number Redis handed out again.
 		return nil, notice("oc.not_found"), nil // someone else's order looks like none
 	}
 	if err != nil {
@@ -278,11 +286,12 @@ func (c *Relay) buyerOrder(ctx context.Context, env *flows.Env, userID, id int64
 }
 
 // open enters the chat of the buyer's order.
-func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event, id int64) (*flows.Reply, error) {
-	o, r, err := c.buyerOrder(ctx, env, ev.User.ID, id)
+func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event, ref string) (*flows.Reply, error) {
+	o, r, err := c.buyerOrder(ctx, env, ev.User.ID, ref)
 	if o == nil {
 		return r, err
 	}
+	id := o.ID
 	ch, err := c.up.Chat(ctx, o.UpstreamNumber)
 	if err != nil {
 		c.log.Warn("order chat: read upstream chat", "order", id, "upstream", o.UpstreamNumber, "err", err)
@@ -290,7 +299,7 @@ func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev f
 	}
 	c.wake(ctx, id, true)
 	s.Enter(chatFlow, "write", ev.Now.Add(c.engine.FlowTTL))
-	s.Set("order", strconv.FormatInt(id, 10))
+	s.Set(chatKeyOrder, o.Ref())
 	sc := c.screen(env, o, ch)
 	// Pressed on a notice (the processing message, an operator's message),
 	// the chat shows below it rather than in an older menu far above.
@@ -301,7 +310,7 @@ func (c *Relay) open(ctx context.Context, env *flows.Env, s *flows.Session, ev f
 // screen is the chat's live message: what the buyer can do, and why not
 // when the chat takes no messages.
 func (c *Relay) screen(env *flows.Env, o *state.Order, ch *reseller.Chat) *flows.Screen {
-	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(lines.ItemName(env.Lang, o)))
+	text := env.T("oc.open", "id", itoa(o.ID), "item", locales.Escape(upstreamorder.ItemName(env.Lang, o)))
 	if ch != nil {
 		if why := chatBlockedKey(ch); why != "" {
 			text += "\n\n" + env.T(why)
@@ -333,7 +342,7 @@ func (f chatFlowImpl) Start(ctx context.Context, env *flows.Env, s *flows.Sessio
 }
 
 func (f chatFlowImpl) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	id, _ := strconv.ParseInt(s.Get("order"), 10, 64)
+	id, _, _ := state.ParseRef(s.Get(chatKeyOrder))
 	o, err := f.c.orders.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -349,7 +358,7 @@ func (f chatFlowImpl) Cancel(_ context.Context, env *flows.Env, s *flows.Session
 }
 
 func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev flows.Event) (*flows.Reply, error) {
-	id, _ := strconv.ParseInt(s.Get("order"), 10, 64)
+	ref := s.Get(chatKeyOrder)
 	switch {
 	case ev.Kind == flows.EvButton:
 		sc, err := f.Show(ctx, env, s)
@@ -357,7 +366,7 @@ func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 	case ev.Kind == flows.EvText && strings.TrimSpace(ev.Text) == "":
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.unsupported")}}, NoScreen: true}, nil
 	}
-	o, r, err := f.c.buyerOrder(ctx, env, ev.User.ID, id)
+	o, r, err := f.c.buyerOrder(ctx, env, ev.User.ID, ref)
 	if o == nil {
 		s.Clear()
 		if r != nil {
@@ -369,7 +378,7 @@ func (f chatFlowImpl) Handle(ctx context.Context, env *flows.Env, s *flows.Sessi
 	if ev.Kind == flows.EvPhoto {
 		img, err := f.c.tg.DownloadFile(ctx, ev.PhotoID, reseller.MaxChatImageSize)
 		if err != nil {
-			f.c.log.Warn("order chat: fetch the buyer's photo", "order", id, "err", err)
+			f.c.log.Warn("order chat: fetch the buyer's photo", "order", o.ID, "err", err)
 			return &flows.Reply{Notices: []flows.Notice{{Text: env.T("oc.not_sent_photo")}}, NoScreen: true}, nil
 		}
 		msg.Image, msg.ImageName = bytes.NewReader(img), "photo.jpg"
@@ -452,7 +461,7 @@ func (c *Relay) Run(ctx context.Context) {
 	w := &jobs.Worker{
 		What: "order chat", Sched: c.sched, Now: c.now, Log: c.log,
 		Tick: c.cfg.Tick, Lease: c.cfg.Lease, Timeout: c.cfg.Lease, Parallel: c.cfg.Parallel,
-		Step: c.runJob,
+		Kinds: []string{sched.Kind(ChatJob(0))}, Step: c.runJob,
 	}
 	w.Run(ctx)
 }
@@ -462,8 +471,8 @@ func (c *Relay) runJob(ctx context.Context, j sched.Job) (time.Time, bool) {
 	idText, ok := strings.CutPrefix(j.Name, "chat:")
 	id, err := strconv.ParseInt(idText, 10, 64)
 	if !ok || err != nil {
-		c.log.Error("order chat: unknown job", "job", j.Name)
-		return time.Time{}, false
+		c.log.Warn("order chat: job of a format this version does not know; left for a newer version", "job", j.Name)
+		return jobs.LeaveForNewer(ctx)
 	}
 	next, err := c.poll(ctx, id)
 	if err != nil {
@@ -489,7 +498,7 @@ func (c *Relay) poll(ctx context.Context, id int64) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	info, err := c.chats.Info(ctx, id)
+	info, err := c.chats.Info(ctx, id, state.ChargeTag(o.ChargeID))
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -628,7 +637,7 @@ func (c *Relay) deliverMessage(ctx context.Context, o *state.Order, m *reseller.
 	if text != "" {
 		body += "\n" + locales.Escape(locales.Clip(text, maxChatText))
 	}
-	rows := openButton(lang, o.ID, "oc.btn_reply")
+	rows := openButton(lang, o, "oc.btn_reply")
 	ref := strings.TrimSpace(m.Image())
 	if ref == "" {
 		if text == "" {
@@ -670,12 +679,16 @@ func (c *Relay) sendImage(ctx context.Context, chatID int64, img *reseller.ChatI
 }
 
 // transcript shows an admin the upstream chat of an order.
-func (c *Relay) transcript(ctx context.Context, env *flows.Env, id int64) (*flows.Reply, error) {
+func (c *Relay) transcript(ctx context.Context, env *flows.Env, ref string) (*flows.Reply, error) {
+	id, tag, ok := state.ParseRef(ref)
+	if !ok {
+		return &flows.Reply{Answer: env.T("err.outdated"), NoScreen: true}, nil
+	}
 	notice := func(key string, kv ...any) *flows.Reply {
 		return &flows.Reply{Notices: []flows.Notice{{Text: env.T(key, append([]any{"id", itoa(id)}, kv...)...)}}, NoScreen: true}
 	}
 	o, err := c.orders.Get(ctx, id)
-	if errors.Is(err, state.ErrOrderNotFound) {
+	if errors.Is(err, state.ErrOrderNotFound) || (err == nil && !o.Is(tag)) {
 		return notice("oc.admin_not_found"), nil
 	}
 	if err != nil {
@@ -692,7 +705,7 @@ func (c *Relay) transcript(ctx context.Context, env *flows.Env, id int64) (*flow
 		c.log.Warn("order chat: read upstream chat for an admin", "order", id, "err", err)
 		return notice("oc.admin_unavailable", "number", itoa(o.UpstreamNumber)), nil
 	}
-	info, err := c.chats.Info(ctx, id)
+	info, err := c.chats.Info(ctx, id, tag)
 	if err != nil {
 		return nil, err
 	}

@@ -17,12 +17,15 @@ import (
 	"shopbot/state/redisstore/work"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/orderchat"
 	"shopbot/bot/storefront"
 	"shopbot/flows/golden"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	simchat "shopbot/reseller/resellersim/chat"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -50,13 +53,13 @@ func (s *shop) chatWorker() *storefront.Shop {
 }
 
 func chatService() state.Quote {
-	return state.Quote{Line: "services", Category: resellersim.DemoManualService, Item: resellersim.DemoManualOffer,
+	return state.Quote{Line: "services", Category: simcatalog.DemoManualService, Item: simcatalog.DemoManualOffer,
 		ItemName: "PSN Turkey 500 TRY", Fields: map[string]string{"login": "buyer@example.com", "password": "hunter2"}, Quantity: 1}
 }
 
 // placedChatOrder buys a chat-required service through the worker and
 // waits for the "being processed" notice with its chat button.
-func (s *shop) placedChatOrder() (*state.Order, botapitest.Message) {
+func (s *shop) placedChatOrder() (*state.Order, types.Message) {
 	s.T.Helper()
 	o := s.Paid(chatService(), state.PayStars)
 	o = s.WaitStatus(o.ID, state.OrderPlaced)
@@ -79,7 +82,7 @@ func (s *shop) finish(o *state.Order) {
 }
 
 // openChat presses the button on m and waits for the chat screen.
-func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
+func (s *shop) openChat(m types.Message, label string) types.Message {
 	s.T.Helper()
 	before := len(s.Fake.MessagesIn(chat))
 	q, err := s.Fake.PressButton(chat, m.MessageID, label)
@@ -88,7 +91,7 @@ func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
 	}
 	s.WaitAnswer(q)
 	// A new message below, or the pressed one when it was the live menu.
-	var screen botapitest.Message
+	var screen types.Message
 	if s.Until(func() bool {
 		for i, msg := range s.Fake.MessagesIn(chat) {
 			if (i >= before || msg.MessageID == m.MessageID) && strings.Contains(msg.RawText, "Chat about order") {
@@ -101,13 +104,13 @@ func (s *shop) openChat(m botapitest.Message, label string) botapitest.Message {
 		return screen
 	}
 	s.T.Fatalf("pressing %q showed no chat screen", label)
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 // waitLast waits until the chat's newest bot message contains part.
-func (s *shop) waitLast(chatID int64, part string) botapitest.Message {
+func (s *shop) waitLast(chatID int64, part string) types.Message {
 	s.T.Helper()
-	var m botapitest.Message
+	var m types.Message
 	if s.Until(func() bool {
 		var ok bool
 		m, ok = s.Fake.LastMessage(chatID)
@@ -116,7 +119,7 @@ func (s *shop) waitLast(chatID int64, part string) botapitest.Message {
 		return m
 	}
 	s.T.Fatalf("the last message in chat %d is %q, want it to contain %q", chatID, m.RawText, part)
-	return botapitest.Message{}
+	return types.Message{}
 }
 
 // upstreamTexts are the chat's messages by author, as the simulator has them.
@@ -130,9 +133,9 @@ func (s *shop) upstreamTexts(n int64, author string) []string {
 	return out
 }
 
-func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessage {
+func (s *shop) waitUpstream(n int64, author, text string) simchat.Message {
 	s.T.Helper()
-	var found resellersim.ChatMessage
+	var found simchat.Message
 	if s.Until(func() bool {
 		for _, m := range s.Sim.ChatMessages(int(n)) {
 			if m.Author == author && m.Text == text {
@@ -145,7 +148,7 @@ func (s *shop) waitUpstream(n int64, author, text string) resellersim.ChatMessag
 		return found
 	}
 	s.T.Fatalf("the upstream chat of %d never got %q from %s (has %q)", n, text, author, s.upstreamTexts(n, author))
-	return resellersim.ChatMessage{}
+	return simchat.Message{}
 }
 
 // waitCount waits until exactly n bot messages in the chat contain part.
@@ -188,13 +191,13 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	golden.Check(t, "orderchat/open", renderMessage(screen))
 
 	s.Fake.SendText(chat, "My 2FA code is <1234> & ready")
-	s.waitUpstream(n, resellersim.AuthorClient, "My 2FA code is <1234> & ready")
+	s.waitUpstream(n, simchat.AuthorClient, "My 2FA code is <1234> & ready")
 	s.WaitMessage(chat, en("oc.sent"))
 	s.WaitMessage(chat, "Got it: My 2FA code is &lt;1234&gt; &amp; ready")
 
 	photo := botapitest.TestJPEG(120, 80, color.RGBA{R: 10, G: 200, B: 90, A: 255})
 	s.Fake.SendPhotoData(chat, "the receipt", photo)
-	sent := s.waitUpstream(n, resellersim.AuthorClient, "the receipt")
+	sent := s.waitUpstream(n, simchat.AuthorClient, "the receipt")
 	if got, ok := s.Sim.ChatImage(sent.Image); !ok || !bytes.Equal(got, photo) {
 		t.Fatalf("the upstream got %d image bytes, want the buyer's %d", len(got), len(photo))
 	}
@@ -231,7 +234,7 @@ func TestOrderChatRelaysBothWaysAcrossARestart(t *testing.T) {
 	if c := s.CountMessages(chat, "hunter2") + s.CountMessages(chat, "My 2FA code is &lt;1234&gt; &amp; ready\n"); c != 0 {
 		t.Errorf("the buyer's own words came back %d times", c)
 	}
-	if got := s.upstreamTexts(n, resellersim.AuthorClient); len(got) != 2 {
+	if got := s.upstreamTexts(n, simchat.AuthorClient); len(got) != 2 {
 		t.Errorf("upstream has the buyer's messages %q, want exactly two", got)
 	}
 	noViolations(t, s.Fake)
@@ -247,9 +250,9 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	screen := s.openChat(processing, en("oc.btn_open"))
 
 	s.Fake.SendCommand(chat, "help", "")
-	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars"), "more", ""))
+	s.waitLast(chat, en("help.text", "payment", en("help.pay_stars"), "more", "\n/settings — "+en("cmd.settings")))
 	s.Fake.SendText(chat, "still in the chat")
-	s.waitUpstream(o.UpstreamNumber, resellersim.AuthorClient, "still in the chat")
+	s.waitUpstream(o.UpstreamNumber, simchat.AuthorClient, "still in the chat")
 
 	q, err := s.Fake.PressButton(chat, screen.MessageID, en("oc.btn_close"))
 	if err != nil {
@@ -269,7 +272,7 @@ func TestOrderChatCloseAndCommands(t *testing.T) {
 	s.waitCount(chat, en("cancel.done"), 0)
 	s.Fake.SendText(chat, "after cancel")
 	s.waitCount(chat, en("menu.text_hint"), 2)
-	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 1 {
+	if got := s.upstreamTexts(o.UpstreamNumber, simchat.AuthorClient); len(got) != 1 {
 		t.Fatalf("upstream got %q: text outside the chat was sent", got)
 	}
 	s.finish(o)
@@ -307,7 +310,7 @@ func TestOrderChatOnlyForOwnOrdersWithAChat(t *testing.T) {
 	}
 
 	// A service without chat, and a gift card, have none.
-	noChat := state.Quote{Line: "services", Category: resellersim.DemoManualServiceNoChat, Item: resellersim.DemoManualOfferNoChat,
+	noChat := state.Quote{Line: "services", Category: simcatalog.DemoManualServiceNoChat, Item: simcatalog.DemoManualOfferNoChat,
 		Fields: map[string]string{"trade_url": "https://steamcommunity.com/tradeoffer/new/?partner=1&token=x"}, Quantity: 1}
 	o2 := s.WaitStatus(s.Paid(noChat, state.PayStars).ID, state.OrderPlaced)
 	o3 := s.WaitStatus(s.Paid(giftCards(1), state.PayWallet).ID, state.OrderDelivered)
@@ -362,7 +365,7 @@ func TestOrderChatFrozenAndReadOnlyAreExplained(t *testing.T) {
 	if !strings.Contains(screen.RawText, en("oc.frozen")) {
 		t.Fatalf("the chat screen does not say it is frozen: %q", screen.RawText)
 	}
-	if got := s.upstreamTexts(o.UpstreamNumber, resellersim.AuthorClient); len(got) != 0 {
+	if got := s.upstreamTexts(o.UpstreamNumber, simchat.AuthorClient); len(got) != 0 {
 		t.Fatalf("upstream got %q from a blocked chat", got)
 	}
 
@@ -510,7 +513,7 @@ func TestOrderChatOfAnOrderPlacedBeforeTheRelay(t *testing.T) {
 	view := s.waitLast(chat, "Order #")
 	s.openChat(view, en("oc.btn_open"))
 	s.WaitMessage(chat, greeting)
-	info, err := work.NewOrderChats(s.Rdb.Client, s.Rdb.Prefix).Info(ctx, o.ID)
+	info, err := work.NewOrderChats(s.Rdb.Client, s.Rdb.Prefix).Info(ctx, o.ID, state.ChargeTag(o.ChargeID))
 	if err != nil || !info.Known || !info.Enabled {
 		t.Fatalf("chat record after opening: %+v %v", info, err)
 	}

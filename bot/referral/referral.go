@@ -28,6 +28,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/locales"
 	"shopbot/state"
@@ -42,12 +43,6 @@ type Options struct {
 	StarsUSDRate decimal.Decimal
 }
 
-// Telegram is what the program needs of the Bot API. Errors wrap
-// flows.ErrBlocked when the user blocked the bot.
-type Telegram interface {
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
-}
-
 // Sessions reads a chat's stored conversation (intake.Queue), for a
 // referrer's language.
 type Sessions interface {
@@ -56,7 +51,7 @@ type Sessions interface {
 
 // Deps are the stores and services the program uses.
 type Deps struct {
-	Telegram Telegram
+	Telegram notify.Sender // a referrer told of a reward
 	Store    *records.Referrals
 	Wallets  *records.Wallets
 	Orders   *records.Orders // a referrer's language from their latest order
@@ -107,13 +102,24 @@ func Link(bot, code string) string {
 	return "https://t.me/" + bot + "?start=" + StartPrefix + code
 }
 
+// Invite is user's invite as a /start payload (r<code>), their code made
+// on first use; the inline mode's cards carry it.
+func (p *Program) Invite(ctx context.Context, user int64) (string, error) {
+	code, err := p.d.Store.Code(ctx, user)
+	if err != nil {
+		return "", err
+	}
+	return StartPrefix + code, nil
+}
+
 // Started runs for every /start, before the buyer is recorded as started:
-// a payload r<code> attributes the buyer to the code's owner when they
+// a payload r<code> (or r<code>_<deep link>, flows.StartPayload) attributes the buyer to the code's owner when they
 // are new (known reports they are not; records.Referrals.Attribute: never
 // to themselves, never again, never after an earlier /start). A payload
 // of another kind is not an invite and is left alone.
 func (p *Program) Started(ctx context.Context, user int64, payload string, at time.Time) error {
-	code, ok := strings.CutPrefix(payload, StartPrefix)
+	invite, _ := flows.ParseStart(payload) // an invite may come with a product's deep link
+	code, ok := strings.CutPrefix(invite, StartPrefix)
 	if !ok || !state.ValidReferralCode(strings.ToLower(code)) {
 		return nil
 	}
@@ -136,9 +142,19 @@ func (p *Program) Started(ctx context.Context, user int64, payload string, at ti
 	return nil
 }
 
-// command is /referrals: the buyer's link, how many buyers they brought
-// and what they earned.
-func (p *Program) command(ctx context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
+// Page is what a buyer's referral page shows (/referrals, the Mini App's
+// page): their invite link, the link that shares it (t.me/share/url), the
+// percent, how many buyers they brought and what they earned.
+type Page struct {
+	Link, ShareURL string
+	Percent        decimal.Decimal
+	Buyers         int64
+	Earned         decimal.Decimal
+}
+
+// PageOf is env's buyer's referral page; it also remembers the language
+// they read it in, for their reward notices.
+func (p *Program) PageOf(ctx context.Context, env *flows.Env) (*Page, error) {
 	name := p.d.BotName()
 	if name == "" {
 		return nil, errors.New("the bot's username is not known yet (getMe)")
@@ -155,13 +171,33 @@ func (p *Program) command(ctx context.Context, env *flows.Env, _ *flows.Session,
 		return nil, err
 	}
 	link := Link(name, code)
+	return &Page{
+		Link: link, ShareURL: ShareURL(link, env.T("ref.share_text")),
+		Percent: p.opts.Percent, Buyers: sum.Buyers, Earned: sum.Earned,
+	}, nil
+}
+
+// ShareURL is Telegram's link that shares link with text to a chat the
+// user picks.
+func ShareURL(link, text string) string {
+	return "https://t.me/share/url?url=" + url.QueryEscape(link) + "&text=" + url.QueryEscape(text)
+}
+
+// command is /referrals: the buyer's link, how many buyers they brought
+// and what they earned.
+func (p *Program) command(ctx context.Context, env *flows.Env, _ *flows.Session, _ flows.Event) (*flows.Reply, error) {
+	pg, err := p.PageOf(ctx, env)
+	if err != nil {
+		return nil, err
+	}
 	text := env.T("ref.title") + "\n\n" +
-		env.T("ref.how", "pct", p.opts.Percent) + "\n\n" +
-		env.T("ref.link", "link", link) + "\n\n" +
-		env.N("ref.buyers", sum.Buyers) + "\n" +
-		env.T("ref.earned", "earned", locales.Money(env.Lang, sum.Earned))
-	share := "https://t.me/share/url?url=" + url.QueryEscape(link) + "&text=" + url.QueryEscape(env.T("ref.share_text"))
-	rows := [][]flows.Button{{{Text: env.T("btn.ref_share"), URL: share}}}
+		env.T("ref.how", "pct", pg.Percent) + "\n\n" +
+		env.T("ref.link", "link", pg.Link) + "\n\n" +
+		env.N("ref.buyers", pg.Buyers) + "\n" +
+		env.T("ref.earned", "earned", locales.Money(env.Lang, pg.Earned))
+	// The link as a URL to share, and the chat picker with the bot's inline
+	// mode, whose cards carry the buyer's invite (bot/inline.go).
+	rows := [][]flows.Button{{{Text: env.T("btn.ref_share"), URL: pg.ShareURL}}, {{Text: env.T("btn.ref_share_chat"), Share: true}}}
 	return &flows.Reply{Notices: []flows.Notice{{Text: text, Rows: rows}}, NoScreen: true}, nil
 }
 

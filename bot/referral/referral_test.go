@@ -18,7 +18,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
@@ -29,6 +29,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state"
 )
 
@@ -116,7 +117,7 @@ var linkRE = regexp.MustCompile(`https://t\.me/shopbot_test_bot\?start=r([a-z0-9
 
 // link asks /referrals as user and returns their invite code and the
 // message.
-func (s *shop) link(user int64) (string, botapitest.Message) {
+func (s *shop) link(user int64) (string, types.Message) {
 	s.T.Helper()
 	m := s.Command(s.b, user, "referrals", "")
 	got := linkRE.FindStringSubmatch(m.Text)
@@ -147,19 +148,19 @@ func (s *shop) referrer(user int64) int64 {
 func (s *shop) buy(user int64, shopUSD string) *state.Order {
 	s.T.Helper()
 	ctx := context.Background()
-	offers, err := s.client.GiftCardOffers(ctx, resellersim.DemoGiftCategory)
+	offers, err := s.client.GiftCardOffers(ctx, simcatalog.DemoGiftCategory)
 	if err != nil {
 		s.T.Fatal(err)
 	}
 	var price decimal.Decimal
 	for _, o := range offers.Offers {
-		if o.CardID == resellersim.DemoGiftCard {
+		if o.CardID == simcatalog.DemoGiftCard {
 			price = o.PriceUSD.Decimal
 		}
 	}
 	q := &state.Quote{
-		ID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Line: "giftcards", Item: resellersim.DemoGiftCard,
-		Category: resellersim.DemoGiftCategory, ItemName: "Apple Gift Card 10 USD", Quantity: 1, UpstreamUSD: price,
+		ID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Line: "giftcards", Item: simcatalog.DemoGiftCard,
+		Category: simcatalog.DemoGiftCategory, ItemName: "Apple Gift Card 10 USD", Quantity: 1, UpstreamUSD: price,
 		ChatID: user, UserID: user, Created: time.Now(), Expires: time.Now().Add(15 * time.Minute),
 	}
 	pricing := flowshop.Pricing{Markup: flowshop.Markup{Percent: decimal.NewFromInt(10)}}
@@ -327,7 +328,7 @@ func TestReferralAnotherLinkDoesNotReattribute(t *testing.T) {
 
 func TestReferralDeliveredOrderCreditsTheReferrerOnce(t *testing.T) {
 	s := newShop(t, "10")
-	s.Fake.SetUser(owner, botapitest.User{FirstName: "Owner", LanguageCode: "ru"})
+	s.Fake.SetUser(owner, types.User{FirstName: "Owner", LanguageCode: "ru"})
 	s.startWith(owner, "")
 	code, _ := s.link(owner) // asked in Russian: told in Russian
 	s.startWith(friend, "r"+code)
@@ -470,7 +471,7 @@ func TestReferralRefundedOrderEarnsNothing(t *testing.T) {
 	s.startWith(owner, "")
 	code, _ := s.link(owner)
 	s.startWith(friend, "r"+code)
-	s.sim.SetBehavior(resellersim.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
+	s.sim.SetBehavior(simcatalog.DemoGiftCard, resellersim.Behavior{Mode: resellersim.Fail})
 	o := s.finished(s.buy(friend, "").ID, state.OrderRefunded)
 	s.rerun(o.ID)
 	if bal := s.balance(owner); !bal.IsZero() {
@@ -494,6 +495,11 @@ func TestReferralFiguresInReferralsAndStats(t *testing.T) {
 		t.Fatal("no reward to count")
 	}
 	s.rewarded(owner, want)
+	// Each reward's notice follows its credit: both are in the chat before
+	// /referrals, whose answer must be the chat's last message.
+	if !s.Until(func() bool { return len(s.rewardNotices(owner, locales.En)) == 2 }) {
+		t.Fatalf("owner told %d times of 2 rewards", len(s.rewardNotices(owner, locales.En)))
+	}
 
 	_, m := s.link(owner)
 	for _, part := range []string{

@@ -5,17 +5,22 @@
 // Each feature is built here, and only here: from its own options, over
 // the shop's stores (built once) and the small interfaces it declares,
 // which the Bot (the Telegram adapter) and the other features implement.
-// No feature holds the Bot, and the Bot builds none of them: it gets what
-// it dispatches to as bot.Features. The order of building follows the
-// arrows, so nothing is wired late but checkout's view of the fulfilment
-// worker's orphans (the worker's OnLoss runs the checkout's sweep, and the
-// checkout asks the worker about unclaimed upstream orders):
+// No feature holds the Bot, and the Bot builds none of them: Shop.Run
+// hands it what it dispatches to as bot.Features. The order of building
+// follows the arrows, so every constructor gets what it needs and nothing
+// is wired in later:
 //
-//	adapter -> alerts -> checkout -> chat relay -> referral -> fulfilment -> admin, books, support
+//	adapter -> alerts -> chat relay -> referral, reviews -> fulfilment -> checkout -> admin, books, support
+//
+// The one loop, fulfilment noticing that Redis lost writes and the
+// checkout's sweep rebuilding the lost orders, is closed at call time:
+// the worker's OnLoss is the shop's lost, which reads the checkout built
+// after the worker when it runs.
 package storefront
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,12 +32,19 @@ import (
 	"shopbot/bot/admin"
 	"shopbot/bot/books"
 	"shopbot/bot/checkout"
+	"shopbot/bot/console"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/images"
 	"shopbot/bot/orderchat"
 	"shopbot/bot/referral"
+	"shopbot/bot/remind"
+	"shopbot/bot/restock"
+	"shopbot/bot/reviews"
+	"shopbot/bot/settings"
 	"shopbot/bot/support"
+	"shopbot/bot/webapp"
 	"shopbot/flows"
+	"shopbot/flows/shop"
 	"shopbot/reseller"
 	"shopbot/state"
 	"shopbot/state/redisstore"
@@ -60,20 +72,24 @@ type Options struct {
 	Books    books.Options    // the Star rate of the figures, the daily reconciliation
 	// Images shows the catalog's images on the screens that have one
 	// (package images); nil: every screen is text (SHOW_IMAGES=false).
-	Images *ImageOptions
+	Images *images.Options
 	// Referral configures the referral program (REFERRAL_PERCENT); it
 	// runs only with a percent above 0 and the wallet on.
 	Referral referral.Options
+	// Watch polls the upstream account for the admins' alerts (a rejected
+	// key, a blocked account, a low balance); nil: no watch.
+	Watch *admin.Watch
+	// Restock checks the sold-out items buyers wait for in the product
+	// lines' catalog (Restock.Catalog; nil: off).
+	Restock restock.Options
+	// Console configures the admin console, served with the Mini App
+	// under its path + "admin/" (ServeWebApp).
+	Console console.Options
+	// Remind reminds buyers of a quote they did not pay (QUOTE_REMINDER;
+	// After 0: off). The product lines' quote store tells it of each
+	// quote (bot/catalog.Quotes.Saved: Shop.Reminders.Quoted).
+	Remind remind.Options
 }
-
-// ImageOptions turns product images on (Options.Images).
-type ImageOptions = images.Options
-
-// Defaults of ImageOptions.
-const (
-	DefaultImageTimeout   = images.DefaultTimeout
-	DefaultImageBrokenFor = images.DefaultBrokenFor
-)
 
 // Shop is one shop process: the Telegram adapter (whose Run serves the
 // whole shop) and its features. Several may share one Redis.
@@ -81,7 +97,7 @@ type Shop struct {
 	*bot.Bot
 
 	// Alerts tell admins about trouble once per occurrence; they also
-	// watch the upstream account (Alerts.WatchUpstream).
+	// watch the upstream account (Options.Watch).
 	Alerts *admin.Alerts
 	// Checkout takes the payments (nil: payments are off); the product
 	// lines hand it confirmed quotes (flows.Reply.Pay).
@@ -90,18 +106,35 @@ type Shop struct {
 	// uses, fulfilment gives them back, admins manage the codes; the
 	// product lines read it through bot/catalog.Promos).
 	Promos *records.Promos
+	// Reviews is the store of the buyers' reviews (the reviews feature
+	// writes them, the product lines read them through
+	// bot/catalog.Reviews).
+	Reviews *records.Reviews
+	// Reminders remind buyers of the quotes they did not pay; the product
+	// lines' quote store hands it each quote (Quoted).
+	Reminders *remind.Reminders
+	// Audit is the log of the admin actions that changed something, from
+	// the chat and the console.
+	Audit *records.AuditLog
 
 	ful     *fulfil.Fulfiller
+	reviews *reviews.Reviews
+	restock *restock.Restock
 	chat    *orderchat.Relay
 	support *support.Support
 	admin   *admin.Admin
 	books   *books.Books
+	console *console.Console       // the admin console (mounted by ServeWebApp)
 	orders  *records.Orders        // the shop's one order store
 	wallets *records.Wallets       // the shop's one wallet store
 	durable *redisstore.Durability // shared by every money write and the intake
 	// referral is the referral program; nil when it is off
 	// (REFERRAL_PERCENT 0, or no wallet to credit rewards to).
 	referral *referral.Program
+
+	opts   Options           // as the shop runs with them (the adapter's defaults filled in)
+	rdb    redisstore.Client // the shop's Redis, for features built after New (ServeWebApp)
+	handed bot.Features      // what Run hands the adapter (features)
 }
 
 // New builds the shop over rdb with the flow engine: the adapter, the
@@ -111,7 +144,7 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Shop, erro
 	ao := opts.Options.WithDefaults() // the adapter's options, as it runs with them
 	durable := redisstore.NewDurability(rdb, ao.Prefix, redisstore.WithModeReport(func(p redisstore.Persistence) {
 		ao.Logger.Info("redis durability", "mode", p.Summary(), "guarantee", p.Guarantee())
-	}))
+	}), redisstore.WithSyncObserver(ao.Metrics.ObserveSync))
 	ao.Durable = durable // an acknowledged update survives a failover
 	ao.ScreenImages = images.New(opts.Images, opts.Reseller, work.NewImages(rdb, ao.Prefix), ao.Logger)
 	b, err := bot.New(ao, rdb, engine)
@@ -128,10 +161,102 @@ func New(opts Options, rdb redisstore.Client, engine *flows.Engine) (*Shop, erro
 		return nil, err
 	}
 	ao.Logger.Info("journal", "dir", opts.Journal.Dir(), "shop", opts.Journal.Shop().String())
-	s := &Shop{Bot: b, durable: durable}
+	s := &Shop{Bot: b, durable: durable, opts: opts, rdb: rdb}
 	s.wire(opts, rdb, engine)
 	return s, nil
 }
+
+// ServeWebApp serves the Mini App (package webapp) on the shop's HTTP
+// listener at opts.Path, and the admin console (package console) at
+// opts.Path + "admin/", over sh: the product lines' shop that
+// lines.Register gave the engine, so the app's catalog, prices, checks,
+// quotes and limits are the chat's. Its invoice links come from checkout
+// (none while payments are off), its orders from the shop's store. Call it
+// before Run; it returns the app.
+func (s *Shop) ServeWebApp(opts webapp.Options, sh *shop.Shop) (*webapp.App, error) {
+	opts = opts.WithDefaults()
+	d := webapp.Deps{
+		Token: s.opts.Token, Shop: sh, Engine: s.Engine, Orders: s.orders,
+		Limiter: redisstore.NewLimiter(s.rdb, s.opts.Prefix, opts.Limit, opts.Window),
+		BotName: s.Username, Log: s.opts.Logger, Now: s.opts.Now,
+	}
+	if im := s.opts.ScreenImages; im != nil { // the chat's images, served through the shop
+		d.Images = appImages{im}
+	}
+	d.Support = appSupport{s.support}
+	if s.referral != nil { // referrals on
+		d.Referrals = appReferrals{s.referral, s.Bot}
+	}
+	if s.Checkout != nil { // a nil *Checkout would be a non-nil Payments
+		d.Payments = s.Checkout
+		if s.Checkout.WalletEnabled() {
+			d.Wallet = s.Checkout
+		}
+	}
+	app := webapp.New(opts, d)
+	if err := s.Mount(app.Path(), app.Handler()); err != nil {
+		return nil, fmt.Errorf("mini app: %w", err)
+	}
+	if err := s.Mount(app.Path()+"admin/", s.console.Handler(app.Path()+"admin/")); err != nil {
+		return nil, fmt.Errorf("admin console: %w", err)
+	}
+	return app, nil
+}
+
+// appImages gives the Mini App the chat's product images (bot/images) in
+// its own terms.
+type appImages struct{ im *images.Images }
+
+func (a appImages) Names(ctx context.Context, urls []string) []string { return a.im.Names(ctx, urls) }
+
+func (a appImages) Image(ctx context.Context, key string) ([]byte, string, string, error) {
+	img, err := a.im.Image(ctx, key)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return img.Data, img.Type, img.ETag, nil
+}
+
+// appSupport gives the Mini App the shop's support and terms in its own
+// terms.
+type appSupport struct{ *support.Support }
+
+func (a appSupport) BuyerThread(ctx context.Context, buyer int64, limit int) (bool, []webapp.SupportMsg, error) {
+	open, msgs, err := a.Support.BuyerThread(ctx, buyer, limit)
+	out := make([]webapp.SupportMsg, len(msgs))
+	for i, m := range msgs {
+		out[i] = webapp.SupportMsg{At: m.At, Staff: m.From != 0, Text: m.Text, Photo: m.Photo}
+	}
+	return open, out, err
+}
+
+// appReferrals gives the Mini App the referral program's page and the
+// bot's prepared invite (shareMessage) in its own terms.
+type appReferrals struct {
+	p *referral.Program
+	b *bot.Bot
+}
+
+func (a appReferrals) PageOf(ctx context.Context, env *flows.Env) (*webapp.ReferralPage, error) {
+	pg, err := a.p.PageOf(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	return &webapp.ReferralPage{Link: pg.Link, ShareURL: pg.ShareURL, Percent: pg.Percent, Buyers: pg.Buyers, Earned: pg.Earned}, nil
+}
+
+func (a appReferrals) PrepareInvite(ctx context.Context, user flows.User) (string, error) {
+	p, err := a.b.PrepareInvite(ctx, user)
+	return p.ID, err
+}
+
+// Console is the admin console (served by ServeWebApp under the Mini
+// App's path + "admin/").
+func (s *Shop) Console() *console.Console { return s.console }
+
+// Run serves the shop until ctx is cancelled (bot.Bot.Run with the
+// shop's features).
+func (s *Shop) Run(ctx context.Context) error { return s.Bot.Run(ctx, s.handed) }
 
 // bindJournal names the shop the journal's entries belong to: the bot, the
 // upstream account and the store, whose epoch it records when the store is
@@ -168,40 +293,24 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	}
 	s.wallets = records.NewWallets(rdb, prefix)
 	s.Promos = records.NewPromos(rdb, prefix)
+	s.Reviews = records.NewReviews(rdb, prefix)
 	s.Promos.Now = now
 	s.wallets.Durable, s.wallets.Now = s.durable, now
 	schedule := sched.NewSchedule(rdb, prefix)
-	reviews := records.NewChargeReviews(rdb, prefix)
-	reviews.Now = now
-	metrics.AddStore(s.Queue, s.orders, reviews)
+	chargeReviews := records.NewChargeReviews(rdb, prefix)
+	chargeReviews.Now = now
+	metrics.AddStore(s.Queue, s.orders, chargeReviews, rdb)
+	// One audit log of the admin actions, written by every feature that
+	// acts for staff (the chat's and the console's alike).
+	s.Audit = records.NewAuditLog(rdb, prefix)
+	s.Audit.Now = now
 
+	// Alerts go to the owners (ADMIN_IDS) only.
 	s.Alerts = admin.NewAlerts(admin.AlertsDeps{
 		Telegram: s.Bot, Admins: opts.Admins, Lang: engine.DefaultLang, Store: work.NewAlerts(rdb, prefix),
+		Watch: opts.Watch, OnBalance: func(usd decimal.Decimal) { metrics.Balance.Set(usd.InexactFloat64()) },
 		Log: log, Now: now,
 	})
-	s.Alerts.OnBalance = func(usd decimal.Decimal) { metrics.Balance.Set(usd.InexactFloat64()) }
-
-	journal := opts.Journal
-	// A Redis that lost writes may have been flushed: a new store, whose
-	// journal entries are its own from now on.
-	onLoss := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := bindJournal(ctx, opts, rdb); err != nil {
-			log.Warn("read the store epoch after a loss", "err", err)
-		}
-	}
-	if opts.Checkout != nil {
-		s.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
-			Telegram: s.Bot, Alerts: s.Alerts, Engine: engine,
-			Payments: work.NewPayments(rdb, prefix), Quotes: records.NewQuotes(rdb, prefix),
-			Orders: s.orders, Wallets: s.wallets, Schedule: schedule, Reviews: reviews, Journal: journal,
-			Promos: s.Promos, Log: log, Now: now,
-		})
-		s.Checkout.Register(engine)
-		rebind := onLoss
-		onLoss = func() { rebind(); s.Checkout.SweepSoon() }
-	}
 
 	var chatUp orderchat.Upstream // no chats without an upstream
 	var adminUp admin.Upstream    // no adopting without one
@@ -214,62 +323,155 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 		Schedule: sched.NewNamedSchedule(rdb, prefix, "chat"), Log: log, Now: now,
 	})
 	s.wireReferral(opts, rdb, engine)
-	var onDelivered func(context.Context, *state.Order) error
-	if s.referral != nil {
-		onDelivered = s.referral.OnDelivered
+	s.reviews = reviews.New(reviews.Deps{
+		Telegram: s.Bot, Store: s.Reviews, Orders: s.orders, Lang: engine.DefaultLang, Log: log, Now: now,
+	})
+	s.reviews.Register(engine)
+	s.Reminders = remind.New(opts.Remind, remind.Deps{
+		Telegram: s.Bot, Store: records.NewReminders(rdb, prefix), Orders: s.orders,
+		Schedule: sched.NewNamedSchedule(rdb, prefix, "remind"), Sessions: s.Queue, Engine: engine,
+		BotName: s.Username, Log: log, Now: now,
+	})
+	s.Reminders.Register(engine)
+	var remindStore *records.Reminders
+	if s.Reminders.Enabled() {
+		remindStore = records.NewReminders(rdb, prefix)
 	}
+	settings.New(settings.Deps{Users: s.Users, Reminders: remindStore}).Register(engine)
+	s.restock = restock.New(opts.Restock, restock.Deps{
+		Telegram: s.Bot, Store: records.NewRestock(rdb, prefix), BotName: s.Username, Lang: engine.DefaultLang, Log: log, Now: now,
+	})
+	// After a delivery: the referrer's reward, then the buyer is asked to
+	// rate the order (each once; an error brings the order's job back).
+	// The buyer's profile records the purchase first, for the broadcasts'
+	// audiences (a failure is only logged: the next delivery or the
+	// profile's fill from orders makes up for it).
+	onDelivered := s.reviews.OnDelivered
+	if s.referral != nil {
+		onDelivered = func(ctx context.Context, o *state.Order) error {
+			return errors.Join(s.referral.OnDelivered(ctx, o), s.reviews.OnDelivered(ctx, o))
+		}
+	}
+	notify := onDelivered
+	onDelivered = func(ctx context.Context, o *state.Order) error {
+		s.recordPurchase(ctx, o)
+		return notify(ctx, o)
+	}
+	journal := opts.Journal
 	s.ful = fulfil.New(fulfil.Deps{
 		Orders: s.orders, Schedule: schedule, Wallets: s.wallets,
 		Upstream: opts.Reseller, Messenger: s.Bot, Alerts: s.Alerts, Chats: s.chat, Log: log, Lang: engine.DefaultLang, Now: now,
-		Durable: s.durable, OnLoss: onLoss, Journal: journal,
+		Durable: s.durable, OnLoss: func() { s.lost(opts, rdb) }, Journal: journal,
 		OnRefunded:  func(ctx context.Context, o *state.Order) error { return checkout.ReturnPromo(ctx, s.Promos, o) },
-		OnDelivered: onDelivered,
+		OnDelivered: onDelivered, Audit: s.Audit,
 	}, opts.Fulfil)
-	if s.Checkout != nil {
-		s.Checkout.SetOrphans(s.ful)
+	if opts.Checkout != nil {
+		s.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
+			Telegram: s.Bot, Alerts: s.Alerts, Orphans: s.ful, Engine: engine,
+			Payments: work.NewPayments(rdb, prefix), Quotes: records.NewQuotes(rdb, prefix),
+			Orders: s.orders, Wallets: s.wallets, Schedule: schedule, Reviews: chargeReviews, Journal: journal,
+			Promos: s.Promos, Log: log, Now: now,
+		})
+		s.Checkout.Register(engine)
 	}
 
 	s.admin = admin.New(opts.Admin, admin.Deps{
 		Telegram: s.Bot, Upstream: adminUp, Fulfil: s.ful, Chats: s.chat,
 		Orders: s.orders, Users: s.Users, Promos: s.Promos,
-		Engine: engine, Broadcasts: work.NewBroadcasts(rdb, prefix), Log: log, Now: now,
+		Engine: engine, Broadcasts: work.NewBroadcasts(rdb, prefix), Audit: s.Audit, Log: log, Now: now,
+		BroadcastSchedule: sched.NewNamedSchedule(rdb, prefix, "broadcast"), Wallets: s.wallets, BotName: s.Username,
 	})
 	s.admin.Register(engine)
 	booksOpts := opts.Books
-	booksOpts.Wallet = s.Checkout != nil && s.Checkout.WalletEnabled()
+	booksOpts.Wallet = walletOn(opts)
 	s.books = books.New(booksOpts, books.Deps{
 		Telegram: s.Bot, Upstream: booksUp, Stars: booksStars{s.Bot}, Alerts: s.Alerts,
 		Orders: s.orders, Wallets: s.wallets, Users: s.Users, Sessions: s.Queue, Referrals: s.referralStore(),
-		Audit: records.NewCreditAudit(rdb, prefix), Reviews: reviews,
+		Audit: records.NewCreditAudit(rdb, prefix), AuditLog: s.Audit, Reviews: chargeReviews,
 		Schedule: sched.NewNamedSchedule(rdb, prefix, "books"), Runs: work.NewReconcileRuns(rdb, prefix),
 		Engine: engine, Log: log, Now: now,
 	})
 	s.books.Register(engine)
 	s.chat.Register(engine)
+	staff := opts.Staff()
 	s.support = support.New(opts.Support, support.Deps{
-		Telegram: s.Bot, Orders: s.orders, Engine: engine, Admins: opts.Admins, Tickets: work.NewTickets(rdb, prefix),
+		Telegram: s.Bot, Orders: s.orders, Engine: engine, Agents: staff.With(flows.PermTickets), Tickets: work.NewTickets(rdb, prefix),
 		Schedule: sched.NewNamedSchedule(rdb, prefix, "support"),
 		Limiter:  redisstore.NewLimiter(rdb, prefix, support.Limit, support.Window),
 		Told:     redisstore.NewLimiter(rdb, prefix, 1, support.Window),
-		Log:      log, Now: now,
+		Log:      log, Now: now, Audit: s.Audit,
+		RoleName: func(id int64) string { return staff.Roles(id).String() },
 	})
 	s.support.Register(engine)
-	s.SetFeatures(s.features(opts.Reseller != nil))
+	co := opts.Console
+	if !co.StarsUSDRate.IsPositive() {
+		co.StarsUSDRate = opts.Books.StarsUSDRate
+	}
+	if opts.Watch != nil && !co.LowBalance.IsPositive() {
+		co.LowBalance = opts.Watch.Low
+	}
+	s.console = console.New(co, console.Deps{
+		Token: opts.Token, Engine: engine, Staff: staff, Orders: s.orders, Users: s.Users, Promos: s.Promos, Audit: s.Audit,
+		Links: work.NewLinks(rdb, prefix), Fulfil: s.ful, Support: s.support, Books: s.books, Growth: s.admin, Log: log, Now: now,
+	})
+	s.handed = s.features(opts.Reseller != nil)
 }
+
+// lost is the fulfilment worker's OnLoss: it runs when the worker notices
+// that Redis lost recent writes. Such a Redis may have been flushed (a new
+// store, whose journal entries are its own from now on), and the Stars
+// sweep rebuilds the orders it lost. It reads s.Checkout when called, as
+// the checkout is built after the worker (it asks the worker about
+// unclaimed upstream orders).
+func (s *Shop) lost(opts Options, rdb redisstore.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := bindJournal(ctx, opts, rdb); err != nil {
+		opts.Logger.Warn("read the store epoch after a loss", "err", err)
+	}
+	if s.Checkout != nil {
+		s.Checkout.SweepSoon()
+	}
+}
+
+// recordPurchase records a delivered order in its buyer's profile (the
+// line, when it was paid, the language), which the broadcasts' audiences
+// read.
+func (s *Shop) recordPurchase(ctx context.Context, o *state.Order) {
+	at := o.PaidAt
+	if at.IsZero() {
+		at = o.CreatedAt
+	}
+	if err := s.Users.Bought(ctx, o.UserID, o.Line, o.Lang, at); err != nil {
+		s.opts.Logger.Warn("record a purchase in the buyer's profile", "order", o.ID, "err", err)
+	}
+}
+
+// walletOn reports whether buyers have a wallet: payments on with the
+// wallet among their methods (checkout.Checkout.WalletEnabled).
+func walletOn(opts Options) bool { return opts.Checkout != nil && opts.Checkout.Wallet }
 
 // features are what the adapter dispatches to and runs: the payments (when
 // on), the helpdesk, the referral program (when on), the fulfilment
 // worker's redeliveries; in the background broadcasts, the daily
 // reconciliation, the upstream watch, and with an upstream the fulfilment
-// worker and the chat relay, with payments the Stars sweep.
+// worker and the chat relay, with payments the Stars sweep, with a catalog
+// the restock checks, with QUOTE_REMINDER the quote reminders.
 func (s *Shop) features(upstream bool) bot.Features {
 	f := bot.Features{
 		Support:    s.support,
 		Deliveries: s.ful,
+		Broadcasts: s.admin,
 		Background: []func(context.Context){s.admin.Run, s.books.Run, s.Alerts.RunWatch, s.support.Run},
 	}
 	if upstream {
 		f.Background = append(f.Background, s.ful.Run, s.chat.Run)
+	}
+	if s.restock.Enabled() {
+		f.Background = append(f.Background, s.restock.Run)
+	}
+	if s.Reminders.Enabled() {
+		f.Background = append(f.Background, s.Reminders.Run)
 	}
 	if s.Checkout != nil { // a nil *Checkout would be a non-nil bot.Checkout
 		f.Checkout = s.Checkout
@@ -288,7 +490,7 @@ func (s *Shop) wireReferral(opts Options, rdb redisstore.Client, engine *flows.E
 	if !opts.Referral.Percent.IsPositive() {
 		return
 	}
-	if s.Checkout == nil || !s.Checkout.WalletEnabled() {
+	if !walletOn(opts) {
 		opts.Logger.Warn("REFERRAL_PERCENT is set but the wallet is off (PAYMENT_METHODS has no wallet): referrals are off")
 		return
 	}
@@ -324,9 +526,15 @@ func (s booksStars) StarTransactions(ctx context.Context, offset, limit int) ([]
 	}
 	out := make([]books.StarTx, len(page))
 	for i, tx := range page {
-		out[i] = books.StarTx{ID: tx.ID, Date: time.Unix(tx.Date, 0).UTC(), Amount: tx.Amount, Refund: tx.Refund}
+		out[i] = books.StarTx{ID: tx.ID, Date: time.Unix(tx.Date, 0).UTC(), Amount: tx.Amount, Nanos: tx.Nanos, Refund: tx.Refund, Affiliate: decimal.Zero}
 		if tx.Buyer != nil {
 			out[i].Incoming, out[i].User, out[i].Payload = true, tx.Buyer.UserID, tx.Buyer.Payload
+		}
+		if a := tx.Affiliate; a != nil {
+			out[i].Affiliate = decimal.NewFromInt(a.Amount).Add(decimal.New(a.Nanos, -9))
+		}
+		if p := tx.Program; p != nil {
+			out[i].Program, out[i].Sponsor = true, p.Who
 		}
 	}
 	return out, nil

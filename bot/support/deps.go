@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"shopbot/bot/notify"
 	"shopbot/flows"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/sched"
@@ -28,11 +29,16 @@ type Options struct {
 // adapter implements it. Errors wrap flows.ErrBlocked when the user
 // blocked the bot.
 type Telegram interface {
-	// Send sends an HTML message with optional buttons.
-	Send(ctx context.Context, chat int64, text string, rows [][]flows.Button) (int, error)
+	notify.Sender
 	// SendPhotoID sends a photo Telegram already has (by its file id) with
 	// an optional HTML caption and buttons.
 	SendPhotoID(ctx context.Context, chat int64, fileID, caption string, rows [][]flows.Button) error
+	// SendPhotoFile uploads a photo (data named name) with an HTML caption
+	// and buttons, and returns the file id Telegram gave its largest size.
+	SendPhotoFile(ctx context.Context, chat int64, name string, data []byte, caption string, rows [][]flows.Button) (string, error)
+	// DownloadFile fetches a file Telegram has, refusing one over limit
+	// bytes.
+	DownloadFile(ctx context.Context, fileID string, limit int64) ([]byte, error)
 }
 
 // Deps are the stores and services support uses.
@@ -41,8 +47,11 @@ type Deps struct {
 	Orders   *records.Orders // a buyer's recent orders, shown to admins
 	// Engine is where support's flows live (the main menu) and gives the
 	// languages.
-	Engine  *flows.Engine
-	Admins  []int64       // who gets the buyers' messages
+	Engine *flows.Engine
+	// Agents get the buyers' messages and hear of closed tickets: the staff
+	// who may answer tickets (flows.Staff.With(flows.PermTickets)).
+	Agents []int64
+
 	Tickets *work.Tickets // the tickets
 	// Schedule holds the relays to send (one job per buyer with messages
 	// waiting); Limiter bounds what a buyer may write (supportLimit), and
@@ -51,6 +60,11 @@ type Deps struct {
 	Limiter, Told Limiter
 	Log           *slog.Logger
 	Now           func() time.Time
+	// Audit logs the staff's answers and closed tickets; nil: not logged.
+	Audit *records.AuditLog
+	// RoleName names a staff member's roles for the audit of a swipe
+	// reply, which comes without them (flows.Staff.Roles(id).String()).
+	RoleName func(id int64) string
 }
 
 // Limiter is a fixed-window rate limit (redisstore.Limiter): Allow counts

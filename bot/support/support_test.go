@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/bot/bottest"
 	"shopbot/bot/storefront"
 	"shopbot/locales"
@@ -26,7 +26,7 @@ func supportBot(h *bottest.Harness) *storefront.Shop {
 // and the buyer closes the ticket.
 func TestSupportTicketRoundTripAcrossRestart(t *testing.T) {
 	h := bottest.New(t)
-	h.Fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", Username: "olya", LanguageCode: "ru"})
+	h.Fake.SetUser(supportBuyer, types.User{FirstName: "Оля", Username: "olya", LanguageCode: "ru"})
 	ru := func(key string, kv ...any) string { return locales.T(locales.Ru, key, kv...) }
 
 	b := supportBot(h)
@@ -183,7 +183,7 @@ func TestSupportAdminRepliesWithAPhoto(t *testing.T) {
 // to any other message is left to the flows.
 func TestSupportAdminAnswersByReplyingToTheRelayedMessage(t *testing.T) {
 	h := bottest.New(t)
-	h.Fake.SetUser(supportBuyer, botapitest.User{FirstName: "Оля", LanguageCode: "uk"})
+	h.Fake.SetUser(supportBuyer, types.User{FirstName: "Оля", LanguageCode: "uk"})
 	b := supportBot(h)
 	stop := h.Run(b)
 	h.Command(b, supportBuyer, "paysupport", "")

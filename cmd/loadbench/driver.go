@@ -16,6 +16,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/locales"
 )
 
@@ -24,9 +26,9 @@ const broadcastBuyer = 5_000_000
 
 // event is what the bot did in one buyer's chat.
 type event struct {
-	answer string              // the callback query it answered
-	screen bool                // it sent or edited a message with a keyboard
-	msg    *botapitest.Message // that message, when Telegram took the call
+	answer string         // the callback query it answered
+	screen bool           // it sent or edited a message with a keyboard
+	msg    *types.Message // that message, when Telegram took the call
 }
 
 // driver plays Telegram for the buyers: it posts their updates to the
@@ -54,7 +56,7 @@ func newDriver(fake *botapitest.Server, url string, timeout time.Duration) *driv
 
 func (d *driver) close() { d.stop() }
 
-func (d *driver) route(calls <-chan botapitest.Call) {
+func (d *driver) route(calls <-chan calls.Call) {
 	for c := range calls {
 		var chat int64
 		var ev event
@@ -72,9 +74,9 @@ func (d *driver) route(calls <-chan botapitest.Call) {
 			}
 			chat, ev.screen = c.Int("chat_id"), true
 			switch m := c.Result.(type) {
-			case *botapitest.Message:
+			case *types.Message:
 				ev.msg = m
-			case botapitest.Message:
+			case types.Message:
 				ev.msg = &m
 			}
 		default:
@@ -94,13 +96,14 @@ func (d *driver) route(calls <-chan botapitest.Call) {
 
 // ready waits until the bot listens and, when it sets a webhook (the
 // shop does; the floor is simply served), has set it.
-func (d *driver) ready(ctx context.Context, exited <-chan error, setsWebhook bool) error {
+func (d *driver) ready(ctx context.Context, exited chan error, setsWebhook bool) error {
 	host := strings.TrimPrefix(d.url, "http://")
 	host, _, _ = strings.Cut(host, "/")
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
 		case err := <-exited:
+			exited <- err // for the caller, which waits for the exit when it stops the bot
 			return fmt.Errorf("the bot exited: %v", err)
 		default:
 		}
@@ -124,7 +127,7 @@ type buyer struct {
 	d      *driver
 	chat   int64
 	events chan event
-	screen *botapitest.Message
+	screen *types.Message
 }
 
 func (d *driver) buyer(chat int64) *buyer {
@@ -137,7 +140,12 @@ func (d *driver) buyer(chat int64) *buyer {
 
 // act posts upd and waits until the bot answered it: the callback answer
 // (for a press) and the new screen. It returns how long that took.
-func (b *buyer) act(ctx context.Context, upd botapitest.Update) (time.Duration, error) {
+func (b *buyer) act(ctx context.Context, upd types.Update) (time.Duration, error) {
+	return b.actUntil(ctx, upd, nil)
+}
+
+// actUntil is act waiting for a screen want accepts (nil: any).
+func (b *buyer) actUntil(ctx context.Context, upd types.Update, want func(*types.Message) bool) (time.Duration, error) {
 	for len(b.events) > 0 { // late calls of an earlier action
 		<-b.events
 	}
@@ -159,7 +167,7 @@ func (b *buyer) act(ctx context.Context, upd botapitest.Update) (time.Duration, 
 			if ev.answer == query && query != "" {
 				answered = true
 			}
-			if ev.screen {
+			if ev.screen && (want == nil || ev.msg != nil && want(ev.msg)) {
 				shown = true
 				if ev.msg != nil && ev.msg.ReplyMarkup != nil {
 					b.screen = ev.msg
@@ -179,7 +187,7 @@ func (b *buyer) act(ctx context.Context, upd botapitest.Update) (time.Duration, 
 // answered actions and how many were lost.
 func (b *buyer) browse(ctx context.Context, presses int, think time.Duration, rng *rand.Rand) (lat []time.Duration, lost int) {
 	for i := 0; i <= presses && ctx.Err() == nil; i++ {
-		var upd botapitest.Update
+		var upd types.Update
 		if data := b.next(rng); data == "" {
 			upd = b.d.fake.TextUpdate(b.chat, "/start")
 		} else {
@@ -222,7 +230,10 @@ func (b *buyer) next(rng *rand.Rand) string {
 }
 
 // startBroadcast registers n buyers who only get the broadcast, and has
-// the admin compose and send one.
+// the admin compose one as an owner would: a photo with a caption (the
+// file_id the admin sent it with is sent again to each buyer) and a button
+// into the shop, to every buyer; it returns once the broadcast is under
+// way.
 func startBroadcast(ctx context.Context, d *driver, rdb *redis.Client, n int) error {
 	users := records.NewUsers(rdb, redisstore.DefaultPrefix)
 	for i := range n {
@@ -231,31 +242,52 @@ func startBroadcast(ctx context.Context, d *driver, rdb *redis.Client, n int) er
 		}
 	}
 	a := d.buyer(admin)
-	steps := []func() botapitest.Update{
-		func() botapitest.Update { return d.fake.TextUpdate(admin, "/broadcast") },
-		func() botapitest.Update { return d.fake.TextUpdate(admin, "Big sale today") },
-		func() botapitest.Update {
+	press := func(prefix string) func() types.Update {
+		return func() types.Update {
 			for _, btn := range a.screen.ReplyMarkup.Buttons() {
-				if btn.Text == locales.T(locales.En, "btn.bc_send") {
+				if strings.HasPrefix(btn.Text, prefix) && btn.CallbackData != "" {
 					return d.fake.PressUpdate(admin, a.screen.MessageID, btn.CallbackData)
 				}
 			}
-			return botapitest.Update{}
-		},
+			return types.Update{}
+		}
+	}
+	// hasButton is a screen with a button whose label starts with prefix.
+	hasButton := func(prefix string) func(*types.Message) bool {
+		return func(m *types.Message) bool {
+			for _, btn := range m.ReplyMarkup.Buttons() {
+				if strings.HasPrefix(btn.Text, prefix) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	send := locales.T(locales.En, "btn.bc_buttons")
+	steps := []struct {
+		upd  func() types.Update
+		want func(*types.Message) bool // the screen the step waits for
+	}{
+		{func() types.Update { return d.fake.TextUpdate(admin, "/broadcast") }, hasButton(locales.T(locales.En, "btn.cancel"))},
+		// The preview (the photo, no keyboard) comes first, then the summary.
+		{func() types.Update { return d.fake.PhotoUpdate(admin, "Big sale today: gift cards -10%") }, hasButton(send)},
+		{press(send), hasButton(locales.T(locales.En, "btn.bc_no_buttons"))},
+		{func() types.Update { return d.fake.TextUpdate(admin, "Gift cards | giftcards") }, hasButton("📤")},
+		{press("📤"), nil},
 	}
 	for i, step := range steps {
-		upd := step()
+		upd := step.upd()
 		if upd.UpdateID == 0 {
-			return errors.New("the broadcast preview has no send button")
+			return fmt.Errorf("broadcast step %d: the screen has no such button", i+1)
 		}
-		if _, err := a.act(ctx, upd); err != nil {
+		if _, err := a.actUntil(ctx, upd, step.want); err != nil {
 			return fmt.Errorf("broadcast step %d: %w", i+1, err)
 		}
 	}
 	// Wait until the broadcast is under way.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		for _, c := range d.fake.CallsFor("sendMessage") {
+		for _, c := range d.fake.CallsFor("sendPhoto") {
 			if c.Int("chat_id") >= broadcastBuyer {
 				return nil
 			}

@@ -19,7 +19,10 @@ func TestMain(m *testing.M) {
 }
 
 // The benchmark runs end to end with a few buyers: both bots answer every
-// press, and the report has the figures and ratios. It needs real Redis
+// press (the shop's Mini App every request), the broadcast run sends its
+// photo to the broadcast's buyers while the others browse, the purchase
+// mode's buyers get their codes, and the report has the figures and
+// ratios. It needs real Redis
 // (TEST_REDIS_URL; database 14 of that server is flushed).
 func TestLoadbenchRunsBothBots(t *testing.T) {
 	raw := os.Getenv("TEST_REDIS_URL")
@@ -36,18 +39,34 @@ func TestLoadbenchRunsBothBots(t *testing.T) {
 	u.Path = "/14"
 	var out bytes.Buffer
 	c := config{buyers: 5, presses: 3, think: 10 * time.Millisecond, redisURL: u.String(), bots: "floor,shop",
-		broadcast: 20, timeout: 30 * time.Second, logDir: t.TempDir()}
-	rs, err := measureAll(c)
+		broadcast: 20, rounds: 2, webapp: true, timeout: 30 * time.Second, logDir: t.TempDir(), purchases: 2, purchaseBuyers: 2}
+	m, err := measureAll(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	report(&out, c, rs)
-	for _, r := range rs {
-		if r.lost != 0 || r.updates != c.buyers*(c.presses+1) || r.problems != 0 {
+	report(&out, c, m.results)
+	reportPurchases(&out, c, m.redis, m.purchases)
+	for _, r := range m.results {
+		runs := 1
+		if strings.HasPrefix(r.name, "shop") && r.name != appLabel {
+			runs = c.rounds // pooled
+		}
+		if r.lost != 0 || r.updates != runs*c.buyers*(c.presses+1) || r.problems != 0 {
 			t.Fatalf("%s: %d answered, %d lost, %d schema violations\n%s", r.name, r.updates, r.lost, r.problems, out.String())
 		}
+		// The broadcast run sends the admin's photo to its buyers while
+		// they browse.
+		if strings.HasPrefix(r.name, "shop+broadcast") && r.broadcast == 0 {
+			t.Fatalf("%s: no broadcast photo went out during the run\n%s", r.name, out.String())
+		}
 	}
-	for _, want := range []string{"| floor |", "| shop |", "shop / floor: throughput", "shop during a broadcast / shop"} {
+	for _, r := range m.purchases {
+		if r.paid != c.purchases || r.failed != 0 || r.reads < int64(2*r.paid) {
+			t.Fatalf("%s: %d paid, %d failed, %d status reads\n%s", r.name, r.paid, r.failed, r.reads, out.String())
+		}
+	}
+	for _, want := range []string{"| floor |", "| shop |", "| " + appLabel + " |", "shop / floor: throughput", "shop during a broadcast / shop", "p99 of each round, without / with the broadcast", "Mini App API request / chat update",
+		"| shop purchases (as shipped) |", "shipped / baseline: payment to codes"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("report lacks %q:\n%s", want, out.String())
 		}

@@ -8,7 +8,9 @@
 //
 //	go run ./cmd/loadbench                          # 1,000 buyers, 1 s think, 12 presses
 //	go run ./cmd/loadbench -buyers 200 -think 0     # as fast as the bot answers
-//	go run ./cmd/loadbench -broadcast 5000          # browsing during a broadcast
+//	go run ./cmd/loadbench -bots shop -broadcast 5000 -rounds 3  # browsing with and without a photo broadcast to 5,000
+//	go run ./cmd/loadbench -webapp                  # the Mini App's API beside the chat
+//	go run ./cmd/loadbench -bots= -purchases 200    # payment to codes, 200 purchases
 //
 // It needs a Redis it may flush (-redis, default database 15 of the local
 // server) and the go tool (it builds the shop).
@@ -30,10 +32,14 @@ type config struct {
 	think           time.Duration
 	redisURL        string
 	broadcast       int
+	rounds          int // -broadcast: runs without and with it, alternating, pooled
 	bots            string
 	profile         string
 	timeout         time.Duration
 	logDir          string
+	webapp          bool
+	purchases       int // the purchase mode (purchase.go): paid purchases to time
+	purchaseBuyers  int // buyers purchasing at once
 }
 
 func main() {
@@ -45,11 +51,15 @@ func main() {
 	flag.IntVar(&c.presses, "presses", 12, "button presses per buyer (after /start)")
 	flag.DurationVar(&c.think, "think", time.Second, "mean think time between a buyer's answer and their next press (0: press at once)")
 	flag.StringVar(&c.redisURL, "redis", "redis://127.0.0.1:6379/15", "Redis the bots use; it is flushed")
-	flag.IntVar(&c.broadcast, "broadcast", 0, "also run the shop while it broadcasts to this many other buyers, and compare")
+	flag.IntVar(&c.broadcast, "broadcast", 0, "also run the shop while it broadcasts a photo with a button to this many other buyers, and compare browsing with and without it")
+	flag.IntVar(&c.rounds, "rounds", 1, "with -broadcast: measure without and with the broadcast this many times each, alternating which goes first, and pool them")
 	flag.StringVar(&c.bots, "bots", "floor,shop", "which bots to run, in order")
 	flag.StringVar(&c.profile, "cpuprofile", "", "write the shop's CPU profile of its run to this file")
 	flag.DurationVar(&c.timeout, "timeout", 60*time.Second, "a press unanswered for this long counts as lost")
 	flag.StringVar(&c.logDir, "logs", "", "keep the bots' logs in this folder (default: a temporary one)")
+	flag.BoolVar(&c.webapp, "webapp", false, "also run the shop with the Mini App on, the buyers browsing its API, and compare with the chat")
+	flag.IntVar(&c.purchases, "purchases", 0, "also time this many paid purchases from the payment to the codes (the shop as shipped and a baseline); -bots= for these alone")
+	flag.IntVar(&c.purchaseBuyers, "purchase-buyers", 10, "buyers purchasing at once in the purchase mode")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)

@@ -47,8 +47,9 @@ type result struct {
 	latencies []time.Duration
 	cpu       time.Duration
 	peakRSSKB int64
-	broadcast int // broadcast messages sent during the run
-	problems  int // Bot API schema violations
+	broadcast int             // broadcast photos sent during the run
+	problems  int             // Bot API schema violations
+	roundsP99 []time.Duration // the p99 of each round pooled in (-rounds)
 }
 
 func (r result) rate() float64 { return float64(r.updates) / r.elapsed.Seconds() }
@@ -66,30 +67,42 @@ func (r result) cpuPer() time.Duration {
 }
 
 func run(c config) error {
-	results, err := measureAll(c)
+	m, err := measureAll(c)
 	if err != nil {
 		return err
 	}
-	report(os.Stdout, c, results)
+	if len(m.results) > 0 {
+		report(os.Stdout, c, m.results)
+	}
+	if len(m.purchases) > 0 {
+		reportPurchases(os.Stdout, c, m.redis, m.purchases)
+	}
 	return nil
 }
 
-// measureAll runs every bot of c.bots in turn.
-func measureAll(c config) ([]result, error) {
+// measured is what one loadbench run measured.
+type measured struct {
+	results   []result         // the bots of -bots
+	purchases []purchaseResult // the purchase mode
+	redis     string           // how the Redis keeps writes (the purchase mode)
+}
+
+// measureAll runs every bot of c.bots in turn, then the purchase mode.
+func measureAll(c config) (measured, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt, err := redis.ParseURL(c.redisURL)
 	if err != nil {
-		return nil, fmt.Errorf("-redis: %w", err)
+		return measured{}, fmt.Errorf("-redis: %w", err)
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		return nil, fmt.Errorf("redis at %s: %w (start redis-server, or pass -redis)", c.redisURL, err)
+		return measured{}, fmt.Errorf("redis at %s: %w (start redis-server, or pass -redis)", c.redisURL, err)
 	}
 	dir, err := os.MkdirTemp("", "loadbench")
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 	defer os.RemoveAll(dir)
 	if c.logDir == "" {
@@ -98,25 +111,29 @@ func measureAll(c config) ([]result, error) {
 	shopBin := filepath.Join(dir, "shopbot")
 	fmt.Fprintln(os.Stderr, "building the shop...")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", shopBin, "shopbot/cmd/shopbot").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the shop: %v\n%s", err, out)
+		return measured{}, fmt.Errorf("build the shop: %v\n%s", err, out)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
 
 	sim := resellersim.New(resellersim.Config{APIKey: upstreamID, Seed: 1})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, err
+		return measured{}, err
 	}
-	upstream := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	reads := &readCounter{next: sim}
+	upstream := &http.Server{Handler: reads, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = upstream.Serve(ln) }()
 	defer upstream.Close()
 	upstreamURL := "http://" + ln.Addr().String() + "/api/v1"
 
 	var results []result
 	for _, name := range strings.Split(c.bots, ",") {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
 		var cmd []string
 		switch strings.TrimSpace(name) {
 		case "floor":
@@ -124,31 +141,94 @@ func measureAll(c config) ([]result, error) {
 		case "shop":
 			cmd = []string{shopBin, "run"}
 		default:
-			return nil, fmt.Errorf("-bots: unknown bot %q (floor, shop)", name)
+			return measured{}, fmt.Errorf("-bots: unknown bot %q (floor, shop)", name)
 		}
 		runs := []int{0}
 		if name == "shop" && c.broadcast > 0 {
-			runs = append(runs, c.broadcast)
+			// -rounds: without and with the broadcast again, which goes
+			// first alternating, so a machine's load that drifts weighs on
+			// both alike; each kind's rounds are pooled.
+			runs = broadcastRounds(c.broadcast, max(c.rounds, 1))
+		}
+		if name == "shop" && c.webapp {
+			runs = append(runs, appRun)
 		}
 		for _, bc := range runs {
 			label := name
-			if bc > 0 {
+			switch {
+			case bc == appRun:
+				label = appLabel
+			case bc > 0:
 				label = fmt.Sprintf("shop+broadcast %d", bc)
 			}
 			fmt.Fprintf(os.Stderr, "running %s: %d buyers, %d presses, think %v...\n", label, c.buyers, c.presses, c.think)
 			r, err := measure(ctx, c, rdb, label, cmd, upstreamURL, bc)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", label, err)
+				return measured{}, fmt.Errorf("%s: %w", label, err)
 			}
-			results = append(results, r)
+			results = pool(results, r)
 		}
 	}
-	return results, nil
+	m := measured{results: results}
+	if c.purchases > 0 {
+		m.redis = redisInfo(ctx, rdb)
+		if m.purchases, err = measurePurchases(ctx, c, rdb, shopBin, upstreamURL, sim, reads); err != nil {
+			return measured{}, err
+		}
+	}
+	return m, nil
 }
+
+// broadcastRounds are the shop's runs of -broadcast n with -rounds:
+// without and with the broadcast, then with and without, and so on.
+func broadcastRounds(n, rounds int) []int {
+	var runs []int
+	for r := range rounds {
+		if r%2 == 0 {
+			runs = append(runs, 0, n)
+		} else {
+			runs = append(runs, n, 0)
+		}
+	}
+	return runs
+}
+
+// pool adds r to the results: a run of a bot measured before (another
+// round) joins its result, with the p99 of each round kept.
+func pool(results []result, r result) []result {
+	r.roundsP99 = []time.Duration{r.pct(0.99)}
+	for i := range results {
+		p := &results[i]
+		if p.name != r.name {
+			continue
+		}
+		p.updates += r.updates
+		p.lost += r.lost
+		p.elapsed += r.elapsed
+		p.cpu += r.cpu
+		p.peakRSSKB = max(p.peakRSSKB, r.peakRSSKB)
+		p.broadcast += r.broadcast
+		p.problems += r.problems
+		p.latencies = append(p.latencies, r.latencies...)
+		slices.Sort(p.latencies)
+		p.roundsP99 = append(p.roundsP99, r.roundsP99...)
+		return results
+	}
+	return append(results, r)
+}
+
+// appRun, as measure's broadcast, runs the shop with the Mini App on and
+// has the buyers browse the app's API (webapp.go), labelled appLabel.
+const (
+	appRun   = -1
+	appLabel = "shop Mini App API"
+)
 
 // measure starts one bot, drives the buyers through it and stops it.
 func measure(ctx context.Context, c config, rdb *redis.Client, label string, argv []string, upstreamURL string, broadcast int) (result, error) {
 	res := result{name: label}
+	app := broadcast == appRun
+	broadcast = max(broadcast, 0)
 	var mu sync.Mutex
 	fake, err := botapitest.New(botapitest.WithToken(token), botapitest.OnViolation(func(err error) {
 		mu.Lock()
@@ -165,49 +245,22 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	if err := rdb.FlushDB(ctx).Err(); err != nil {
 		return res, err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return res, err
-	}
-	logFile, err := os.Create(filepath.Join(c.logDir, strings.ReplaceAll(label, " ", "-")+".log"))
-	if err != nil {
-		return res, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(),
-		"TELEGRAM_TOKEN="+token, "TELEGRAM_API_URL="+fake.URL(),
-		"RESELLER_BASE_URL="+upstreamURL, "RESELLER_API_KEY="+upstreamID,
-		"REDIS_URL="+c.redisURL, "REDIS_SENTINEL_URL=", "REDIS_CLUSTER_URL=",
-		"WEBHOOK_URL=https://loadbench.example"+hookPath, "WEBHOOK_SECRET="+secret,
-		"HTTP_ADDR="+addr, "ADMIN_IDS="+strconv.Itoa(admin),
-	)
+	var env []string
 	if len(argv) == 1 {
-		cmd.Env = append(cmd.Env, roleEnv+"=floor")
+		env = append(env, roleEnv+"=floor")
+	}
+	if app {
+		env = append(env, "WEBAPP_URL=https://loadbench.example"+appPath)
 	}
 	if c.profile != "" && strings.HasPrefix(label, "shop") && broadcast == 0 {
-		cmd.Env = append(cmd.Env, "SHOPBOT_CPUPROFILE="+c.profile)
+		env = append(env, "SHOPBOT_CPUPROFILE="+c.profile)
 	}
-	if err := cmd.Start(); err != nil {
+	bp, err := startBot(ctx, c, fake, upstreamURL, argv, env, filepath.Join(c.logDir, strings.ReplaceAll(label, " ", "-")+".log"))
+	if err != nil {
 		return res, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	d := newDriver(fake, "http://"+addr+hookPath, c.timeout)
-	defer d.close()
-	if err := d.ready(ctx, exited, argv[len(argv)-1] == "run"); err != nil {
-		return res, fmt.Errorf("%w (log: %s)", err, logFile.Name())
-	}
+	defer bp.stop()
+	d, addr, cmd := bp.d, bp.addr, bp.cmd
 	if broadcast > 0 {
 		if err := startBroadcast(ctx, d, rdb, broadcast); err != nil {
 			return res, err
@@ -217,7 +270,7 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	if err != nil {
 		return res, err
 	}
-	sent0 := len(fake.CallsFor("sendMessage"))
+	sent0 := len(fake.CallsFor("sendPhoto"))
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range c.buyers {
@@ -229,7 +282,13 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 			if c.think > 0 { // arrive spread over one think time
 				sleep(ctx, time.Duration(rng.Int64N(int64(c.think))))
 			}
-			lat, lost := b.browse(ctx, c.presses, c.think, rng)
+			var lat []time.Duration
+			var lost int
+			if app {
+				lat, lost = newAppBuyer(d.client, addr, int64(firstBuyer+i)).browseApp(ctx, c.presses, c.think, rng)
+			} else {
+				lat, lost = b.browse(ctx, c.presses, c.think, rng)
+			}
 			mu.Lock()
 			res.latencies = append(res.latencies, lat...)
 			res.lost += lost
@@ -246,7 +305,7 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	res.peakRSSKB = peakRSS(cmd.Process.Pid)
 	res.updates = len(res.latencies)
 	if broadcast > 0 {
-		for _, call := range fake.CallsFor("sendMessage")[sent0:] {
+		for _, call := range fake.CallsFor("sendPhoto")[sent0:] {
 			if call.Int("chat_id") >= broadcastBuyer {
 				res.broadcast++
 			}
@@ -254,6 +313,69 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	}
 	slices.Sort(res.latencies)
 	return res, ctx.Err()
+}
+
+// botProc is a bot's process started for a run, with the driver that
+// plays Telegram for it.
+type botProc struct {
+	cmd  *exec.Cmd
+	d    *driver
+	addr string // where it serves its webhook
+	stop func() // stops the bot (SIGTERM, then SIGKILL after 20 s) and the driver
+}
+
+// startBot starts argv as a bot behind fake, its environment botEnv's and
+// env, its output in logPath, and waits until it serves (the shop, "run",
+// until it has set its webhook).
+func startBot(ctx context.Context, c config, fake *botapitest.Server, upstreamURL string, argv, env []string, logPath string) (*botProc, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(botEnv(c, fake, upstreamURL, addr), env...)
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	d := newDriver(fake, "http://"+addr+hookPath, c.timeout)
+	p := &botProc{cmd: cmd, d: d, addr: addr, stop: func() {
+		d.close()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logFile.Close()
+	}}
+	if err := d.ready(ctx, exited, argv[len(argv)-1] == "run"); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
+	}
+	return p, nil
+}
+
+// botEnv is a bot's environment: the fake Telegram, the upstream, the
+// Redis and the webhook served on addr. The metrics listener is off, so
+// two benchmarks on one machine (or a shop running beside it) never meet
+// on its port.
+func botEnv(c config, fake *botapitest.Server, upstreamURL, addr string) []string {
+	return append(os.Environ(),
+		"TELEGRAM_TOKEN="+token, "TELEGRAM_API_URL="+fake.URL(),
+		"RESELLER_BASE_URL="+upstreamURL, "RESELLER_API_KEY="+upstreamID,
+		"REDIS_URL="+c.redisURL, "REDIS_SENTINEL_URL=", "REDIS_CLUSTER_URL=",
+		"WEBHOOK_URL=https://loadbench.example"+hookPath, "WEBHOOK_SECRET="+secret,
+		"HTTP_ADDR="+addr, "ADMIN_IDS="+strconv.Itoa(admin), "METRICS_ADDR=off",
+	)
 }
 
 func freeAddr() (string, error) {

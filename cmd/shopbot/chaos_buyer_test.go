@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
+	"shopbot/bot/reviews"
 )
 
 // Simulated buyers: each is a goroutine with its own private chat that
@@ -89,7 +91,7 @@ func (sh *shoppers) run(ctx context.Context, n int, firstID int64, seed uint64) 
 	var wg sync.WaitGroup
 	for i := range n {
 		b := &shopper{sh: sh, chat: firstID + int64(i), rng: rand.New(rand.NewPCG(seed, uint64(i)))}
-		sh.fake.SetUser(b.chat, botapitest.User{FirstName: fmt.Sprintf("Buyer %d", i), Username: fmt.Sprintf("chaos_buyer_%d", i), LanguageCode: "en"})
+		sh.fake.SetUser(b.chat, types.User{FirstName: fmt.Sprintf("Buyer %d", i), Username: fmt.Sprintf("chaos_buyer_%d", i), LanguageCode: "en"})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -292,21 +294,36 @@ func (b *shopper) order(ctx context.Context, it item, p *purchase) error {
 
 // screen returns the screen the buyer looks at: the bot's newest message
 // since the attempt started that has buttons, an invoice, or asks for the
-// player id (delivery notices of earlier orders do not count).
-func (b *shopper) screen(from int) (botapitest.Message, bool) {
+// player id (delivery notices of earlier orders, and the questions to rate
+// them, do not count).
+func (b *shopper) screen(from int) (types.Message, bool) {
 	msgs := b.sh.fake.MessagesIn(b.chat)
 	for i := len(msgs) - 1; i >= 0 && msgs[i].MessageID >= from; i-- {
 		m := msgs[i]
+		if ratingQuestion(m) {
+			continue
+		}
 		if m.Invoice != nil || len(m.ReplyMarkup.Buttons()) > 0 || strings.Contains(body(m), "Player ID") {
 			return m, true
 		}
 	}
-	return botapitest.Message{}, false
+	return types.Message{}, false
+}
+
+// ratingQuestion reports whether m asks to rate a delivered order (its
+// buttons are the reviews' stars).
+func ratingQuestion(m types.Message) bool {
+	for _, btn := range m.ReplyMarkup.Buttons() {
+		if strings.Contains(btn.CallbackData, ":"+reviews.ActRate+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // press presses m's button starting with label and returns a function
 // that reads how the press was answered ("" until it is).
-func (b *shopper) press(m botapitest.Message, label string) func() string {
+func (b *shopper) press(m types.Message, label string) func() string {
 	for _, btn := range m.ReplyMarkup.Buttons() {
 		if strings.HasPrefix(btn.Text, label) && btn.CallbackData != "" {
 			q := b.sh.fake.Press(b.chat, m.MessageID, btn.CallbackData)
@@ -333,8 +350,8 @@ func (b *shopper) lastID() int {
 	return m.MessageID
 }
 
-func hasButton(prefix string) func(botapitest.Message) bool {
-	return func(m botapitest.Message) bool {
+func hasButton(prefix string) func(types.Message) bool {
+	return func(m types.Message) bool {
 		for _, b := range m.ReplyMarkup.Buttons() {
 			if strings.HasPrefix(b.Text, prefix) {
 				return true
@@ -344,8 +361,8 @@ func hasButton(prefix string) func(botapitest.Message) bool {
 	}
 }
 
-func hasText(s string) func(botapitest.Message) bool {
-	return func(m botapitest.Message) bool { return strings.Contains(body(m), s) }
+func hasText(s string) func(types.Message) bool {
+	return func(m types.Message) bool { return strings.Contains(body(m), s) }
 }
 
 // sleepCtx sleeps d or until ctx ends; it reports whether it slept all of d.
@@ -362,7 +379,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // body is what a buyer reads of a message: its text, or a photo's caption
 // (catalog screens with a product image are photos).
-func body(m botapitest.Message) string {
+func body(m types.Message) string {
 	if m.Text != "" {
 		return m.Text
 	}
@@ -371,7 +388,7 @@ func body(m botapitest.Message) string {
 
 // invoiceFor reports whether an invoice is for the purchase p: its text
 // names p's item, quantity and (in-game top-ups) player id.
-func invoiceFor(inv *botapitest.Invoice, p *purchase) bool {
+func invoiceFor(inv *types.Invoice, p *purchase) bool {
 	text := inv.Title + " " + inv.Description
 	if p.item != "" && !strings.Contains(text, p.item) {
 		return false

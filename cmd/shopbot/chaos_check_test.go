@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -39,7 +40,7 @@ type starCharge struct {
 
 // starCharges reads the charges and refunds from the bot's Star
 // transactions: a payment has a Source, a refund the same id and a Receiver.
-func starCharges(txs []botapitest.StarTransaction) []*starCharge {
+func starCharges(txs []types.StarTransaction) []*starCharge {
 	byID := map[string]*starCharge{}
 	var out []*starCharge
 	for _, tx := range txs {
@@ -548,6 +549,25 @@ func (r *report) failures() []string {
 	return out
 }
 
+// short is the run's outcome in one line: enough to tell a shop that did
+// not settle in time from one that settled wrong.
+func (r *report) short() string {
+	f := r.run
+	broken := []string{}
+	for _, inv := range []string{invOutcome, invOwners, invStuck, invBalance, invOwnCodes, invLatency} {
+		if n := len(r.fails[inv]); n > 0 {
+			broken = append(broken, fmt.Sprintf("%q %d", inv, n))
+		}
+	}
+	restored := "no restore"
+	if !f.restoredAt.IsZero() {
+		restored = "restored at " + f.restoredAt.UTC().Format("15:04:05.000")
+	}
+	return fmt.Sprintf("load %s, settle %s (settled: %v); %s; %d paid, %d delivered, %d refunded, %d needs_review, %d stuck, %d held, %d lost; %d codes of another buyer or nobody; broken: %s",
+		f.load.Round(100*time.Millisecond), f.settle.Round(100*time.Millisecond), f.settled, restored,
+		r.charges, r.delivered, r.refunded, r.needsReview, r.stuck, r.held, r.lost, r.codesWrongBuyer, strings.Join(broken, ", "))
+}
+
 // String prints the figures.
 func (r *report) String() string {
 	var b strings.Builder
@@ -670,10 +690,18 @@ func heldOwner(w *world, byCharge map[string][]*state.Order, byPlayer map[string
 }
 
 // refundedAfterRestore reports whether p's purchase, paid before the
-// restore on an old backup, has no order and its charge was refunded once.
+// restore on an old backup, was refunded once and has no order that claims
+// an upstream order: none (the restore took it), or one the sweep settled
+// as refunded from Telegram's list after the restore took its refund and
+// its claim of the failed upstream order.
 func refundedAfterRestore(w *world, byCharge map[string][]*state.Order, charges map[string]*starCharge, p *purchase) bool {
-	if !w.heldAfterRestore(p) || len(byCharge[p.chargeID]) > 0 {
+	if !w.heldAfterRestore(p) {
 		return false
+	}
+	for _, o := range byCharge[p.chargeID] {
+		if o.Status != state.OrderRefunded || o.UpstreamNumber != 0 {
+			return false
+		}
 	}
 	c := charges[p.chargeID]
 	return c != nil && c.refunds == 1

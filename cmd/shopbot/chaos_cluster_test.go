@@ -54,9 +54,10 @@ func freePort(t *testing.T) int {
 // replica is one slot of the cluster: a fixed HTTP port (the webhook
 // target) and the process currently serving it, if any.
 type replica struct {
-	slot int
-	port int
-	log  *os.File
+	slot        int
+	port        int
+	metricsPort int // METRICS_ADDR's port; 0: any free one
+	log         *os.File
 
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd has been reaped
@@ -97,6 +98,17 @@ func newCluster(t *testing.T, bin, logDir string, n int, env []string, logPrefix
 	return c
 }
 
+// exposeMetrics gives every replica a fixed METRICS_ADDR port, for a
+// scraper to be pointed at, and returns them. Call it before starting.
+func (c *cluster) exposeMetrics() []int {
+	out := make([]int, len(c.replicas))
+	for i, r := range c.replicas {
+		r.metricsPort = freePort(c.t)
+		out[i] = r.metricsPort
+	}
+	return out
+}
+
 // ports returns the replicas' HTTP ports (webhook targets).
 func (c *cluster) ports() []int {
 	out := make([]int, len(c.replicas))
@@ -112,7 +124,7 @@ func (c *cluster) startLocked(r *replica) error {
 	r.starts++
 	fmt.Fprintf(r.log, "\n=== chaos: start #%d of replica %d at %s\n", r.starts, r.slot, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(c.bin)
-	cmd.Env = append(append([]string(nil), c.env...), "HTTP_ADDR=127.0.0.1:"+strconv.Itoa(r.port), "METRICS_ADDR=127.0.0.1:0")
+	cmd.Env = append(append([]string(nil), c.env...), "HTTP_ADDR=127.0.0.1:"+strconv.Itoa(r.port), "METRICS_ADDR=127.0.0.1:"+strconv.Itoa(r.metricsPort))
 	cmd.Stdout, cmd.Stderr = r.log, r.log
 	// The kernel kills the replica if the test process dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 	"shopbot/state/redisstore"
@@ -36,7 +37,7 @@ func runForeignShop(t *testing.T, bin, logDir, redisURL string, db int, token, j
 	upstream := httptest.NewServer(sim)
 	defer upstream.Close()
 	fake, err := botapitest.New(botapitest.WithToken(token),
-		botapitest.WithBotUser(botapitest.User{FirstName: "Chaos Shop (staging)", Username: "chaos_shop_bot"}))
+		botapitest.WithBotUser(types.User{FirstName: "Chaos Shop (staging)", Username: "chaos_shop_bot"}))
 	if err != nil {
 		t.Fatal(err)
 	}

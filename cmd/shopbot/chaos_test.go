@@ -25,6 +25,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
 )
@@ -111,14 +112,14 @@ func TestChaos(t *testing.T) {
 	const token = "100200:CHAOS-fake-bot-api-token-not-real"
 	var violations violationLog
 	fake, err := botapitest.New(botapitest.WithToken(token),
-		botapitest.WithBotUser(botapitest.User{FirstName: "Chaos Shop", Username: "chaos_shop_bot"}),
+		botapitest.WithBotUser(types.User{FirstName: "Chaos Shop", Username: "chaos_shop_bot"}),
 		botapitest.OnViolation(violations.add))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fake.Close()
 	const adminID = 777000001
-	fake.SetUser(adminID, botapitest.User{FirstName: "Admin", Username: "chaos_admin", LanguageCode: "en"})
+	fake.SetUser(adminID, types.User{FirstName: "Admin", Username: "chaos_admin", LanguageCode: "en"})
 
 	// Another shop with the same token and journal directory first.
 	journalDir := filepath.Join(t.TempDir(), "journal")
@@ -248,6 +249,8 @@ func TestChaos(t *testing.T) {
 		t.Error(f)
 	}
 	if t.Failed() {
+		// Last, so a log's tail tells the run's shape without the figures above.
+		t.Logf("chaos: in short: %s", rep.short())
 		t.Logf("chaos: replica logs: %s (set CHAOS_LOG_DIR to keep them)", logDir)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"shopbot/state/redisstore"
 	"strings"
 	"time"
@@ -64,9 +65,13 @@ func check(ctx context.Context, args []string, getenv func(string) string, stdou
 		return 1
 	}
 	results := []checkResult{checkTelegram(ctx, cfg, tg), checkUpstream(ctx, cfg), checkRedis(ctx, cfg, allowVolatile)}
+	if cfg.Redis.URL != "" {
+		results = append(results, checkRunning(ctx, cfg))
+	}
 	if cfg.WebhookURL != "" {
 		results = append(results, checkWebhook(ctx, cfg, tg))
 	}
+	results = append(results, checkWebApp(cfg))
 	code := 0
 	for _, r := range results {
 		fmt.Fprintf(stdout, "%-4s  %-8s  %s\n", r.status, r.name, r.detail)
@@ -205,6 +210,19 @@ func checkRedis(ctx context.Context, cfg *Config, allowVolatile bool) checkResul
 	return r
 }
 
+// checkRunning reports the replicas running on the configured Redis
+// (checkReplicas).
+func checkRunning(ctx context.Context, cfg *Config) checkResult {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := redisstore.OpenEndpoint(ctx, cfg.Redis)
+	if err != nil {
+		return checkResult{name: "replicas", status: "FAIL", detail: err.Error()}
+	}
+	defer conn.Close()
+	return checkReplicas(ctx, conn)
+}
+
 // unconfirmedLoss is what a crash of the node loses of the writes it
 // acknowledged when the shop cannot confirm its money writes (no WAITAOF,
 // no replica to WAIT for) but the node does keep them through a restart
@@ -334,6 +352,21 @@ func checkLive(ctx context.Context, getenv func(string) string, stdout, stderr i
 	}
 	fmt.Fprintln(stdout, "ok    live      /healthz answered 200")
 	return 0
+}
+
+// checkWebApp says whether the Mini App is on (WEBAPP_URL), where the shop
+// serves it and what must reach it; off is a warning, not a failure.
+func checkWebApp(cfg *Config) checkResult {
+	r := checkResult{name: "mini app"}
+	switch {
+	case cfg.WebAppURL == "":
+		r.status, r.detail = "warn", "off: "+cfg.WebAppOff+" (docs/operator.md, \"The Mini App\")"
+	default:
+		u, _ := url.Parse(cfg.WebAppURL)
+		r.status, r.detail = "ok", fmt.Sprintf("%s, served on HTTP_ADDR %s at %s", cfg.WebAppURL, cfg.HTTPAddr, u.Path)
+		r.notes = []string{fmt.Sprintf("Your https proxy must forward %s to %s; the bot's menu button opens it.", u.Path, cfg.HTTPAddr)}
+	}
+	return r
 }
 
 func checkWebhook(ctx context.Context, cfg *Config, tg *bot.Probe) checkResult {

@@ -57,7 +57,9 @@ func runCheck(t *testing.T, getenv func(string) string, flags ...string) (int, s
 func TestCheckGoodConfiguration(t *testing.T) {
 	getenv, _, _ := checkEnv(t, nil)
 	code, out := runCheck(t, getenv, "--allow-volatile")
-	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "ok    telegram  bot @") ||
+	if code != 0 || strings.Count(out, "\n") != 5 || !strings.Contains(out, "ok    telegram  bot @") ||
+		!strings.Contains(out, "warn  mini app  off: WEBAPP_URL is not set") ||
+		!strings.Contains(out, "ok    replicas  none running; this build: ") ||
 		!strings.Contains(out, "ok    upstream  account") || !strings.Contains(out, "redis     answers: ") ||
 		!strings.Contains(out, "; sync ") {
 		t.Fatalf("exit %d:\n%s", code, out)
@@ -76,6 +78,9 @@ func TestCheckBadConfigurations(t *testing.T) {
 		{"account blocked", nil, func(s *resellersim.Sim) { s.SetAccountStatus(resellersim.StatusBlocked) }, "FAIL  upstream  the upstream account is suspended"},
 		{"redis down", map[string]string{"REDIS_URL": "redis://127.0.0.1:1/0"}, nil, "FAIL  redis"},
 		{"webhook never set", map[string]string{"WEBHOOK_URL": "https://shop.example/hook", "WEBHOOK_SECRET": "s"}, nil, "warn  webhook   no webhook is set yet"},
+		{"mini app on", map[string]string{"WEBAPP_URL": "https://shop.example/app"}, nil, "ok    mini app  https://shop.example/app/, served on HTTP_ADDR 127.0.0.1:8080 at /app/"},
+		{"mini app not https", map[string]string{"WEBAPP_URL": "http://shop.example/app/"}, nil, "warn  mini app  off: WEBAPP_URL must be a public https:// address"},
+		{"mini app on a private host", map[string]string{"WEBAPP_URL": "https://192.168.1.5/app/"}, nil, "warn  mini app  off: WEBAPP_URL must be a public https:// address"},
 		{"missing variable", map[string]string{"RESELLER_API_KEY": ""}, nil, "RESELLER_API_KEY is required"},
 	}
 	for _, tc := range cases {

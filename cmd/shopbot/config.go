@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,7 +29,9 @@ type Config struct {
 	ResellerURL    string
 	ResellerKey    string
 	Redis          redisstore.Endpoint // the zero Endpoint: the embedded store
-	AdminIDs       []int64
+	AdminIDs       []int64             // ADMIN_IDS: the owners
+	SupportIDs     []int64             // SUPPORT_IDS: the support agents
+	AccountantIDs  []int64             // ACCOUNTANT_IDS: the accountants
 	PayStars       bool
 	PayWallet      bool
 	StarsUSDRate   decimal.Decimal
@@ -36,15 +39,27 @@ type Config struct {
 	Markup         Markup
 	WebhookURL     string
 	WebhookSecret  string
-	HTTPAddr       string
-	MetricsAddr    string        // METRICS_ADDR: /metrics on its own listener; "off" for none
-	MediaHosts     []string      // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
-	JournalDir     string        // JOURNAL_DIR: the host's journal of paid orders and creates; "" keeps it in memory
-	JournalKeep    time.Duration // JOURNAL_KEEP: how long journal entries are read back (default 15m, at least 30s)
-	Languages      []locales.Lang
-	DefaultLang    locales.Lang
-	Workers        int
-	QuoteTTL       time.Duration
+	// WebAppURL is WEBAPP_URL: the public https address of the Mini App,
+	// which the shop serves on HTTP_ADDR at the URL's path; "" when the
+	// app is off, and WebAppOff then says why.
+	WebAppURL   string
+	WebAppOff   string
+	HTTPAddr    string
+	MetricsAddr string        // METRICS_ADDR: /metrics on its own listener; "off" for none
+	MediaHosts  []string      // RESELLER_MEDIA_HOSTS: extra hosts operator images may come from
+	JournalDir  string        // JOURNAL_DIR: the host's journal of paid orders and creates; "" keeps it in memory
+	JournalKeep time.Duration // JOURNAL_KEEP: how long journal entries are read back (default 15m, at least 30s)
+	// PollFirst is UPSTREAM_POLL_FIRST: how often a new upstream order is
+	// read in its first two seconds (fulfil.Config.PollFirst; default
+	// 500ms, 50ms to 2s).
+	PollFirst   time.Duration
+	Languages   []locales.Lang
+	DefaultLang locales.Lang
+	Workers     int
+	QuoteTTL    time.Duration
+	// QuoteReminder is how long after an unpaid quote its buyer is
+	// reminded of it (QUOTE_REMINDER); 0: never.
+	QuoteReminder  time.Duration
 	CatalogTTL     time.Duration
 	ReconcileEvery time.Duration // RECONCILE_EVERY: how often the reconciliation job runs (default 24h)
 	LowBalanceUSD  decimal.Decimal
@@ -137,19 +152,13 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 		return nil, err
 	}
 
-	if v := get("ADMIN_IDS"); v != "" {
-		for _, f := range strings.Split(v, ",") {
-			f = strings.TrimSpace(f)
-			if f == "" {
-				continue
-			}
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil || id <= 0 {
-				return nil, &ConfigError{"ADMIN_IDS", fmt.Sprintf("has %q, which is not a positive Telegram user id", f)}
-			}
-			if !slices.Contains(c.AdminIDs, id) {
-				c.AdminIDs = append(c.AdminIDs, id)
-			}
+	// The staff: one list per role (an id in two lists has both roles).
+	for _, l := range []struct {
+		name string
+		ids  *[]int64
+	}{{"ADMIN_IDS", &c.AdminIDs}, {"SUPPORT_IDS", &c.SupportIDs}, {"ACCOUNTANT_IDS", &c.AccountantIDs}} {
+		if *l.ids, err = userIDs(l.name, get(l.name)); err != nil {
+			return nil, err
 		}
 	}
 
@@ -220,6 +229,7 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	if c.WebhookSecret != "" && !secretRe.MatchString(c.WebhookSecret) {
 		return nil, &ConfigError{"WEBHOOK_SECRET", "must be 1-256 of A-Z, a-z, 0-9, _ and -"}
 	}
+	c.WebAppURL, c.WebAppOff = webAppURL(get("WEBAPP_URL"), c.WebhookURL)
 	c.HTTPAddr = get("HTTP_ADDR")
 	switch {
 	case c.HTTPAddr != "":
@@ -321,11 +331,19 @@ func LoadConfig(getenv func(string) string, demo bool) (*Config, error) {
 	if c.QuoteTTL, err = durationVar(get("QUOTE_TTL"), 15*time.Minute); err != nil {
 		return nil, &ConfigError{"QUOTE_TTL", err.Error()}
 	}
+	if v := get("QUOTE_REMINDER"); v != "0" { // 0 (the default): no reminders
+		if c.QuoteReminder, err = durationVar(v, 0); err != nil {
+			return nil, &ConfigError{"QUOTE_REMINDER", err.Error() + ", or 0 for none"}
+		}
+	}
 	if c.CatalogTTL, err = durationVar(get("CATALOG_CACHE_TTL"), 5*time.Minute); err != nil {
 		return nil, &ConfigError{"CATALOG_CACHE_TTL", err.Error()}
 	}
 	if c.JournalKeep, err = durationVar(get("JOURNAL_KEEP"), fulfil.JournalKeep); err != nil || c.JournalKeep < 30*time.Second {
 		return nil, &ConfigError{"JOURNAL_KEEP", "must be a duration of at least 30s such as 15m (how long Redis may still lose a write or a repair may need the journal)"}
+	}
+	if c.PollFirst, err = durationVar(get("UPSTREAM_POLL_FIRST"), 500*time.Millisecond); err != nil || c.PollFirst < 50*time.Millisecond || c.PollFirst > 2*time.Second {
+		return nil, &ConfigError{"UPSTREAM_POLL_FIRST", "must be a duration from 50ms to 2s such as 500ms (how often a new upstream order is read in its first two seconds)"}
 	}
 	if c.ReconcileEvery, err = durationVar(get("RECONCILE_EVERY"), 24*time.Hour); err != nil {
 		return nil, &ConfigError{"RECONCILE_EVERY", err.Error()}
@@ -476,4 +494,57 @@ func durationVar(v string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("must be a positive duration such as 15m or 1h")
 	}
 	return d, nil
+}
+
+// userIDs reads a comma-separated list of Telegram user ids (ADMIN_IDS,
+// SUPPORT_IDS, ACCOUNTANT_IDS): positive integers, each kept once, empty
+// items skipped.
+func userIDs(name, v string) ([]int64, error) {
+	var ids []int64
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || id <= 0 {
+			return nil, &ConfigError{name, fmt.Sprintf("has %q, which is not a positive Telegram user id", f)}
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// webAppUnset is why the Mini App is off when WEBAPP_URL is not set.
+const webAppUnset = "WEBAPP_URL is not set"
+
+// webAppURL reads WEBAPP_URL: the Mini App's address as the bot's menu
+// button will open it (its path ending in "/"), or "" and why the app is
+// off. It is off, not an error, when unset or not a public https URL:
+// Telegram opens Mini Apps only over https, from a host it can reach.
+func webAppURL(raw, webhook string) (string, string) {
+	if raw == "" {
+		return "", webAppUnset
+	}
+	u, err := url.Parse(raw)
+	bad := err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != ""
+	if !bad {
+		host := u.Hostname()
+		ip := net.ParseIP(host)
+		bad = host == "localhost" || strings.HasSuffix(host, ".localhost") || (ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified()))
+	}
+	if bad {
+		return "", fmt.Sprintf("WEBAPP_URL must be a public https:// address such as https://shop.example.com/app/ (got %q)", raw)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if webhook != "" {
+		if w, err := url.Parse(webhook); err == nil && w.Path == u.Path {
+			return "", "WEBAPP_URL's path is WEBHOOK_URL's: give the Mini App a path of its own, such as /app/"
+		}
+	}
+	return u.String(), ""
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"shopbot/reseller"
 	"shopbot/state/redisstore"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,8 @@ func TestConfigErrors(t *testing.T) {
 		{"key with spaces", map[string]string{"RESELLER_API_KEY": "a b"}, "RESELLER_API_KEY must not contain"},
 		{"bad redis", map[string]string{"REDIS_URL": "http://localhost:6379"}, "REDIS_URL must start with redis://"},
 		{"bad admin", map[string]string{"ADMIN_IDS": "12,abc"}, `ADMIN_IDS has "abc"`},
+		{"bad support id", map[string]string{"SUPPORT_IDS": "12, -3"}, `SUPPORT_IDS has "-3"`},
+		{"bad accountant id", map[string]string{"ACCOUNTANT_IDS": "@bob"}, `ACCOUNTANT_IDS has "@bob"`},
 		{"bad payment", map[string]string{"PAYMENT_METHODS": "stars,card"}, `PAYMENT_METHODS has "card"`},
 		{"zero rate", map[string]string{"STARS_USD_RATE": "0"}, "STARS_USD_RATE must be greater than 0"},
 		{"bad markup", map[string]string{"MARKUP_PERCENT": "ten"}, "MARKUP_PERCENT is \"ten\""},
@@ -170,6 +173,18 @@ func TestConfigLineMarkupAndDemo(t *testing.T) {
 	}
 	if _, err := LoadConfig(func(string) string { return "" }, true); err != nil {
 		t.Fatalf("demo needs no token or key: %v", err)
+	}
+}
+
+// SUPPORT_IDS and ACCOUNTANT_IDS are read as ADMIN_IDS is; an id may be in
+// several lists (it then has each role).
+func TestConfigStaffLists(t *testing.T) {
+	c, err := LoadConfig(env(map[string]string{"ADMIN_IDS": "1", "SUPPORT_IDS": " 2, 3,,2 ", "ACCOUNTANT_IDS": "3,4"}), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.AdminIDs, []int64{1}) || !slices.Equal(c.SupportIDs, []int64{2, 3}) || !slices.Equal(c.AccountantIDs, []int64{3, 4}) {
+		t.Fatalf("owners %v, support %v, accountants %v", c.AdminIDs, c.SupportIDs, c.AccountantIDs)
 	}
 }
 
@@ -258,5 +273,50 @@ func TestConfigJournalKeep(t *testing.T) {
 		if _, err := LoadConfig(env(map[string]string{"JOURNAL_KEEP": v}), false); err == nil || !strings.Contains(err.Error(), "JOURNAL_KEEP") {
 			t.Fatalf("JOURNAL_KEEP=%s: %v", v, err)
 		}
+	}
+}
+
+func TestConfigUpstreamPollFirst(t *testing.T) {
+	c, err := LoadConfig(env(nil), false)
+	if err != nil || c.PollFirst != 500*time.Millisecond {
+		t.Fatalf("UPSTREAM_POLL_FIRST default: %v, %v", c, err)
+	}
+	if c, err := LoadConfig(env(map[string]string{"UPSTREAM_POLL_FIRST": "2s"}), false); err != nil || c.PollFirst != 2*time.Second {
+		t.Fatalf("UPSTREAM_POLL_FIRST=2s: %v, %v", c, err)
+	}
+	for _, v := range []string{"10ms", "0", "3s", "-1s", "soon"} {
+		if _, err := LoadConfig(env(map[string]string{"UPSTREAM_POLL_FIRST": v}), false); err == nil || !strings.Contains(err.Error(), "UPSTREAM_POLL_FIRST") {
+			t.Fatalf("UPSTREAM_POLL_FIRST=%s: %v", v, err)
+		}
+	}
+}
+
+// WEBAPP_URL turns the Mini App on only with a public https address; any
+// other value leaves it off with the reason, and does not stop the shop.
+func TestWebAppURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"":                                  "",
+		"https://shop.example.com/app":      "https://shop.example.com/app/",
+		"https://shop.example.com/":         "https://shop.example.com/",
+		"https://shop.example.com":          "https://shop.example.com/",
+		"http://shop.example.com/app/":      "",
+		"https://localhost/app/":            "",
+		"https://127.0.0.1/app/":            "",
+		"https://10.0.0.7/app/":             "",
+		"https://shop.example.com/app/?x=1": "",
+		"https://user:pw@shop.example.com/": "",
+		"shop.example.com/app/":             "",
+		"https://shop.example.com/hook":     "", // WEBHOOK_URL's path
+	} {
+		got, why := webAppURL(raw, "https://shop.example.com/hook/")
+		if got != want || (got == "") == (why == "") {
+			t.Errorf("WEBAPP_URL %q: %q, %q; want %q", raw, got, why, want)
+		}
+	}
+	cfg, err := LoadConfig(func(k string) string {
+		return map[string]string{"TELEGRAM_TOKEN": "123:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "RESELLER_BASE_URL": "http://up/api/v1", "RESELLER_API_KEY": "k", "WEBAPP_URL": "http://plain.example/"}[k]
+	}, false)
+	if err != nil || cfg.WebAppURL != "" || !strings.Contains(cfg.WebAppOff, "https") {
+		t.Fatalf("a plain-http WEBAPP_URL: %v, %+v", err, cfg)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,10 @@ import (
 	"golang.org/x/term"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
+	"shopbot/bot/fulfil"
+	"shopbot/bot/webapp"
+	"shopbot/bot/webapp/initdata"
 	"shopbot/locales"
 	"shopbot/reseller/resellersim"
 	"shopbot/state"
@@ -70,11 +75,17 @@ type demoParts struct {
 // everything runs.
 type demoHookKey struct{}
 
+// demoFulfilKey keys a fulfil.Config in the demo's context that replaces
+// the fulfilment worker's defaults: the tests' shorter ticks, polls and
+// code settle, so a purchase does not wait seconds for its codes.
+type demoFulfilKey struct{}
+
 // demoOptions are the demo's command-line flags.
 type demoOptions struct {
 	lang    locales.Lang
 	slow    bool
 	logPath string
+	appAddr string // where the Mini App is served ("off": not at all)
 }
 
 func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
@@ -83,8 +94,9 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 	lang := fs.String("lang", "en", "the demo user's Telegram language: en, ru or uk")
 	slow := fs.Bool("slow", false, "the upstream delivers after realistic delays (processing after 1 s, done after 4 s)")
 	logPath := fs.String("log", "", "file the shop's logs go to (default: a new file in "+os.TempDir()+")")
+	appAddr := fs.String("app", "127.0.0.1:0", "address the Mini App is served on for a browser on this machine (default: a free port; off: none)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: shopbot demo [--lang en|ru|uk] [--slow] [--log FILE]\n\nRuns the whole shop on this machine and lets you chat with it here.")
+		fmt.Fprintln(stderr, "usage: shopbot demo [--lang en|ru|uk] [--slow] [--log FILE] [--app ADDR|off]\n\nRuns the whole shop on this machine and lets you chat with it here, and in the Mini App in a browser.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -100,7 +112,7 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoOptions, error) {
 		fmt.Fprintf(stderr, "shopbot demo: --lang %q: use en, ru or uk\n", *lang)
 		return demoOptions{}, errors.New("bad --lang")
 	}
-	return demoOptions{lang: l, slow: *slow, logPath: *logPath}, nil
+	return demoOptions{lang: l, slow: *slow, logPath: *logPath, appAddr: *appAddr}, nil
 }
 
 // demo runs the shop locally and chats with it on stdin and stdout until
@@ -142,7 +154,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: level}))
 	fake, err := botapitest.New(
 		botapitest.WithToken(demoToken),
-		botapitest.WithBotUser(botapitest.User{FirstName: "Demo Shop", Username: "demo_shop_bot"}),
+		botapitest.WithBotUser(types.User{FirstName: "Demo Shop", Username: "demo_shop_bot"}),
 		botapitest.OnViolation(func(err error) {
 			log.Error("Bot API schema violation", "err", err)
 			tc.note("Bot API schema violation (a bug in the bot): %v", err)
@@ -153,7 +165,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return 1
 	}
 	defer fake.Close()
-	fake.SetUser(demoUserID, botapitest.User{FirstName: "Demo", Username: "demo_buyer", LanguageCode: string(opts.lang)})
+	fake.SetUser(demoUserID, types.User{FirstName: "Demo", Username: "demo_buyer", LanguageCode: string(opts.lang)})
 
 	// The shop's configuration: the environment may tune pricing, payment
 	// methods and the like, but the connections are the demo's own, and
@@ -196,7 +208,23 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 		return 1
 	}
 	defer conn.Close()
-	shop, err := newShop(cfg, conn, log)
+	// The Mini App, on loopback: an ordinary browser opens it as the demo
+	// buyer, with an initData the demo signs with the fake's token.
+	var extra shopExtras
+	appURL := ""
+	if opts.appAddr != "off" {
+		appLn, err := net.Listen("tcp", opts.appAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "shopbot demo: Mini App listener: %v\n", err)
+			return 1
+		}
+		extra = shopExtras{httpListener: appLn, webAppPath: webapp.DefaultPath}
+		appURL = demoAppURL("http://"+appLn.Addr().String()+webapp.DefaultPath, opts.lang, time.Now())
+	}
+	if fc, ok := ctx.Value(demoFulfilKey{}).(fulfil.Config); ok {
+		extra.fulfil = fc
+	}
+	shop, err := newShop(cfg, conn, log, extra)
 	if err != nil {
 		fmt.Fprintf(stderr, "shopbot demo: %v\n", err)
 		return 1
@@ -254,7 +282,7 @@ func demo(ctx context.Context, args []string, getenv func(string) string, stdin 
 	if cfg.ReferralPercent.IsPositive() && cfg.PayWallet {
 		d.referrals = records.NewReferrals(conn.Client, redisstore.DefaultPrefix)
 	}
-	tc.print(demoBanner(fake.URL(), upstreamURL, sim.Balance(), wallet, opts, cfg.PayStars, cfg.PayWallet))
+	tc.print(demoBanner(fake.URL(), upstreamURL, sim.Balance(), wallet, opts, cfg.PayStars, cfg.PayWallet, appURL))
 	if hook, ok := ctx.Value(demoHookKey{}).(func(demoParts)); ok {
 		hook(demoParts{sim: sim, fake: fake})
 	}
@@ -310,8 +338,18 @@ loop:
 	return code
 }
 
+// demoAppURL is the address that opens the Mini App at base as the demo
+// buyer: Telegram's launch parameters in the fragment, as Telegram passes
+// them (the initData signed with the fake's token, issued at, and a light
+// theme).
+func demoAppURL(base string, lang locales.Lang, at time.Time) string {
+	data := initdata.SignUser(demoToken, initdata.User{ID: demoUserID, FirstName: "Demo", Username: "demo_buyer", LanguageCode: string(lang)}, at)
+	theme := `{"bg_color":"#ffffff","text_color":"#222222","hint_color":"#8e8e93","link_color":"#2481cc","button_color":"#2481cc","button_text_color":"#ffffff","secondary_bg_color":"#f1f1f4"}`
+	return base + "#tgWebAppData=" + url.QueryEscape(data) + "&tgWebAppVersion=8.0&tgWebAppThemeParams=" + url.QueryEscape(theme)
+}
+
 // demoBanner says what runs where and how to chat.
-func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, opts demoOptions, stars, wallet bool) string {
+func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, opts demoOptions, stars, wallet bool, appURL string) string {
 	var b strings.Builder
 	b.WriteString("shopbot demo: the whole shop runs on this machine; nothing leaves it.\n")
 	fmt.Fprintf(&b, "  Telegram  fake Bot API server at %s\n", botURL)
@@ -331,7 +369,13 @@ func demoBanner(botURL, upstreamURL string, balance, walletUSD decimal.Decimal, 
 	if wallet {
 		pay = append(pay, fmt.Sprintf("the shop wallet (yours holds %s)", locales.Money(locales.En, walletUSD)))
 	}
-	fmt.Fprintf(&b, "  Payments  %s\n\n", strings.Join(pay, ", or "))
+	fmt.Fprintf(&b, "  Payments  %s\n", strings.Join(pay, ", or "))
+	if appURL != "" {
+		fmt.Fprintf(&b, "  Mini App  open in a browser on this machine, as the demo buyer (valid %d hours;\n", int(initdata.DefaultMaxAge.Hours()))
+		b.WriteString("            its Pay asks here, like an invoice in the chat):\n")
+		fmt.Fprintf(&b, "            %s\n", appURL)
+	}
+	b.WriteString("\n")
 	b.WriteString("Chat as in Telegram: /start, /giftcards, /orders, /help.\n")
 	b.WriteString("You are the admin too: /balance, /stats, /broadcast.\n")
 	b.WriteString("Type a button's number to press it; '5 sends \"5\" as a message.\n")
@@ -423,9 +467,15 @@ func (d *demoSession) press(line string) {
 
 // pay pays an invoice as Telegram does: the pre-checkout query first, then,
 // if the bot agrees, the charge and the successful_payment message.
-func (d *demoSession) pay(ctx context.Context, inv *botapitest.Message) {
+func (d *demoSession) pay(ctx context.Context, inv *types.Message) {
 	d.tc.stopAsking()
-	res, err := d.fake.Pay(ctx, demoUserID, inv.MessageID, botapitest.PayOptions{})
+	var res botapitest.PayResult
+	var err error
+	if link := d.tc.invoiceLink(); inv.MessageID == 0 && link != "" {
+		res, err = d.fake.PayLink(ctx, demoUserID, link, botapitest.PayOptions{})
+	} else {
+		res, err = d.fake.Pay(ctx, demoUserID, inv.MessageID, botapitest.PayOptions{})
+	}
 	switch {
 	case err != nil:
 		d.tc.note("The payment did not go through: %v", err)

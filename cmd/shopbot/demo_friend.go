@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 )
 
 // demoFriendID is the simulated friend of /friend: another Telegram user
@@ -72,9 +73,9 @@ func friendBuys(ctx context.Context, fake *botapitest.Server, code string) (stri
 			return "", err
 		}
 	}
-	var inv botapitest.Message
+	var inv types.Message
 	chose := 0
-	err := friendWait(ctx, fake, func(msgs []botapitest.Message) bool {
+	err := friendWait(ctx, fake, func(msgs []types.Message) bool {
 		if len(msgs) == 0 {
 			return false
 		}
@@ -105,9 +106,9 @@ func friendBuys(ctx context.Context, fake *botapitest.Server, code string) (stri
 // friendScreen waits for the friend's newest message holding text (any
 // message when text is "") and, when button is set, a button starting
 // with it.
-func friendScreen(ctx context.Context, fake *botapitest.Server, text, button string) (botapitest.Message, error) {
-	var found botapitest.Message
-	err := friendWait(ctx, fake, func(msgs []botapitest.Message) bool {
+func friendScreen(ctx context.Context, fake *botapitest.Server, text, button string) (types.Message, error) {
+	var found types.Message
+	err := friendWait(ctx, fake, func(msgs []types.Message) bool {
 		for i := len(msgs) - 1; i >= 0; i-- {
 			m := msgs[i]
 			body := m.Text + m.Caption
@@ -126,7 +127,7 @@ func friendScreen(ctx context.Context, fake *botapitest.Server, text, button str
 
 // friendWait polls the friend's chat until ok says so, at most
 // demoFriendStep.
-func friendWait(ctx context.Context, fake *botapitest.Server, ok func([]botapitest.Message) bool) error {
+func friendWait(ctx context.Context, fake *botapitest.Server, ok func([]types.Message) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, demoFriendStep)
 	defer cancel()
 	t := time.NewTicker(50 * time.Millisecond)
@@ -143,7 +144,7 @@ func friendWait(ctx context.Context, fake *botapitest.Server, ok func([]botapite
 	}
 }
 
-func hasButtonStarting(m botapitest.Message, prefix string) bool {
+func hasButtonStarting(m types.Message, prefix string) bool {
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if strings.HasPrefix(b.Text, prefix) && b.CallbackData != "" {
 			return true
@@ -152,7 +153,7 @@ func hasButtonStarting(m botapitest.Message, prefix string) bool {
 	return false
 }
 
-func pressStarting(fake *botapitest.Server, m botapitest.Message, prefix string) error {
+func pressStarting(fake *botapitest.Server, m types.Message, prefix string) error {
 	for _, b := range m.ReplyMarkup.Buttons() {
 		if strings.HasPrefix(b.Text, prefix) && b.CallbackData != "" {
 			fake.Press(demoFriendID, m.MessageID, b.CallbackData)

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,9 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
+	"shopbot/bot/fulfil"
+	"shopbot/bot/webapp"
 	"shopbot/locales"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // demoRun is one `shopbot demo` driven through its stdin and stdout, as a
@@ -28,6 +35,13 @@ type demoRun struct {
 	seen   int // output before this offset has been matched already
 }
 
+// demoTestFulfil are the fulfilment worker's timings in the demos the
+// tests drive: a purchase's codes come within a fraction of a second of
+// the upstream's, not after the default 3 s code settle and 2 s polls.
+var demoTestFulfil = fulfil.Config{
+	Tick: 20 * time.Millisecond, PollMin: 50 * time.Millisecond, PollMax: 250 * time.Millisecond, CodeSettle: 50 * time.Millisecond,
+}
+
 // startDemo runs the demo with args after "demo" and waits for the main
 // menu it opens with.
 func startDemo(t *testing.T, args ...string) *demoRun {
@@ -35,7 +49,9 @@ func startDemo(t *testing.T, args ...string) *demoRun {
 	pr, pw := io.Pipe()
 	d := &demoRun{t: t, in: pw, out: &syncBuffer{}, done: make(chan int, 1)}
 	parts := make(chan demoParts, 1)
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), demoHookKey{}, func(p demoParts) { parts <- p }))
+	ctx := context.WithValue(context.Background(), demoHookKey{}, func(p demoParts) { parts <- p })
+	ctx = context.WithValue(ctx, demoFulfilKey{}, demoTestFulfil)
+	ctx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
 	args = append([]string{"demo", "--log", filepath.Join(t.TempDir(), "demo.log")}, args...)
 	var stderr syncBuffer
@@ -356,7 +372,7 @@ func TestDemoAdminBalance(t *testing.T) {
 // before the bold word takes two units).
 func TestStyledText(t *testing.T) {
 	text := "👋 Hi, see docs: ABCD"
-	ents := []botapitest.MessageEntity{
+	ents := []types.MessageEntity{
 		{Type: "bold", Offset: 3, Length: 2},
 		{Type: "text_link", Offset: 11, Length: 4, URL: "https://example.com/docs"},
 		{Type: "code", Offset: 17, Length: 4},
@@ -370,10 +386,10 @@ func TestStyledText(t *testing.T) {
 			t.Errorf("colored %q lacks %q", got, want)
 		}
 	}
-	if got := styled("https://example.com", []botapitest.MessageEntity{{Type: "text_link", Offset: 0, Length: 19, URL: "https://example.com"}}, false); got != "https://example.com" {
+	if got := styled("https://example.com", []types.MessageEntity{{Type: "text_link", Offset: 0, Length: 19, URL: "https://example.com"}}, false); got != "https://example.com" {
 		t.Errorf("a link whose text is its URL = %q", got)
 	}
-	if got := styled("short", []botapitest.MessageEntity{{Type: "bold", Offset: 2, Length: 10}}, false); got != "short" {
+	if got := styled("short", []types.MessageEntity{{Type: "bold", Offset: 2, Length: 10}}, false); got != "short" {
 		t.Errorf("an entity past the end = %q", got)
 	}
 	if got := styled("a\x1b[2Jb\n\tc", nil, false); got != "a\uFFFD[2Jb\n\tc" {
@@ -405,15 +421,15 @@ func TestTermChatRendersCalls(t *testing.T) {
 	tc := newTermChat(&out, 5, false, false)
 	var prompts []string
 	tc.setPrompt = func(p string) { prompts = append(prompts, p) }
-	kb := &botapitest.InlineKeyboardMarkup{InlineKeyboard: [][]botapitest.InlineKeyboardButton{
+	kb := &types.InlineKeyboardMarkup{InlineKeyboard: [][]types.InlineKeyboardButton{
 		{{Text: "Go", CallbackData: "1:n:go"}, {Text: "Site", URL: "https://example.com"}},
-		{{Text: "Copy", CopyText: &botapitest.CopyTextButton{Text: "ABCD"}}},
+		{{Text: "Copy", CopyText: &types.CopyTextButton{Text: "ABCD"}}},
 	}}
-	msg := botapitest.Message{MessageID: 7, Chat: botapitest.Chat{ID: 5}, Text: "Hello\n\nworld", ReplyMarkup: kb}
-	tc.show(botapitest.Call{Method: "sendMessage", Result: msg})
+	msg := types.Message{MessageID: 7, Chat: types.Chat{ID: 5}, Text: "Hello\n\nworld", ReplyMarkup: kb}
+	tc.show(calls.Call{Method: "sendMessage", Result: msg})
 	other := msg
 	other.Chat.ID = 6
-	tc.show(botapitest.Call{Method: "sendMessage", Result: other}) // another chat: not shown
+	tc.show(calls.Call{Method: "sendMessage", Result: other}) // another chat: not shown
 	want := "bot> Hello\n\n     world\n     [1] Go   [2] Site -> https://example.com\n     [3] Copy\n" +
 		sysMark + "Type a number to press that button (numbers mean the latest buttons shown).\n"
 	if out.String() != want {
@@ -426,29 +442,29 @@ func TestTermChatRendersCalls(t *testing.T) {
 	out.Reset()
 	edited := msg
 	edited.Text, edited.EditDate = "Changed", 1
-	tc.show(botapitest.Call{Method: "editMessageText", Result: edited})
+	tc.show(calls.Call{Method: "editMessageText", Result: edited})
 	if !strings.HasPrefix(out.String(), "bot> (edited) Changed\n") || strings.Contains(out.String(), "Type a number") {
 		t.Errorf("edit:\n%s", out.String())
 	}
 	out.Reset()
 	bare := msg
 	bare.ReplyMarkup = nil
-	tc.show(botapitest.Call{Method: "editMessageReplyMarkup", Result: bare})
+	tc.show(calls.Call{Method: "editMessageReplyMarkup", Result: bare})
 	if out.String() != "" {
 		t.Errorf("a keyboard taken off printed %q", out.String())
 	}
 	if _, _, n, _ := tc.button(1); n != 0 {
 		t.Errorf("%d buttons left after the keyboard was taken off", n)
 	}
-	tc.show(botapitest.Call{Method: "answerCallbackQuery", Params: map[string]any{"text": "Outdated", "show_alert": true}})
+	tc.show(calls.Call{Method: "answerCallbackQuery", Params: map[string]any{"text": "Outdated", "show_alert": true}})
 	if out.String() != "bot> (alert) Outdated\n" {
 		t.Errorf("callback answer printed %q", out.String())
 	}
 
 	out.Reset()
-	inv := botapitest.Message{MessageID: 8, Chat: botapitest.Chat{ID: 5},
-		Invoice: &botapitest.Invoice{Title: "Card", Description: "Two cards", Currency: "XTR", TotalAmount: 1927}}
-	tc.show(botapitest.Call{Method: "sendInvoice", Result: inv})
+	inv := types.Message{MessageID: 8, Chat: types.Chat{ID: 5},
+		Invoice: &types.Invoice{Title: "Card", Description: "Two cards", Currency: "XTR", TotalAmount: 1927}}
+	tc.show(calls.Call{Method: "sendInvoice", Result: inv})
 	if !strings.Contains(out.String(), "bot> Invoice: Card\n     Two cards\n     Total: 1,927 Telegram Stars\n") {
 		t.Errorf("invoice:\n%s", out.String())
 	}
@@ -571,5 +587,77 @@ func TestDemoLogFileIsNewEachRun(t *testing.T) {
 	}
 	if paths[0] == paths[1] {
 		t.Fatalf("two demos wrote to one log, %s", paths[0])
+	}
+}
+
+// The demo serves the Mini App to a browser on this machine: the address
+// it prints opens the app as the demo buyer, and the app's Pay is asked in
+// the terminal like a chat invoice; paying there makes the order the page
+// then shows with its codes.
+func TestDemoServesTheMiniApp(t *testing.T) {
+	d := startDemo(t)
+	d.wait("[11] ") // the menu of the demo's /start, before the app's invoice
+	banner := d.out.String()
+	m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/app/)#(\S+)`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no Mini App address in the banner:\n%s", banner)
+	}
+	frag, err := url.ParseQuery(m[2])
+	if err != nil || frag.Get("tgWebAppData") == "" {
+		t.Fatalf("fragment %q: %v", m[2], err)
+	}
+	api := func(method, path string, body string) map[string]any {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, _ := http.NewRequest(method, m[1]+"api/"+path, rd)
+		req.Header.Set(webapp.InitDataHeader, frag.Get("tgWebAppData"))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %v %v", method, path, res.StatusCode, out, err)
+		}
+		return out
+	}
+	if s := api("GET", "session", ""); int64(s["user"].(map[string]any)["id"].(float64)) != demoUserID {
+		t.Fatalf("session: %v", s)
+	}
+	// The catalog's images come through the demo's own address; the
+	// referral page and the terms are there too.
+	img, _ := api("GET", "lines/giftcards/categories/"+simcatalog.DemoGiftCategory, "")["category"].(map[string]any)["image"].(string)
+	if res, err := http.Get(m[1] + img); err != nil || res.StatusCode != 200 || res.Header.Get("Content-Type") != "image/png" {
+		t.Fatalf("the category's image %q: %v %v", img, res, err)
+	} else {
+		res.Body.Close()
+	}
+	if r := api("GET", "referral", ""); !strings.Contains(r["link"].(string), "?start=r") {
+		t.Fatalf("referral page: %v", r)
+	}
+	if r := api("GET", "terms", ""); r["text"] == "" {
+		t.Fatalf("terms: %v", r)
+	}
+	q := api("POST", "quote", `{"line":"giftcards","category":"`+simcatalog.DemoGiftCategory+`","item":"`+simcatalog.DemoGiftCard+`","quantity":1}`)["quote"].(map[string]any)
+	qid := q["id"].(string)
+	if link := api("POST", "pay", `{"quote":"`+qid+`"}`)["link"]; link == "" {
+		t.Fatal("no invoice link")
+	}
+	d.wait("The Mini App opened an invoice")
+	d.wait("Type yes to pay")
+	d.send("yes")
+	d.wait("You paid")
+	// The order is delivered before its codes are sent to the chat: once
+	// the chat shows them, the page's poll finds them too.
+	d.wait("Tap a code to copy it")
+	o, _ := api("GET", "quotes/"+qid+"/order", "")["order"].(map[string]any)
+	codes, _ := o["codes"].([]any)
+	if o["status"] != "delivered" || len(codes) != 1 || !strings.Contains(d.out.String(), codes[0].(string)) {
+		t.Fatalf("the app's order %v; the chat:\n%s", o, d.out.String())
 	}
 }

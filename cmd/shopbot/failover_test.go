@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/reseller/resellersim"
 	"shopbot/state/statetest"
 )
@@ -84,7 +85,7 @@ func TestFailoverPurchases(t *testing.T) {
 	const token = "100200:FAILOVER-fake-bot-api-token-not-real"
 	var violations violationLog
 	fake, err := botapitest.New(botapitest.WithToken(token),
-		botapitest.WithBotUser(botapitest.User{FirstName: "Failover Shop", Username: "failover_shop_bot"}),
+		botapitest.WithBotUser(types.User{FirstName: "Failover Shop", Username: "failover_shop_bot"}),
 		botapitest.OnViolation(violations.add))
 	if err != nil {
 		t.Fatal(err)

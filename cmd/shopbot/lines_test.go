@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/types"
 	"shopbot/reseller/resellersim"
 )
 
@@ -30,7 +31,7 @@ func TestServeWiresTheProductLines(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, getenv, strings.NewReader(""), &bytes.Buffer{}, &stderr) }()
-	wait := func(n int) botapitest.Message {
+	wait := func(n int) types.Message {
 		t.Helper()
 		wctx, wcancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer wcancel()

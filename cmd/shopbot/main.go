@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -27,9 +29,15 @@ import (
 	"shopbot/bot/books"
 	"shopbot/bot/catalog"
 	"shopbot/bot/checkout"
+	"shopbot/bot/fulfil"
+	"shopbot/bot/images"
 	"shopbot/bot/referral"
+	"shopbot/bot/remind"
+	"shopbot/bot/restock"
 	"shopbot/bot/storefront"
 	"shopbot/bot/support"
+	"shopbot/bot/webapp"
+	"shopbot/bot/webapp/initdata"
 	"shopbot/flows"
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
@@ -120,6 +128,15 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 		return 1
 	}
 	defer conn.Close()
+	// Before anything else of the store: a build that cannot run beside
+	// the replicas running now must change nothing (docs/operator.md,
+	// "Upgrades").
+	leave, err := joinReplicas(ctx, redisstore.NewReplicas(conn.Client, redisstore.DefaultPrefix), log)
+	if err != nil {
+		fmt.Fprintln(stderr, "shopbot: refusing to start:", err)
+		return 1
+	}
+	defer leave()
 	if conn.Embedded {
 		log.Warn("none of REDIS_URL, REDIS_SENTINEL_URL, REDIS_CLUSTER_URL is set: using an embedded in-memory store. STATE IS NOT DURABLE: a restart loses orders, quotes and wallets. Set REDIS_URL for production.")
 	}
@@ -135,11 +152,12 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 			log.Info("moved the stored state to the sharded key layout", "keys", rep.Keys, "chats", rep.Chats, "jobs", rep.Jobs)
 		}
 	}
-	b, err := newShop(cfg, conn, log)
+	b, err := newShop(cfg, conn, log, shopExtras{})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	defer nextGenWork(ctx, conn.Client, log)()
 	if err := b.Run(ctx); err != nil {
 		log.Error("shop stopped", "err", err)
 		return 1
@@ -148,10 +166,22 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer) in
 	return 0
 }
 
+// shopExtras are what the demo sets beside the configuration: the HTTP
+// listener, and the Mini App served on it at a local path though
+// WEBAPP_URL is unset (the demo's page in an ordinary browser); and the
+// fulfilment worker's timings its tests shorten (demoFulfilKey; the zero
+// Config: the defaults).
+type shopExtras struct {
+	httpListener net.Listener
+	webAppPath   string
+	fulfil       fulfil.Config
+}
+
 // newShop builds the shop from the configuration: the upstream client
 // (with its calls counted in the bot's metrics), the cached catalog,
-// quotes, the per-buyer rate limit and the product-line flows.
-func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*storefront.Shop, error) {
+// quotes, the per-buyer rate limit, the product-line flows and, with
+// WEBAPP_URL, the Mini App over the same lines.
+func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger, extra shopExtras) (*storefront.Shop, error) {
 	engine := flows.NewEngine(cfg.Languages, cfg.DefaultLang)
 	metrics := bot.NewMetrics()
 	var upstream *reseller.Client // places and tracks paid orders
@@ -167,37 +197,96 @@ func newShop(cfg *Config, conn *redisstore.Conn, log *slog.Logger) (*storefront.
 			MinUSD: cfg.Topup.MinUSD, MaxUSD: cfg.Topup.MaxUSD, MaxBalanceUSD: cfg.Topup.MaxBalanceUSD, StarsUSDRate: cfg.StarsUSDRate,
 		}}
 	}
-	var images *storefront.ImageOptions // the upstream's catalog images, fetched like operator images
+	var watch *admin.Watch // the upstream account's alerts
+	if upstream != nil {
+		watch = &admin.Watch{Account: upstream, Low: cfg.LowBalanceUSD, Every: time.Minute}
+	}
+	var imageOpts *images.Options // the upstream's catalog images, fetched like operator images
 	if cfg.ShowImages && upstream != nil {
-		images = &storefront.ImageOptions{}
+		imageOpts = &images.Options{}
+	}
+	menuApp := ""           // the menu button opens the Mini App when it is served
+	var lineShop *shop.Shop // the product lines, over the upstream's catalog
+	if upstream != nil {
+		menuApp = cfg.WebAppURL
+		lineShop = newLines(cfg, upstream, conn.Client, redisstore.DefaultPrefix)
 	}
 	journal, err := state.OpenJournal(cfg.JournalDir, cfg.JournalKeep, nil)
 	if err != nil {
 		return nil, fmt.Errorf("JOURNAL_DIR: %w", err)
 	}
+	ful := extra.fulfil
+	if ful.PollMin == 0 { // the shipped timings (the demo's tests set their own)
+		ful.PollFirst = cfg.PollFirst
+	}
 	b, err := storefront.New(storefront.Options{
 		Options: bot.Options{
 			Token: cfg.TelegramToken, APIURL: cfg.TelegramAPIURL,
 			WebhookURL: cfg.WebhookURL, WebhookSecret: cfg.WebhookSecret, HTTPAddr: cfg.HTTPAddr,
-			MetricsAddr: cfg.MetricsAddr,
-			Admins:      cfg.AdminIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
+			HTTPListener: extra.httpListener, MetricsAddr: cfg.MetricsAddr, WebAppURL: menuApp,
+			Admins: cfg.AdminIDs, SupportAgents: cfg.SupportIDs, Accountants: cfg.AccountantIDs, Workers: cfg.Workers, Logger: log, Metrics: metrics,
 		},
-		Reseller: upstream, Journal: journal, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
+		Reseller: upstream, Journal: journal, Fulfil: ful, Admin: admin.Options{StarsUSDRate: cfg.StarsUSDRate},
 		Books:    books.Options{StarsUSDRate: cfg.StarsUSDRate, ReconcileEvery: cfg.ReconcileEvery},
 		Support:  support.Options{URL: cfg.SupportURL, TermsText: cfg.TermsText, TermsURL: cfg.TermsURL},
-		Checkout: pay, Images: images,
+		Checkout: pay, Images: imageOpts,
 		Referral: referral.Options{Percent: cfg.ReferralPercent, StarsUSDRate: cfg.StarsUSDRate},
+		Watch:    watch,
+		Restock:  restockOptions(lineShop),
+		Remind:   remind.Options{After: cfg.QuoteReminder},
 	}, conn.Client, engine)
 	if err != nil {
 		return nil, err
 	}
-	if upstream != nil {
-		lines.Register(engine, newLines(cfg, upstream, conn.Client, redisstore.DefaultPrefix))
+	if lineShop == nil {
+		log.Info("Mini App off: no upstream (RESELLER_BASE_URL), nothing to sell")
+		return b, nil
 	}
-	if upstream != nil {
-		b.Alerts.WatchUpstream(upstream, cfg.LowBalanceUSD, time.Minute)
+	if b.Reminders.Enabled() {
+		// Each quote the lines save may be reminded of.
+		lineShop.Quotes = catalog.Quotes{Store: records.NewQuotes(conn.Client, redisstore.DefaultPrefix), Saved: b.Reminders.Quoted}
+	}
+	lines.Register(engine, lineShop)
+	if err := serveWebApp(cfg, b, lineShop, extra, log); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// serveWebApp serves the Mini App over the lines' shop sh when WEBAPP_URL
+// is set (or the demo asks for it), and says in the log whether it is on.
+func serveWebApp(cfg *Config, b *storefront.Shop, sh *shop.Shop, extra shopExtras, log *slog.Logger) error {
+	path := extra.webAppPath
+	if cfg.WebAppURL != "" {
+		u, err := url.Parse(cfg.WebAppURL)
+		if err != nil {
+			return fmt.Errorf("WEBAPP_URL: %w", err)
+		}
+		path = u.Path
+	}
+	if path == "" {
+		if cfg.WebAppOff == webAppUnset {
+			log.Info("Mini App off: " + cfg.WebAppOff)
+		} else {
+			log.Warn("Mini App off: " + cfg.WebAppOff)
+		}
+		return nil
+	}
+	app, err := b.ServeWebApp(webapp.Options{Path: path}, sh)
+	if err != nil {
+		return err
+	}
+	log.Info("Mini App on", "url", cfg.WebAppURL, "path", app.Path(), "http_addr", cfg.HTTPAddr, "initdata_max_age_h", int(initdata.DefaultMaxAge.Hours()))
+	return nil
+}
+
+// restockOptions check the sold-out items buyers wait for in the product
+// lines' catalog; none without lines.
+func restockOptions(sh *shop.Shop) restock.Options {
+	if sh == nil {
+		return restock.Options{}
+	}
+	return restock.Options{Catalog: sh.Catalog}
 }
 
 // newLines builds the product lines' shared dependencies from the
@@ -215,13 +304,17 @@ func newLines(cfg *Config, client *reseller.Client, rdb redis.UniversalClient, p
 	}
 	cat := catalog.New(client, work.NewCache(rdb, prefix), cfg.CatalogTTL)
 	return &shop.Shop{
-		Catalog:  cat,
-		Funds:    cat,
-		Pricing:  p,
-		Quotes:   catalog.Quotes{Store: records.NewQuotes(rdb, prefix)},
-		Promos:   catalog.Promos{Store: records.NewPromos(rdb, prefix)},
-		Limiter:  redisstore.NewLimiter(rdb, prefix, 10, time.Minute),
-		QuoteTTL: cfg.QuoteTTL,
+		Catalog: cat,
+		Funds:   cat,
+		Pricing: p,
+		Quotes:  catalog.Quotes{Store: records.NewQuotes(rdb, prefix)},
+		Promos:  catalog.Promos{Store: records.NewPromos(rdb, prefix)},
+		Reviews: catalog.Reviews{Store: records.NewReviews(rdb, prefix)},
+		Restock: catalog.Restock{Store: records.NewRestock(rdb, prefix)},
+		Limiter: redisstore.NewLimiter(rdb, prefix, 10, time.Minute),
+		// The inline mode asks with every few keystrokes: a limit of its own.
+		InlineLimiter: redisstore.NewLimiter(rdb, prefix, 40, time.Minute),
+		QuoteTTL:      cfg.QuoteTTL,
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"shopbot/bot/botapitest"
+	"shopbot/bot/botapitest/calls"
+	"shopbot/bot/botapitest/types"
 	"shopbot/locales"
 )
 
@@ -56,8 +57,11 @@ type termChat struct {
 
 	btnMsg  int // message the numbered buttons belong to, 0 for none
 	buttons []termButton
-	invoice *botapitest.Message // the latest invoice, nil for none
-	askPay  bool                // the invoice was the last thing shown: yes/no pays it
+	invoice *types.Message // the latest invoice, nil for none
+	askPay  bool           // the invoice was the last thing shown: yes/no pays it
+	// link is the latest invoice's link when the Mini App made it
+	// (createInvoiceLink; invoice then has no message id), else "".
+	link string
 }
 
 func newTermChat(out io.Writer, chatID int64, color, echo bool) *termChat {
@@ -137,10 +141,17 @@ func (t *termChat) button(n int) (termButton, int, int, bool) {
 
 // pendingInvoice returns the latest invoice, and whether the user was just
 // asked to pay it.
-func (t *termChat) pendingInvoice() (*botapitest.Message, bool) {
+func (t *termChat) pendingInvoice() (*types.Message, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.invoice, t.askPay
+}
+
+// invoiceLink is the latest invoice's link when the Mini App made it, or "".
+func (t *termChat) invoiceLink() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.link
 }
 
 // setQueryChat sets queryChat (the fake is made after the chat).
@@ -159,7 +170,7 @@ func (t *termChat) stopAsking() {
 }
 
 // show prints what a Bot API call did to the demo chat.
-func (t *termChat) show(c botapitest.Call) {
+func (t *termChat) show(c calls.Call) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !c.OK() {
@@ -185,8 +196,23 @@ func (t *termChat) show(c botapitest.Call) {
 			t.btnMsg, t.buttons = 0, nil
 		}
 		return
+	case "createInvoiceLink":
+		// The Mini App's Pay: Telegram would open the invoice over the
+		// page; here the terminal asks, and paying confirms in the page.
+		var prices []struct {
+			Amount int64 `json:"amount"`
+		}
+		_ = c.JSON("prices", &prices)
+		inv := &types.Invoice{Title: c.String("title"), Description: c.String("description"), Currency: c.String("currency")}
+		for _, p := range prices {
+			inv.TotalAmount += p.Amount
+		}
+		link, _ := c.Result.(string)
+		t.printLocked(sysMark + "The Mini App opened an invoice (Telegram shows it over the page):\n" + t.renderLocked(types.Message{Invoice: inv}, false))
+		t.link = link
+		return
 	}
-	m, ok := c.Result.(botapitest.Message)
+	m, ok := c.Result.(types.Message)
 	if !ok || m.Chat.ID != t.chatID {
 		return
 	}
@@ -204,7 +230,7 @@ func (t *termChat) show(c botapitest.Call) {
 
 // renderLocked formats a bot message and makes its keyboard (or invoice)
 // the one the next line refers to.
-func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
+func (t *termChat) renderLocked(m types.Message, edited bool) string {
 	var b strings.Builder
 	var body []string
 	switch {
@@ -253,7 +279,7 @@ func (t *termChat) renderLocked(m botapitest.Message, edited bool) string {
 
 	if m.Invoice != nil {
 		mm := m
-		t.invoice, t.askPay = &mm, true
+		t.invoice, t.askPay, t.link = &mm, true, ""
 		b.WriteString(sysMark + "Type yes to pay, as in Telegram's payment window (the shop's pre-checkout, then the payment), or no to leave it unpaid.\n")
 		return b.String()
 	}
@@ -323,7 +349,7 @@ var ansi = map[string]string{
 // bot's HTML) into terminal text: with color, ANSI bold, italic, underline,
 // code in cyan; always, a link whose text is not its URL is followed by the
 // URL in parentheses. Offsets are in UTF-16 code units, as Telegram counts.
-func styled(text string, ents []botapitest.MessageEntity, color bool) string {
+func styled(text string, ents []types.MessageEntity, color bool) string {
 	text = strings.Map(printable, text) // one rune for one: entity offsets stay valid
 	if len(ents) == 0 {
 		return text

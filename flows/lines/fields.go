@@ -33,6 +33,17 @@ const (
 	kindID     = "id"     // a username or a named id (Riot ID): no spaces
 )
 
+// The shop's own fields, which no upstream declares: the questions the
+// Stars, Premium, store top-up and store gift lines ask in the chat as
+// steps of their own, asked by a form (the Mini App, appform.go) as
+// fields. Their checks are those steps' checks.
+const (
+	kindUsername = "shop.username" // a Telegram @username (usernameAnswer)
+	kindLogin    = "shop.login"    // a store login's shape (loginReason); the upstream's word at the quote
+	kindAmount   = "shop.amount"   // an amount with at most 2 decimals (parseAmount)
+	kindInvite   = "shop.invite"   // a store friend-invite link (inviteReason)
+)
+
 // maxNumberLen caps a number field (ids, not amounts), in digits.
 const maxNumberLen = 32
 
@@ -58,6 +69,8 @@ func newField(key, label, typ string, options []string) field {
 // text and unknown types are read from the key and label.
 func fieldKind(typ, key, label string, options []string) string {
 	switch strings.ToLower(strings.TrimSpace(typ)) {
+	case kindUsername, kindLogin, kindAmount, kindInvite:
+		return typ
 	case "number", "numeric", "integer", "int", "digits":
 		return kindNumber
 	case "select", "dropdown", "enum", "radio", "list", "choice":
@@ -109,15 +122,27 @@ const stepFields = "fields"
 // actKeep keeps the earlier answer to a field; actOption picks one option
 // of a select field (arg: its index).
 const (
-	actKeep   = "k"
-	actOption = "fo"
+	actKeep   flows.Action = "k"
+	actOption flows.Action = "fo"
 )
 
-// Separators of the fields' session variables.
+// Session variables of the fields step: the fields asked, as lists of one
+// entry per field, and the field asked (shop.KeyFieldIndex). Each answer
+// is kept under answerKey.
 const (
-	sepField  = "\x1f"
-	sepOption = "\x1e"
+	keyFieldKeys    flows.Key = "fk" // the fields' keys
+	keyFieldLabels  flows.Key = "fl" // their labels
+	keyFieldKinds   flows.Key = "ft" // their kinds; unset when all are plain text
+	keyFieldOptions flows.Key = "fo" // a select field's options (sepOption between them); unset when none has any
+	// answerPrefix starts the key of a field's answer: "f.<field key>".
+	answerPrefix = "f."
 )
+
+// answerKey is the session variable of the answer to the field keyed key.
+func answerKey(key string) flows.Key { return flows.Key(answerPrefix + key) }
+
+// sepOption separates a select field's options in keyFieldOptions.
+const sepOption = "\x1e"
 
 // askFields starts asking fields; earlier answers to the same keys are kept.
 func askFields(s *flows.Session, fields []field) {
@@ -128,29 +153,29 @@ func askFields(s *flows.Session, fields []field) {
 		kinds = append(kinds, f.Kind)
 		options = append(options, strings.Join(f.Options, sepOption))
 	}
-	s.Set("fk", strings.Join(keys, sepField))
-	s.Set("fl", strings.Join(labels, sepField))
-	s.Set("ft", joinedOrEmpty(kinds))
-	s.Set("fo", joinedOrEmpty(options))
-	s.Set("fi", "")
+	s.SetList(keyFieldKeys, keys)
+	s.SetList(keyFieldLabels, labels)
+	s.SetList(keyFieldKinds, noneIfEmpty(kinds))
+	s.SetList(keyFieldOptions, noneIfEmpty(options))
+	s.Set(shop.KeyFieldIndex, "")
 	s.Goto(stepFields)
 }
 
-// joinedOrEmpty joins one value per field, or gives "" when all are empty
+// noneIfEmpty is values (one per field), or none when all are empty
 // (sessions of plain text fields stay as they were).
-func joinedOrEmpty(values []string) string {
+func noneIfEmpty(values []string) []string {
 	if strings.Join(values, "") == "" {
-		return ""
+		return nil
 	}
-	return strings.Join(values, sepField)
+	return values
 }
 
 func sessionFields(s *flows.Session) []field {
-	if s.Get("fk") == "" {
+	keys, labels := s.List(keyFieldKeys), s.List(keyFieldLabels)
+	if len(keys) == 0 {
 		return nil
 	}
-	keys, labels := strings.Split(s.Get("fk"), sepField), strings.Split(s.Get("fl"), sepField)
-	kinds, options := strings.Split(s.Get("ft"), sepField), strings.Split(s.Get("fo"), sepField)
+	kinds, options := s.List(keyFieldKinds), s.List(keyFieldOptions)
 	out := make([]field, len(keys))
 	for i := range keys {
 		out[i] = field{Key: keys[i], Label: keys[i]}
@@ -171,7 +196,7 @@ func sessionFields(s *flows.Session) []field {
 func fieldValues(s *flows.Session) map[string]string {
 	m := map[string]string{}
 	for _, f := range sessionFields(s) {
-		m[f.Key] = s.Get("f." + f.Key)
+		m[f.Key] = s.Get(answerKey(f.Key))
 	}
 	return m
 }
@@ -184,9 +209,16 @@ func secretField(key string) bool {
 
 // fieldsFor shows the answers on the confirmation screen (secrets masked).
 func fieldsFor(s *flows.Session) string {
+	return describeFields(sessionFields(s), func(key string) string { return s.Get(answerKey(key)) })
+}
+
+// describeFields shows the answers (value gives each field's) as the
+// order's summary and invoice name them: "Label: value; ...", secrets
+// masked.
+func describeFields(fields []field, value func(key string) string) string {
 	var parts []string
-	for _, f := range sessionFields(s) {
-		v := s.Get("f." + f.Key)
+	for _, f := range fields {
+		v := value(f.Key)
 		if secretField(f.Key) {
 			v = "••••••"
 		}
@@ -232,6 +264,22 @@ func checkField(env *flows.Env, f field, text string) (string, string) {
 	}
 	label := locales.Escape(f.Label)
 	switch f.Kind {
+	case kindUsername:
+		return usernameAnswer(env, v)
+	case kindLogin:
+		if reason := loginReason(env, v); reason != "" {
+			return "", reason
+		}
+	case kindAmount:
+		a, ok := parseAmount(v)
+		if !ok {
+			return "", env.T("topup.bad_amount")
+		}
+		return a.StringFixed(2), ""
+	case kindInvite:
+		if reason := inviteReason(env, v); reason != "" {
+			return "", reason
+		}
 	case kindNumber:
 		if len(v) > maxNumberLen || strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
 			return "", env.T("fields.bad_number", "label", label, "max", maxNumberLen)
@@ -312,7 +360,7 @@ func validPhone(v string) bool {
 // fieldsScreen asks the current field.
 func fieldsScreen(env *flows.Env, s *flows.Session, title string) *flows.Screen {
 	fields := sessionFields(s)
-	i, _ := strconv.Atoi(s.Get("fi"))
+	i := s.Int(shop.KeyFieldIndex)
 	if len(fields) == 0 {
 		return &flows.Screen{Text: title, Rows: [][]flows.Button{shop.NavRow(env)}}
 	}
@@ -320,7 +368,7 @@ func fieldsScreen(env *flows.Env, s *flows.Session, title string) *flows.Screen 
 	f := fields[i]
 	text := title + "\n\n" + env.T("fields.ask", "label", locales.Escape(f.Label), "i", i+1, "n", len(fields))
 	sc := &flows.Screen{}
-	if v := s.Get("f." + f.Key); v != "" {
+	if v := s.Get(answerKey(f.Key)); v != "" {
 		shown := "<code>" + locales.Escape(v) + "</code>"
 		if secretField(f.Key) {
 			shown = "••••••"
@@ -352,13 +400,13 @@ func fieldsScreen(env *flows.Env, s *flows.Session, title string) *flows.Screen 
 // one it goes back to that field and returns why.
 func firstInvalid(env *flows.Env, s *flows.Session) *shop.BadInput {
 	for i, f := range sessionFields(s) {
-		v, reason := checkField(env, f, s.Get("f."+f.Key))
+		v, reason := checkField(env, f, s.Get(answerKey(f.Key)))
 		if reason == "" {
-			s.Set("f."+f.Key, v)
+			s.Set(answerKey(f.Key), v)
 			continue
 		}
-		s.Set("f."+f.Key, "")
-		s.Set("fi", strconv.Itoa(i))
+		s.Set(answerKey(f.Key), "")
+		s.SetInt(shop.KeyFieldIndex, int64(i))
 		for s.Step != stepFields && s.GoBack() {
 		}
 		s.Step = stepFields
@@ -374,35 +422,35 @@ func fieldsHandle(ctx context.Context, sh *shop.Shop, env *flows.Env, f shop.Pri
 		return nil, false, nil
 	}
 	fields := sessionFields(s)
-	i, _ := strconv.Atoi(s.Get("fi"))
+	i := s.Int(shop.KeyFieldIndex)
 	if i >= len(fields) {
 		return nil, false, nil
 	}
 	switch {
 	case ev.Kind == flows.EvButton && ev.Button.Action == shop.ActBack && i > 0:
-		s.Set("fi", strconv.Itoa(i-1))
+		s.SetInt(shop.KeyFieldIndex, int64(i-1))
 		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err
-	case ev.Kind == flows.EvButton && ev.Button.Action == actKeep && s.Get("f."+fields[i].Key) != "":
+	case ev.Kind == flows.EvButton && ev.Button.Action == actKeep && s.Get(answerKey(fields[i].Key)) != "":
 	case ev.Kind == flows.EvButton && ev.Button.Action == actOption:
 		j, err := strconv.Atoi(ev.Button.Arg)
 		if err != nil || j < 0 || j >= len(fields[i].Options) {
 			r, err := sh.ShowStep(ctx, env, f, s)
 			return r, true, err
 		}
-		s.Set("f."+fields[i].Key, fields[i].Options[j])
+		s.Set(answerKey(fields[i].Key), fields[i].Options[j])
 	case ev.Kind != flows.EvButton:
 		v, reason := checkField(env, fields[i], ev.Text)
 		if reason != "" {
 			r, err := sh.Again(ctx, env, f, s, reason)
 			return r, true, err
 		}
-		s.Set("f."+fields[i].Key, v)
+		s.Set(answerKey(fields[i].Key), v)
 	default:
 		return nil, false, nil
 	}
 	if i+1 < len(fields) {
-		s.Set("fi", strconv.Itoa(i+1))
+		s.SetInt(shop.KeyFieldIndex, int64(i+1))
 		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err
 	}

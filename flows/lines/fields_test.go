@@ -3,7 +3,7 @@ package lines
 import (
 	"testing"
 
-	"shopbot/reseller/resellersim/catalog"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 func TestFieldKinds(t *testing.T) {
@@ -41,7 +41,7 @@ func TestSimulatorTopUpFieldKinds(t *testing.T) {
 		"player_id": kindNumber, "uid": kindNumber, "user_id": kindNumber, "zone_id": kindNumber,
 		"server": kindSelect, "email": kindEmail, "riot_id": kindText,
 	}
-	for _, c := range catalog.Default().TopUpCategories {
+	for _, c := range simcatalog.Default().TopUpCategories {
 		for _, f := range c.Fields {
 			w, ok := want[f.Key]
 			if !ok {

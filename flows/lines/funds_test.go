@@ -12,7 +12,7 @@ import (
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/locales"
-	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // payCounter is a checkout that counts what reached payment.
@@ -255,7 +255,7 @@ func (c oneRegionCatalog) GiftCardBrands(ctx context.Context) ([]flows.Brand, bo
 // summary shows them with a request to check them.
 func TestLettersOnlyPlayerIDIsRefused(t *testing.T) {
 	w := newWorld(t)
-	w.do("/start tu-" + resellersim.DemoTopUpCategory)
+	w.do("/start tu-" + simcatalog.DemoTopUpCategory)
 	w.do("tap:")
 	w.do("PIayerOne")
 	if w.s.Step != "fields" || !strings.Contains(w.out.String(), "must contain digits only") {

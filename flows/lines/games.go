@@ -22,12 +22,12 @@ const (
 )
 
 func (f *Games) fielded() *fielded {
-	return &fielded{line: "games", cat: "cat", title: "tu.fields", withOffer: "tu.fields_offer", load: f.Catalog.TopUpOffers}
+	return &fielded{line: "games", cat: keyCategory, title: "tu.fields", withOffer: "tu.fields_offer", load: f.Catalog.TopUpOffers}
 }
 
 // Start opens the brand list, or one category for a deep link (tu-<id>).
 func (f *Games) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
-	return f.OpenCategory(ctx, env, f, s, arg, tuBrands, "cat", tuOffers, f.Catalog.TopUpOffers)
+	return f.OpenCategory(ctx, env, f, s, arg, tuBrands, keyCategory, tuOffers, f.Catalog.TopUpOffers)
 }
 
 // Handle takes choices, search text and field answers.
@@ -48,24 +48,24 @@ func (f *Games) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 	if id, ok := shop.Picked(s, ev.Button.Arg); ok && ev.Button.Action == shop.ActPick {
 		switch s.Step {
 		case tuBrands:
-			s.Set("brand", id)
+			s.Set(shop.KeyBrand, id)
 			if brands, _, err := f.Catalog.TopUpBrands(ctx); err == nil {
 				if cat, ok := shop.OnlyCategory(brands, id); ok {
-					s.Set("cat", cat)
+					s.Set(keyCategory, cat)
 					s.Goto(tuOffers)
 					break
 				}
 			}
 			s.Goto(tuSubs)
 		case tuResults, tuSubs:
-			s.Set("cat", id)
+			s.Set(keyCategory, id)
 			s.Goto(tuOffers)
 		case tuOffers:
 			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
 				return r, err
 			}
 		}
-		s.Set("page", "")
+		s.Set(shop.KeyPage, "")
 	}
 	return f.ShowStep(ctx, env, f, s)
 }
@@ -83,11 +83,11 @@ func (f *Games) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 	case tuSearch:
 		return &flows.Screen{Text: env.T("tu.search"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case tuResults:
-		cats, stale, err := f.Catalog.TopUpSearch(ctx, s.Get("q"))
+		cats, stale, err := f.Catalog.TopUpSearch(ctx, s.Get(shop.KeyQuery))
 		return f.ResultsScreen(env, s, cats, stale, err), nil
 	case tuSubs:
 		brands, stale, err := f.Catalog.TopUpBrands(ctx)
-		text := env.T("tu.subs", "brand", locales.Escape(shop.ClipName(s.Get("brand"))))
+		text := env.T("tu.subs", "brand", locales.Escape(shop.ClipName(s.Get(shop.KeyBrand))))
 		return f.CategoriesScreen(env, s, text, brands, stale, err, func(c flows.Category) string {
 			label := c.Name
 			if c.Region != "" {

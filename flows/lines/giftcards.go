@@ -22,13 +22,16 @@ const (
 	gcQty     = "qty"
 )
 
+// keyCard is the gift card chosen (its offer id).
+const keyCard flows.Key = "card"
+
 func (g *GiftCards) units() *units {
-	return &units{line: "giftcards", cat: "cat", item: "card", qty: gcQty, quick: []int{1, 2, 3, 5, 10, 20, 50, 100}, load: g.Catalog.GiftCardOffers}
+	return &units{line: "giftcards", cat: keyCategory, item: keyCard, qty: gcQty, quick: []int{1, 2, 3, 5, 10, 20, 50, 100}, load: g.Catalog.GiftCardOffers}
 }
 
 // Start opens the brand list, or one category for a deep link (gc-<id>).
 func (g *GiftCards) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
-	return g.OpenCategory(ctx, env, g, s, arg, gcBrands, "cat", gcCards, g.Catalog.GiftCardOffers)
+	return g.OpenCategory(ctx, env, g, s, arg, gcBrands, keyCategory, gcCards, g.Catalog.GiftCardOffers)
 }
 
 // Handle takes the buyer's choices, search text and quantity.
@@ -49,6 +52,9 @@ func (g *GiftCards) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 	if r, ok, err := g.ListButton(ctx, env, g, s, ev.Button, gcSearch); ok {
 		return r, err
 	}
+	if r, ok, err := g.units().notify(ctx, env, g.Shop, g, s, ev); ok {
+		return r, err
+	}
 	if ev.Button.Action != shop.ActPick {
 		return g.ShowStep(ctx, env, g, s)
 	}
@@ -58,17 +64,17 @@ func (g *GiftCards) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 	}
 	switch s.Step {
 	case gcBrands:
-		s.Set("brand", id)
+		s.Set(shop.KeyBrand, id)
 		if brands, _, err := g.Catalog.GiftCardBrands(ctx); err == nil {
 			if cat, ok := shop.OnlyCategory(brands, id); ok {
-				s.Set("cat", cat)
+				s.Set(keyCategory, cat)
 				s.Goto(gcCards)
 				break
 			}
 		}
 		s.Goto(gcRegions)
 	case gcResults, gcRegions:
-		s.Set("cat", id)
+		s.Set(keyCategory, id)
 		s.Goto(gcCards)
 	case gcCards:
 		if r, ok := g.units().pick(ctx, env, g.Shop, s, id); !ok {
@@ -80,7 +86,7 @@ func (g *GiftCards) Handle(ctx context.Context, env *flows.Env, s *flows.Session
 	default:
 		return g.ShowStep(ctx, env, g, s)
 	}
-	s.Set("page", "")
+	s.Set(shop.KeyPage, "")
 	return g.ShowStep(ctx, env, g, s)
 }
 
@@ -98,11 +104,11 @@ func (g *GiftCards) Show(ctx context.Context, env *flows.Env, s *flows.Session) 
 	case gcSearch:
 		return &flows.Screen{Text: env.T("search.prompt"), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case gcResults:
-		cats, stale, err := g.Catalog.GiftCardSearch(ctx, s.Get("q"))
+		cats, stale, err := g.Catalog.GiftCardSearch(ctx, s.Get(shop.KeyQuery))
 		return g.ResultsScreen(env, s, cats, stale, err), nil
 	case gcRegions:
 		brands, stale, err := g.Catalog.GiftCardBrands(ctx)
-		text := env.T("gc.regions", "brand", locales.Escape(shop.ClipName(s.Get("brand"))))
+		text := env.T("gc.regions", "brand", locales.Escape(shop.ClipName(s.Get(shop.KeyBrand))))
 		return g.CategoriesScreen(env, s, text, brands, stale, err, func(c flows.Category) string {
 			if c.Region == "" {
 				return env.T("gc.any_region")
@@ -110,12 +116,13 @@ func (g *GiftCards) Show(ctx context.Context, env *flows.Env, s *flows.Session) 
 			return c.Region
 		}), nil
 	case gcCards:
-		offers, stale, err := g.Catalog.GiftCardOffers(ctx, s.Get("cat"))
+		offers, stale, err := g.Catalog.GiftCardOffers(ctx, s.Get(keyCategory))
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
 		items := g.units().items(env, g.Shop, g.Balance(ctx), offers)
 		text := env.T("gc.cards", "name", locales.Escape(shop.ClipName(offers.Name)))
+		text = g.WithReviews(ctx, env, text, flows.ProductLink("giftcards", s.Get(keyCategory)))
 		if len(items) == 0 {
 			text += "\n" + env.T("catalog.empty")
 		}

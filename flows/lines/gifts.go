@@ -24,6 +24,14 @@ const (
 	sgInvite   = "invite"
 )
 
+// Store-gift session variables (the price region is keyRegion).
+const (
+	keyApp     flows.Key = "app"     // the game chosen: its app id (a number)
+	keyAppName flows.Key = "appname" // its name in the top list; unset when it is not there
+	keyEdition flows.Key = "sub"     // the edition chosen (its id)
+	keyInvite  flows.Key = "invite"  // the recipient's friend-invite link
+)
+
 // maxInviteURL caps a friend-invite link.
 const maxInviteURL = 512
 
@@ -52,6 +60,17 @@ func validInvite(text string) bool {
 	return false
 }
 
+// inviteReason says why text is not a friend-invite link, or "".
+func inviteReason(env *flows.Env, text string) string {
+	switch {
+	case hasInvisible(text):
+		return env.T("fields.invisible")
+	case !validInvite(text):
+		return env.T("gifts.bad_invite")
+	}
+	return ""
+}
+
 // Start opens the top games, or one game for a deep link (game-<app id>).
 func (f *Gifts) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
 	s.Step = sgGames
@@ -77,9 +96,9 @@ func (f *Gifts) openApp(ctx context.Context, env *flows.Env, s *flows.Session, i
 	if len(editions) == 0 {
 		return f.Again(ctx, env, f, s, env.T("gifts.no_editions"))
 	}
-	s.Set("app", id)
-	s.Set("appname", f.appName(ctx, app))
-	s.Set("page", "")
+	s.Set(keyApp, id)
+	s.Set(keyAppName, f.appName(ctx, app))
+	s.Set(shop.KeyPage, "")
 	s.Goto(sgEditions)
 	return f.ShowStep(ctx, env, f, s)
 }
@@ -113,17 +132,14 @@ func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 			if text == "" || len(text) > shop.MaxQuery {
 				return f.Again(ctx, env, f, s, env.T("search.bad"))
 			}
-			s.Set("q", text)
-			s.Set("page", "")
+			s.Set(shop.KeyQuery, text)
+			s.Set(shop.KeyPage, "")
 			return f.ShowStep(ctx, env, f, s)
 		case sgInvite:
-			if hasInvisible(text) {
-				return f.Again(ctx, env, f, s, env.T("fields.invisible"))
+			if reason := inviteReason(env, text); reason != "" {
+				return f.Again(ctx, env, f, s, reason)
 			}
-			if !validInvite(text) {
-				return f.Again(ctx, env, f, s, env.T("gifts.bad_invite"))
-			}
-			s.Set("invite", text)
+			s.Set(keyInvite, text)
 			return f.Quote(ctx, env, f, s)
 		}
 		return f.Again(ctx, env, f, s, env.T("err.use_buttons"))
@@ -133,9 +149,9 @@ func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 	}
 	b := ev.Button
 	switch b.Action {
-	case "clr":
-		s.Set("q", "")
-		s.Set("page", "")
+	case actClear:
+		s.Set(shop.KeyQuery, "")
+		s.Set(shop.KeyPage, "")
 	case shop.ActPick:
 		id, ok := shop.Picked(s, b.Arg)
 		if !ok {
@@ -145,18 +161,18 @@ func (f *Gifts) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 		case sgGames:
 			return f.openApp(ctx, env, s, id)
 		case sgEditions:
-			s.Set("sub", id)
+			s.Set(keyEdition, id)
 			if r, ok := f.onlyRegion(ctx, s); ok {
-				s.Set("region", r)
+				s.Set(keyRegion, r)
 				s.Goto(sgInvite)
 				break
 			}
 			s.Goto(sgRegions)
 		case sgRegions:
-			s.Set("region", id)
+			s.Set(keyRegion, id)
 			s.Goto(sgInvite)
 		}
-		s.Set("page", "")
+		s.Set(shop.KeyPage, "")
 	}
 	return f.ShowStep(ctx, env, f, s)
 }
@@ -174,13 +190,13 @@ func (f *Gifts) onlyRegion(ctx context.Context, s *flows.Session) (string, bool)
 
 // edition returns the chosen edition of the chosen game.
 func (f *Gifts) edition(ctx context.Context, s *flows.Session) (*flows.Edition, bool, error) {
-	app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
+	app := s.Int64(keyApp)
 	editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 	if err != nil {
 		return nil, false, err
 	}
 	for i := range editions {
-		if editions[i].ID == s.Get("sub") {
+		if editions[i].ID == s.Get(keyEdition) {
 			return &editions[i], stale, nil
 		}
 	}
@@ -188,10 +204,10 @@ func (f *Gifts) edition(ctx context.Context, s *flows.Session) (*flows.Edition, 
 }
 
 func (f *Gifts) gameLabel(s *flows.Session) string {
-	if n := s.Get("appname"); n != "" {
+	if n := s.Get(keyAppName); n != "" {
 		return n
 	}
-	return "App " + s.Get("app")
+	return "App " + s.Get(keyApp)
 }
 
 func (f *Gifts) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Quote, bool, error) {
@@ -200,12 +216,12 @@ func (f *Gifts) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 		return nil, false, err
 	}
 	for _, r := range ed.Regions {
-		if r.Region == s.Get("region") {
+		if r.Region == s.Get(keyRegion) {
 			return &flows.Quote{
-				Line: "gifts", Item: s.Get("sub"), Category: s.Get("app"),
+				Line: "gifts", Item: s.Get(keyEdition), Category: s.Get(keyApp),
 				ItemName: f.gameLabel(s) + " — " + ed.Name + " (" + r.Region + ")",
-				Fields:   map[string]string{"region": r.Region, "invite_url": s.Get("invite"), "app_name": s.Get("appname")},
-				For:      s.Get("invite"), Quantity: 1, UpstreamUSD: r.PriceUSD,
+				Fields:   map[string]string{"region": r.Region, "invite_url": s.Get(keyInvite), "app_name": s.Get(keyAppName)},
+				For:      s.Get(keyInvite), Quantity: 1, UpstreamUSD: r.PriceUSD,
 			}, stale, nil
 		}
 	}
@@ -224,7 +240,7 @@ func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
-		text := env.T("gifts.invite", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name), "region", locales.Escape(s.Get("region")))
+		text := env.T("gifts.invite", "game", locales.Escape(f.gameLabel(s)), "edition", locales.Escape(ed.Name), "region", locales.Escape(s.Get(keyRegion)))
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: [][]flows.Button{shop.NavRow(env)}}, nil
 	case sgRegions:
 		ed, stale, err := f.edition(ctx, s)
@@ -240,7 +256,7 @@ func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		text, rows := f.ListPage(env, s, text, items)
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	case sgEditions:
-		app, _ := strconv.ParseInt(s.Get("app"), 10, 64)
+		app := s.Int64(keyApp)
 		editions, stale, err := f.Catalog.StoreGiftEditions(ctx, app)
 		if err != nil {
 			return shop.FailScreen(env, err), nil
@@ -260,7 +276,7 @@ func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			label := ed.Name + " — " + env.T("gifts.from", "price", f.Pricing.Price(env.Lang, "gifts", lowest))
 			items = append(items, shop.ListItem{Label: label, ID: ed.ID, Paused: !Balance.Covers(lowest)})
 		}
-		text := env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s)))
+		text := f.WithReviews(ctx, env, env.T("gifts.editions", "game", locales.Escape(f.gameLabel(s))), flows.ProductLink("gifts", s.Get(keyApp)))
 		text, rows := f.ListPage(env, s, text, items)
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	default:
@@ -269,7 +285,7 @@ func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
-		q := strings.ToLower(s.Get("q"))
+		q := strings.ToLower(s.Get(shop.KeyQuery))
 		var items []shop.ListItem
 		for _, g := range games {
 			if q == "" || strings.Contains(strings.ToLower(g.Name), q) {
@@ -278,14 +294,14 @@ func (f *Gifts) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		}
 		text := env.T("gifts.games")
 		if q != "" {
-			text += "\n" + env.T("search.results", "q", locales.Escape(s.Get("q")))
+			text += "\n" + env.T("search.results", "q", locales.Escape(s.Get(shop.KeyQuery)))
 			if len(items) == 0 {
 				text += "\n\n" + env.T("gifts.none")
 			}
 		}
 		text, rows := f.ListPage(env, s, text, items)
 		if q != "" {
-			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
+			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: actClear}})
 		}
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: append(rows, shop.NavRow(env))}, nil
 	}

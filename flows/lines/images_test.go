@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // The screens of a category with an image (its items, one item's quantity
@@ -42,14 +43,14 @@ func TestCatalogScreensCarryTheirImage(t *testing.T) {
 	})
 	t.Run("keys", func(t *testing.T) {
 		w := newWorld(t)
-		w.do("/start key-" + resellersim.DemoGame)
+		w.do("/start key-" + simcatalog.DemoGame)
 		simImage(t, w.last.Screen.Image)
 		w.do("tap:ELDEN RING Standard")
 		simImage(t, w.last.Screen.Image)
 	})
 	t.Run("games", func(t *testing.T) {
 		w := newWorld(t)
-		w.do("/start tu-" + resellersim.DemoTopUpCategory)
+		w.do("/start tu-" + simcatalog.DemoTopUpCategory)
 		simImage(t, w.last.Screen.Image)
 		w.do("tap:60 UC")
 		simImage(t, w.last.Screen.Image) // the fields step
@@ -60,7 +61,7 @@ func TestCatalogScreensCarryTheirImage(t *testing.T) {
 		if img := w.last.Screen.Image; img != "" {
 			t.Fatalf("the service list has image %q", img)
 		}
-		w.do("/start svc-" + resellersim.DemoManualService)
+		w.do("/start svc-" + simcatalog.DemoManualService)
 		simImage(t, w.last.Screen.Image) // from the service list: the offers carry none
 		w.do("tap:500 TRY")
 		simImage(t, w.last.Screen.Image)

@@ -26,13 +26,27 @@ const (
 	gkAny      = "*"
 )
 
+// Game-key actions and session variables.
+const (
+	actRegion   flows.Action = "fr" // choose the region filter
+	actPlatform flows.Action = "fp" // choose the platform filter
+	// actClear clears the search text and the filters (the store gifts'
+	// search too).
+	actClear flows.Action = "clr"
+
+	keyGame     flows.Key = "game"     // the game chosen (its category id)
+	keyKey      flows.Key = "key"      // the key chosen (its offer id)
+	keyRegion   flows.Key = "region"   // the region filter ("": any); the store gifts' price region too
+	keyPlatform flows.Key = "platform" // the platform filter ("": any)
+)
+
 func (f *Keys) units() *units {
-	return &units{line: "keys", cat: "game", item: "key", qty: gkQty, quick: []int{1, 2, 3, 5, 10, 20}, load: f.Catalog.GameKeyOffers}
+	return &units{line: "keys", cat: keyGame, item: keyKey, qty: gkQty, quick: []int{1, 2, 3, 5, 10, 20}, load: f.Catalog.GameKeyOffers}
 }
 
 // Start opens the game list, or one game for a deep link (key-<id>).
 func (f *Keys) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
-	return f.OpenCategory(ctx, env, f, s, arg, gkGames, "game", gkOffers, f.Catalog.GameKeyOffers)
+	return f.OpenCategory(ctx, env, f, s, arg, gkGames, keyGame, gkOffers, f.Catalog.GameKeyOffers)
 }
 
 // Handle takes choices, search text, filters and quantity.
@@ -53,19 +67,22 @@ func (f *Keys) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev 
 	if r, ok, err := f.ListButton(ctx, env, f, s, ev.Button, gkSearch); ok {
 		return r, err
 	}
+	if r, ok, err := f.units().notify(ctx, env, f.Shop, f, s, ev); ok {
+		return r, err
+	}
 	b := ev.Button
 	switch b.Action {
-	case "clr": // clear search and filters
-		s.Set("q", "")
-		s.Set("region", "")
-		s.Set("platform", "")
-		s.Set("page", "")
-	case "fr":
+	case actClear:
+		s.Set(shop.KeyQuery, "")
+		s.Set(keyRegion, "")
+		s.Set(keyPlatform, "")
+		s.Set(shop.KeyPage, "")
+	case actRegion:
 		s.Goto(gkRegion)
-		s.Set("page", "")
-	case "fp":
+		s.Set(shop.KeyPage, "")
+	case actPlatform:
 		s.Goto(gkPlatform)
-		s.Set("page", "")
+		s.Set(shop.KeyPage, "")
 	case shop.ActPick:
 		id, ok := shop.Picked(s, b.Arg)
 		if !ok {
@@ -76,11 +93,15 @@ func (f *Keys) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev 
 			if id == gkAny {
 				id = ""
 			}
-			s.Set(s.Step, id)
+			if s.Step == gkRegion {
+				s.Set(keyRegion, id)
+			} else {
+				s.Set(keyPlatform, id)
+			}
 			s.GoBack()
-			s.Set("page", "")
+			s.Set(shop.KeyPage, "")
 		case gkGames:
-			s.Set("game", id)
+			s.Set(keyGame, id)
 			s.Goto(gkOffers)
 		case gkOffers:
 			if r, ok := f.units().pick(ctx, env, f.Shop, s, id); !ok && r != nil {
@@ -159,12 +180,13 @@ func (f *Keys) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flo
 		rows = append(rows, shop.NavRow(env))
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil
 	case gkOffers:
-		offers, stale, err := f.Catalog.GameKeyOffers(ctx, s.Get("game"))
+		offers, stale, err := f.Catalog.GameKeyOffers(ctx, s.Get(keyGame))
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
 		var b strings.Builder
-		b.WriteString(env.T("keys.offers", "name", locales.Escape(shop.ClipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)))
+		b.WriteString(f.WithReviews(ctx, env, env.T("keys.offers", "name", locales.Escape(shop.ClipName(offers.Name)), "region", locales.Escape(offers.Region), "platform", locales.Escape(offers.Platform)),
+			flows.ProductLink("keys", s.Get(keyGame))))
 		if offers.Restricted {
 			b.WriteString("\n\n")
 			b.WriteString(f.restriction(ctx, env, offers.CategoryID, offers.Region))
@@ -181,7 +203,7 @@ func (f *Keys) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flo
 		return f.units().qtyScreen(ctx, env, f.Shop, s), nil
 	default:
 		s.Step = gkGames
-		games, stale, err := f.Catalog.GameKeys(ctx, s.Get("q"), s.Get("region"), s.Get("platform"))
+		games, stale, err := f.Catalog.GameKeys(ctx, s.Get(shop.KeyQuery), s.Get(keyRegion), s.Get(keyPlatform))
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
@@ -189,9 +211,9 @@ func (f *Keys) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flo
 		for _, g := range games {
 			items = append(items, shop.ListItem{Label: g.Name + " · " + g.Region + " · " + g.Platform, ID: g.ID})
 		}
-		region, platform := cmp.Or(s.Get("region"), env.T("keys.any")), cmp.Or(s.Get("platform"), env.T("keys.any_platform"))
+		region, platform := cmp.Or(s.Get(keyRegion), env.T("keys.any")), cmp.Or(s.Get(keyPlatform), env.T("keys.any_platform"))
 		text := env.T("keys.games", "region", locales.Escape(region), "platform", locales.Escape(platform))
-		if q := s.Get("q"); q != "" {
+		if q := s.Get(shop.KeyQuery); q != "" {
 			text += "\n" + env.T("search.results", "q", locales.Escape(q))
 		}
 		if len(items) == 0 {
@@ -199,10 +221,10 @@ func (f *Keys) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*flo
 		}
 		text, rows := f.ListPage(env, s, text, items)
 		rows = append(rows,
-			[]flows.Button{{Text: env.T("keys.btn_region", "region", region), Action: "fr"}, {Text: env.T("keys.btn_platform", "platform", platform), Action: "fp"}},
+			[]flows.Button{{Text: env.T("keys.btn_region", "region", region), Action: actRegion}, {Text: env.T("keys.btn_platform", "platform", platform), Action: actPlatform}},
 			[]flows.Button{{Text: env.T("btn.search"), Action: shop.ActSearch}})
-		if s.Get("q") != "" || s.Get("region") != "" || s.Get("platform") != "" {
-			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: "clr"}})
+		if s.Get(shop.KeyQuery) != "" || s.Get(keyRegion) != "" || s.Get(keyPlatform) != "" {
+			rows = append(rows, []flows.Button{{Text: env.T("keys.btn_clear"), Action: actClear}})
 		}
 		rows = append(rows, shop.NavRow(env))
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil

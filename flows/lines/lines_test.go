@@ -16,7 +16,7 @@ import (
 	"shopbot/flows/lines"
 	"shopbot/flows/shop"
 	"shopbot/locales"
-	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // world is one chat driven through the engine with the test shop.
@@ -333,15 +333,15 @@ func TestGameKeysLine(t *testing.T) {
 	runScripts(t, "keys", []script{
 		{name: "search and buy", in: []string{"/keys", "elden ring", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "2", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			if q.Line != "keys" || q.Category != resellersim.DemoGame || q.Item != resellersim.DemoGameKey || q.Quantity != 2 {
+			if q.Line != "keys" || q.Category != simcatalog.DemoGame || q.Item != simcatalog.DemoGameKey || q.Quantity != 2 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
 		{name: "filters", lang: "ru", in: []string{"/keys", "tap:🌍", "tap:CIS", "tap:🎮", "tap:GOG", "tap:♻️"}, check: atStep("keys", lines.GkGames)},
-		{name: "region restriction is shown before choosing", in: []string{"/start key-" + resellersim.DemoGameRestricted}, check: atStep("keys", lines.GkOffers)},
-		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + resellersim.DemoGameRestrictedDeny}, check: atStep("keys", lines.GkOffers)},
-		{name: "hidden game is not found", in: []string{"/start key-" + resellersim.DemoGameHidden}, check: atStep("keys", lines.GkGames)},
-		{name: "bad quantities", in: []string{"/start key-" + resellersim.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", shop.StepConfirm)},
+		{name: "region restriction is shown before choosing", in: []string{"/start key-" + simcatalog.DemoGameRestricted}, check: atStep("keys", lines.GkOffers)},
+		{name: "deny list restriction", lang: "uk", in: []string{"/start key-" + simcatalog.DemoGameRestrictedDeny}, check: atStep("keys", lines.GkOffers)},
+		{name: "hidden game is not found", in: []string{"/start key-" + simcatalog.DemoGameHidden}, check: atStep("keys", lines.GkGames)},
+		{name: "bad quantities", in: []string{"/start key-" + simcatalog.DemoGame, "tap:ELDEN RING Standard", "0", "21", "x", "1"}, check: atStep("keys", shop.StepConfirm)},
 		{name: "back at every step", in: []string{"/keys", "tap:🔍", "elden", "tap:ELDEN RING · GLOBAL", "tap:ELDEN RING Standard", "tap:1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 		{name: "pagination to the last page and back", in: []string{"/keys", "tap:Next", "tap:Next", "tap:Next", "tap:◀️", "tap:◀️", "tap:◀️"}, check: atStep("keys", lines.GkGames)},
 	})
@@ -351,23 +351,23 @@ func TestTopUpsLine(t *testing.T) {
 	runScripts(t, "games", []script{
 		{name: "browse and fill the field", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "  5123456789  ", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			if q.Line != "games" || q.Category != resellersim.DemoTopUpCategory || q.Item != resellersim.DemoTopUpOffer || q.Fields["player_id"] != "5123456789" {
+			if q.Line != "games" || q.Category != simcatalog.DemoTopUpCategory || q.Item != simcatalog.DemoTopUpOffer || q.Fields["player_id"] != "5123456789" {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "two fields with bad answers and back", lang: "ru", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryTwoFields, "tap:", "", "12345", "tap:⬅️", "tap:✅", strings.Repeat("9", 257), "line\none", "2001"}, check: func(t *testing.T, w *world) {
+		{name: "two fields with bad answers and back", lang: "ru", in: []string{"/start tu-" + simcatalog.DemoTopUpCategoryTwoFields, "tap:", "", "12345", "tap:⬅️", "tap:✅", strings.Repeat("9", 257), "line\none", "2001"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
 			if len(q.Fields) != 2 || q.Fields["zone_id"] != "2001" || q.Fields["user_id"] != "12345" {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "edit keeps earlier answers", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "europe", "tap:✏️", "tap:✅", "tap:Asia"}, check: func(t *testing.T, w *world) {
+		{name: "edit keeps earlier answers", lang: "uk", in: []string{"/start tu-" + simcatalog.DemoTopUpCategorySelect, "tap:", "700123456", "europe", "tap:✏️", "tap:✅", "tap:Asia"}, check: func(t *testing.T, w *world) {
 			if q := lastQuote(t, w); q.Fields["server"] != "Asia" || len(q.Fields) != 2 {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
 		{name: "search", in: []string{"/games", "tap:🔍", "genshin", "tap:Genshin"}, check: atStep("games", lines.TuOffers)},
-		{name: "hidden category is not found", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryHidden}, check: atStep("games", lines.TuBrands)},
+		{name: "hidden category is not found", in: []string{"/start tu-" + simcatalog.DemoTopUpCategoryHidden}, check: atStep("games", lines.TuBrands)},
 		{name: "back at every step", in: []string{"/games", "tap:PUBG Mobile", "tap:PUBG Mobile UC (Global) ", "tap:60 UC", "1", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
@@ -386,26 +386,26 @@ func TestTypedFieldsRefusedBeforeQuote(t *testing.T) {
 		}
 	}
 	runScripts(t, "fields", []script{
-		{name: "number and select", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "abc", "12 34", "-5", "7001\u200b23456", "700123456", "😀", "Mars", " europe ", "tap:💳"}, check: func(t *testing.T, w *world) {
+		{name: "number and select", in: []string{"/start tu-" + simcatalog.DemoTopUpCategorySelect, "tap:", "abc", "12 34", "-5", "7001\u200b23456", "700123456", "😀", "Mars", " europe ", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
 			if q.Fields["uid"] != "700123456" || q.Fields["server"] != "Europe" {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
-		{name: "number refused keeps the earlier answer", lang: "ru", in: []string{"/start tu-" + resellersim.DemoTopUpCategoryTwoFields, "tap:", "12345", "20O1"}, check: func(t *testing.T, w *world) {
+		{name: "number refused keeps the earlier answer", lang: "ru", in: []string{"/start tu-" + simcatalog.DemoTopUpCategoryTwoFields, "tap:", "12345", "20O1"}, check: func(t *testing.T, w *world) {
 			noQuote("games")(t, w)
 			if w.s.Get("f.user_id") != "12345" || w.s.Get("fi") != "1" {
 				t.Fatalf("session = %v", w.s.Data)
 			}
 		}},
-		{name: "select with a bidi override", lang: "uk", in: []string{"/start tu-" + resellersim.DemoTopUpCategorySelect, "tap:", "700123456", "\u202eEurope"}, check: noQuote("games")},
-		{name: "email", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "notanemail", "Name <psn@example.com>", "psn@localhost", "psn@example..com", "psn\ufeff@example.com"}, check: noQuote("services")},
-		{name: "email accepted", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "notanemail", "psn@example.com"}, check: func(t *testing.T, w *world) {
+		{name: "select with a bidi override", lang: "uk", in: []string{"/start tu-" + simcatalog.DemoTopUpCategorySelect, "tap:", "700123456", "\u202eEurope"}, check: noQuote("games")},
+		{name: "email", in: []string{"/start svc-" + simcatalog.DemoManualService, "tap:", "notanemail", "Name <psn@example.com>", "psn@localhost", "psn@example..com", "psn\ufeff@example.com"}, check: noQuote("services")},
+		{name: "email accepted", lang: "ru", in: []string{"/start svc-" + simcatalog.DemoManualService, "tap:", "notanemail", "psn@example.com"}, check: func(t *testing.T, w *world) {
 			if w.s.Get("f.login") != "psn@example.com" || w.s.Get("fi") != "1" {
 				t.Fatalf("session = %v", w.s.Data)
 			}
 		}},
-		{name: "url", lang: "uk", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "steamcommunity.com/tradeoffer", "ftp://example.com/x", "https://localhost/x"}, check: noQuote("services")},
+		{name: "url", lang: "uk", in: []string{"/start svc-" + simcatalog.DemoManualServiceNoChat, "tap:", "steamcommunity.com/tradeoffer", "ftp://example.com/x", "https://localhost/x"}, check: noQuote("services")},
 	})
 }
 
@@ -431,7 +431,7 @@ func TestServicesLine(t *testing.T) {
 	runScripts(t, "services", []script{
 		{name: "service with two fields, password masked", in: []string{"/services", "tap:", "tap:", "psn-login@example.com", "hunter2pass", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			if q.Line != "services" || q.Category != resellersim.DemoManualService || len(q.Fields) != 2 || strings.Contains(q.For, "hunter2pass") {
+			if q.Line != "services" || q.Category != simcatalog.DemoManualService || len(q.Fields) != 2 || strings.Contains(q.For, "hunter2pass") {
 				t.Fatalf("quote = %+v", q)
 			}
 			for _, line := range strings.Split(w.out.String(), "\n") {
@@ -440,8 +440,8 @@ func TestServicesLine(t *testing.T) {
 				}
 			}
 		}},
-		{name: "deep link", lang: "ru", in: []string{"/start svc-" + resellersim.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", shop.StepConfirm)},
-		{name: "back at every step", in: []string{"/start svc-" + resellersim.DemoManualService, "tap:", "psn@example.com", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
+		{name: "deep link", lang: "ru", in: []string{"/start svc-" + simcatalog.DemoManualServiceNoChat, "tap:", "https://steamcommunity.com/tradeoffer/new/?partner=1&token=abc"}, check: atStep("services", shop.StepConfirm)},
+		{name: "back at every step", in: []string{"/start svc-" + simcatalog.DemoManualService, "tap:", "psn@example.com", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }
 
@@ -490,13 +490,13 @@ func TestStoreGiftsLine(t *testing.T) {
 	runScripts(t, "gifts", []script{
 		{name: "top list edition region invite", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/abcd-efgh/XYZ", "tap:💳"}, check: func(t *testing.T, w *world) {
 			q := lastQuote(t, w)
-			if q.Line != "gifts" || q.Category != strconv.Itoa(resellersim.DemoStoreApp) || q.Fields["invite_url"] != "https://s.team/p/abcd-efgh/XYZ" || q.Fields["region"] == "" {
+			if q.Line != "gifts" || q.Category != strconv.Itoa(simcatalog.DemoStoreApp) || q.Fields["invite_url"] != "https://s.team/p/abcd-efgh/XYZ" || q.Fields["region"] == "" {
 				t.Fatalf("quote = %+v", q)
 			}
 		}},
 		{name: "search within the top list", lang: "ru", in: []string{"/gifts", "elden", "tap:♻️"}, check: atStep("gifts", lines.SgGames)},
-		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(resellersim.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", shop.StepConfirm)},
-		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(resellersim.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", lines.SgGames)},
+		{name: "numeric app id and bad invites", lang: "uk", in: []string{"/gifts", strconv.Itoa(simcatalog.DemoStoreApp), "tap:", "tap:", "http://s.team/p/x", "s.team/p/x", "https://", "https://s.team/p/ok"}, check: atStep("gifts", shop.StepConfirm)},
+		{name: "deep link and unknown app", in: []string{"/start game-" + strconv.Itoa(simcatalog.DemoStoreApp), "tap:⬅️", "999999999"}, check: atStep("gifts", lines.SgGames)},
 		{name: "back at every step", in: []string{"/gifts", "tap:ELDEN RING", "tap:", "tap:", "https://s.team/p/x", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️", "tap:⬅️"}, check: atStep("", "")},
 	})
 }

@@ -13,12 +13,23 @@ import (
 // the unit with a quantity (gift cards, game keys) and offers that need the
 // buyer's fields (in-game top-ups, manual services).
 
+// Session variables of the offers steps.
+const (
+	// keyCategory is the category chosen (its id): a gift card's region,
+	// an in-game top-up's game.
+	keyCategory flows.Key = "cat"
+	// keyQty is the quantity chosen (a number).
+	keyQty flows.Key = "qty"
+	// keyOffer is the offer chosen (its id) of a line that asks fields.
+	keyOffer flows.Key = "offer"
+)
+
 // units describes a line of items sold by the unit: its offers come from
-// one category (the session's cat key), the buyer picks one (item key) and
-// a quantity at step qty.
+// one category (kept under the cat key), the buyer picks one (kept under
+// the item key) and a quantity (keyQty) at step qty.
 type units struct {
 	line      string
-	cat, item string
+	cat, item flows.Key
 	qty       string
 	quick     []int // quick quantity buttons
 	load      shop.Loader
@@ -42,6 +53,41 @@ func (u *units) offerIn(ctx context.Context, s *flows.Session, id string) (*flow
 	return nil, nil, false, flows.NotFound("item not offered")
 }
 
+// notify takes the "notify me" button of a sold-out item at the offers
+// step (counted against the rate limit): the buyer is told once when it is
+// back; an item in stock again since the list was shown is shown again.
+// It reports false for other buttons.
+func (u *units) notify(ctx context.Context, env *flows.Env, sh *shop.Shop, f flows.Flow, s *flows.Session, ev flows.Event) (*flows.Reply, bool, error) {
+	if ev.Kind != flows.EvButton || ev.Button.Action != shop.ActNotify || sh.Restock == nil {
+		return nil, false, nil
+	}
+	id, ok := shop.Picked(s, ev.Button.Arg)
+	if !ok {
+		r, err := sh.ShowStep(ctx, env, f, s)
+		return r, true, err
+	}
+	o, _, err := u.offer(ctx, s, id)
+	if err != nil || o.Stock >= minQuantity(o) {
+		r, err := sh.ShowStep(ctx, env, f, s)
+		return r, true, err
+	}
+	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
+		return r, true, err
+	}
+	added, err := sh.Restock.Watch(ctx, flows.Watch{
+		User: env.User.ID, Chat: env.User.ID, Lang: string(env.Lang),
+		Line: u.line, Category: s.Get(u.cat), Item: id, Name: o.Name,
+	})
+	if err != nil {
+		return nil, true, err
+	}
+	key := "restock.watching"
+	if !added {
+		key = "restock.already"
+	}
+	return &flows.Reply{Answer: env.T(key, "item", locales.Clip(o.Name, 60)), Alert: true, NoScreen: true}, true, nil
+}
+
 // minQuantity is the least an order of o takes.
 func minQuantity(o *flows.Offer) int { return max(o.MinQuantity, 1) }
 
@@ -51,7 +97,7 @@ func (u *units) items(env *flows.Env, sh *shop.Shop, f shop.Balance, offers *flo
 	items := make([]shop.ListItem, 0, len(offers.Offers))
 	for _, o := range offers.Offers {
 		items = append(items, shop.OfferItem(env, sh.Pricing.Price(env.Lang, u.line, o.PriceUSD), o.Name, o.ID,
-			o.Stock < minQuantity(&o), !f.Covers(o.PriceUSD.Mul(shop.DecimalInt(minQuantity(&o))))))
+			soldOut(&o), !f.Covers(o.PriceUSD.Mul(shop.DecimalInt(minQuantity(&o)))), sh.Restock != nil))
 	}
 	return items
 }
@@ -63,7 +109,7 @@ func (u *units) pick(ctx context.Context, env *flows.Env, sh *shop.Shop, s *flow
 	if err != nil {
 		return nil, false
 	}
-	if o.Stock < minQuantity(o) {
+	if soldOut(o) {
 		return &flows.Reply{Answer: env.T("gc.sold_out_alert"), Alert: true, NoScreen: true}, false
 	}
 	if !sh.Balance(ctx).Covers(o.PriceUSD.Mul(shop.DecimalInt(minQuantity(o)))) {
@@ -83,7 +129,7 @@ func (u *units) setQuantity(ctx context.Context, env *flows.Env, sh *shop.Shop, 
 	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
 		return sh.Again(ctx, env, f, s, reason)
 	}
-	s.Set("qty", strconv.Itoa(n))
+	s.SetInt(keyQty, int64(n))
 	return sh.Quote(ctx, env, f, s)
 }
 
@@ -105,16 +151,25 @@ func (u *units) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 	if err != nil {
 		return nil, false, err
 	}
-	n, _ := strconv.Atoi(s.Get("qty"))
+	n := s.Int(keyQty)
 	if reason := quantityReason(env, n, o.MinQuantity, o.MaxQuantity, o.Stock); reason != "" {
 		s.Step = u.qty
 		return nil, false, &shop.BadInput{Text: reason}
 	}
-	return &flows.Quote{
-		Line: u.line, Item: o.ID, Category: s.Get(u.cat), ItemName: o.Name, Quantity: n,
-		UpstreamUSD: o.PriceUSD.Mul(shop.DecimalInt(n)),
-	}, stale, nil
+	return u.quote(s.Get(u.cat), o, n), stale, nil
 }
+
+// quote is the quote of n units of item o of category cat, before
+// StoreQuote prices it (the chat's Price and the Mini App's Quote).
+func (u *units) quote(cat string, o *flows.Offer, n int) *flows.Quote {
+	return &flows.Quote{
+		Line: u.line, Item: o.ID, Category: cat, ItemName: o.Name, Quantity: n,
+		UpstreamUSD: o.PriceUSD.Mul(shop.DecimalInt(n)),
+	}
+}
+
+// soldOut reports whether o has fewer units in stock than an order takes.
+func soldOut(o *flows.Offer) bool { return o.Stock < minQuantity(o) }
 
 // qtyScreen asks how many, within the bounds, the stock and what the
 // balance pays for, under the category's image.
@@ -155,11 +210,11 @@ func (u *units) handleQty(ctx context.Context, env *flows.Env, sh *shop.Shop, f 
 }
 
 // fielded describes a line whose offers need the buyer's fields: the
-// offers of one category (the session's cat key), an offer, then the
-// category's fields one by one.
+// offers of one category (kept under the cat key), an offer (keyOffer),
+// then the category's fields one by one.
 type fielded struct {
 	line             string
-	cat              string
+	cat              flows.Key
 	title, withOffer string // locale keys of the fields step's title
 	load             shop.Loader
 }
@@ -171,7 +226,7 @@ func (u *fielded) pick(ctx context.Context, env *flows.Env, sh *shop.Shop, f sho
 	if err != nil {
 		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
-	s.Set("offer", id)
+	s.Set(keyOffer, id)
 	fields := offerFields(offers)
 	askFields(s, fields)
 	if len(fields) == 0 {
@@ -205,13 +260,20 @@ func (u *fielded) Price(ctx context.Context, env *flows.Env, s *flows.Session) (
 	if bad := firstInvalid(env, s); bad != nil {
 		return nil, false, bad
 	}
-	if o, ok := offers.Offer(s.Get("offer")); ok {
-		return &flows.Quote{
-			Line: u.line, Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
-			Fields: values, For: fieldsFor(s), Quantity: 1, UpstreamUSD: o.PriceUSD,
-		}, stale, nil
+	if o, ok := offers.Offer(s.Get(keyOffer)); ok {
+		return u.quote(offers, o, values, fieldsFor(s)), stale, nil
 	}
 	return nil, false, flows.NotFound("offer gone")
+}
+
+// quote is the quote of offer o of offers with the buyer's answers (values)
+// and their summary (who), before StoreQuote prices it (the chat's Price
+// and the Mini App's Quote).
+func (u *fielded) quote(offers *flows.Offers, o *flows.Offer, values map[string]string, who string) *flows.Quote {
+	return &flows.Quote{
+		Line: u.line, Item: o.ID, Category: offers.CategoryID, ItemName: offers.Name + " — " + o.Name,
+		Fields: values, For: who, Quantity: 1, UpstreamUSD: o.PriceUSD,
+	}
 }
 
 // fieldsScreen asks the current field, under the category (and its image)
@@ -223,7 +285,7 @@ func (u *fielded) fieldsScreen(ctx context.Context, env *flows.Env, sh *shop.Sho
 	}
 	name := locales.Escape(shop.ClipName(offers.Name))
 	title := env.T(u.title, "name", name)
-	if o, ok := offers.Offer(s.Get("offer")); ok {
+	if o, ok := offers.Offer(s.Get(keyOffer)); ok {
 		title = env.T(u.withOffer, "name", name, "offer", locales.Escape(shop.ClipName(o.Name)), "price", sh.Pricing.Price(env.Lang, u.line, o.PriceUSD))
 	}
 	sc := fieldsScreen(env, s, title)
@@ -264,7 +326,7 @@ func (u *fielded) offersScreen(ctx context.Context, env *flows.Env, sh *shop.Sho
 	if err != nil {
 		return shop.FailScreen(env, err)
 	}
-	text := env.T(title, "name", locales.Escape(shop.ClipName(offers.Name)))
+	text := sh.WithReviews(ctx, env, env.T(title, "name", locales.Escape(shop.ClipName(offers.Name))), flows.ProductLink(u.line, offers.CategoryID))
 	if offers.Note != "" {
 		text += "\n" + shop.Note(env, offers.Note, shop.MaxNoteLen)
 	}

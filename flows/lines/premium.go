@@ -12,6 +12,9 @@ import (
 // Premium is the Telegram Premium line: recipient, then 3, 6 or 12 months.
 type Premium struct{ *shop.Shop }
 
+// keyMonths is the plan chosen: its months, as its button's arg.
+const keyMonths flows.Key = "months"
+
 // Start asks for the recipient.
 func (f *Premium) Start(ctx context.Context, env *flows.Env, s *flows.Session, _ string) (*flows.Reply, error) {
 	s.Step = msUser
@@ -41,7 +44,7 @@ func (f *Premium) Handle(ctx context.Context, env *flows.Env, s *flows.Session, 
 	case shop.ActQty:
 		if s.Step == msPlan {
 			if _, err := f.plan(ctx, ev.Button.Arg); err == nil {
-				s.Set("months", ev.Button.Arg)
+				s.Set(keyMonths, ev.Button.Arg)
 				return f.Quote(ctx, env, f, s)
 			}
 		}
@@ -68,10 +71,10 @@ func (f *Premium) Price(ctx context.Context, env *flows.Env, s *flows.Session) (
 		return nil, false, err
 	}
 	for _, pl := range plans {
-		if strconv.Itoa(pl.Months) == s.Get("months") {
+		if strconv.Itoa(pl.Months) == s.Get(keyMonths) {
 			return &flows.Quote{
-				Line: "premium", Item: s.Get("months"), ItemName: env.T("premium.item", "months", env.N("count.months", int64(pl.Months))),
-				Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: 1, UpstreamUSD: pl.PriceUSD,
+				Line: "premium", Item: s.Get(keyMonths), ItemName: env.T("premium.item", "months", env.N("count.months", int64(pl.Months))),
+				Fields: map[string]string{"username": s.Get(keyUser)}, For: "@" + s.Get(keyUser), Quantity: 1, UpstreamUSD: pl.PriceUSD,
 			}, stale, nil
 		}
 	}
@@ -90,7 +93,7 @@ func (f *Premium) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
-		sc := &flows.Screen{Text: shop.WithStale(env, env.T("premium.plan", "username", locales.Escape(s.Get("user"))), stale)}
+		sc := &flows.Screen{Text: shop.WithStale(env, env.T("premium.plan", "username", locales.Escape(s.Get(keyUser))), stale)}
 		Balance := f.Balance(ctx)
 		for _, pl := range plans {
 			label := env.T("premium.plan_btn", "months", env.N("count.months", int64(pl.Months)), "price", f.Pricing.Price(env.Lang, "premium", pl.PriceUSD))

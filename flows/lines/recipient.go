@@ -37,12 +37,26 @@ func ParseUsername(text string) (string, bool) {
 	return t, true
 }
 
+// usernameAnswer reads a recipient typed (ParseUsername), or says why it
+// is not a username: the chat's recipient step and the Mini App's field.
+func usernameAnswer(env *flows.Env, text string) (name, reason string) {
+	n, ok := ParseUsername(text)
+	if !ok {
+		return "", env.T("user.bad")
+	}
+	return n, ""
+}
+
 // Messenger steps.
 const (
 	msUser = "user"
 	msQty  = "qty"
 	msPlan = "plan"
 )
+
+// keyUser is the recipient's @username (without the @) of Stars and
+// Premium.
+const keyUser flows.Key = "user"
 
 // askUser handles the recipient step shared by Stars and Premium: typed
 // text or the "for me" button. It reports false when ev is not an answer.
@@ -55,15 +69,15 @@ func askUser(env *flows.Env, s *flows.Session, ev flows.Event) (reason string, o
 		}
 		name = env.User.Username
 	case ev.Kind != flows.EvButton:
-		n, valid := ParseUsername(ev.Text)
-		if !valid {
-			return env.T("user.bad"), true
+		n, reason := usernameAnswer(env, ev.Text)
+		if reason != "" {
+			return reason, true
 		}
 		name = n
 	default:
 		return "", false
 	}
-	s.Set("user", name)
+	s.Set(keyUser, name)
 	return "", true
 }
 

@@ -5,9 +5,11 @@ import (
 	"shopbot/flows/shop"
 )
 
-// Register adds every product line to e, sharing sh.
+// Register adds every product line to e, sharing sh, and the inline
+// mode's search across them.
 func Register(e *flows.Engine, sh *shop.Shop) {
 	sh.Attach(e)
+	e.HandleInline(sh.Inline)
 	e.Register("giftcards", &GiftCards{sh})
 	e.Register("stars", &Stars{sh})
 	e.Register("premium", &Premium{sh})

@@ -18,13 +18,16 @@ const (
 	svOffers = "offers"
 )
 
+// keyService is the service chosen (its category id).
+const keyService flows.Key = "svc"
+
 func (f *Services) fielded() *fielded {
-	return &fielded{line: "services", cat: "svc", title: "svc.fields", withOffer: "svc.fields_offer", load: f.Catalog.ManualServiceOffers}
+	return &fielded{line: "services", cat: keyService, title: "svc.fields", withOffer: "svc.fields_offer", load: f.Catalog.ManualServiceOffers}
 }
 
 // Start opens the service list, or one service for a deep link (svc-<id>).
 func (f *Services) Start(ctx context.Context, env *flows.Env, s *flows.Session, arg string) (*flows.Reply, error) {
-	return f.OpenCategory(ctx, env, f, s, arg, svList, "svc", svOffers, f.Catalog.ManualServiceOffers)
+	return f.OpenCategory(ctx, env, f, s, arg, svList, keyService, svOffers, f.Catalog.ManualServiceOffers)
 }
 
 // Handle takes choices and field answers.
@@ -41,14 +44,14 @@ func (f *Services) Handle(ctx context.Context, env *flows.Env, s *flows.Session,
 	if id, ok := shop.Picked(s, ev.Button.Arg); ok && ev.Button.Action == shop.ActPick {
 		switch s.Step {
 		case svList:
-			s.Set("svc", id)
+			s.Set(keyService, id)
 			s.Goto(svOffers)
 		case svOffers:
 			if r, err := f.fielded().pick(ctx, env, f.Shop, f, s, id); r != nil || err != nil {
 				return r, err
 			}
 		}
-		s.Set("page", "")
+		s.Set(shop.KeyPage, "")
 	}
 	return f.ShowStep(ctx, env, f, s)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"shopbot/flows"
 	"shopbot/flows/shop"
-	"strconv"
 
 	"shopbot/locales"
 )
@@ -45,11 +44,10 @@ func (f *Stars) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 				text = ev.Button.Arg
 			}
 			n, ok := shop.ParseQuantity(text)
-			lo, hi := f.bounds(ctx)
-			if !ok || n < lo || n > hi {
-				return f.Again(ctx, env, f, s, env.T("stars.bad_qty", "min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi))))
+			if reason := f.qtyReason(ctx, env, n, ok); reason != "" {
+				return f.Again(ctx, env, f, s, reason)
 			}
-			s.Set("qty", strconv.Itoa(n))
+			s.SetInt(keyQty, int64(n))
 			return f.Quote(ctx, env, f, s)
 		}
 	}
@@ -61,6 +59,21 @@ func (f *Stars) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 		return f.Back(ctx, env, f, s)
 	}
 	return f.ShowStep(ctx, env, f, s)
+}
+
+// starsQuick are the quick quantities offered (the chat's buttons, the
+// Mini App's items), those within the bounds.
+var starsQuick = []int{50, 100, 250, 500, 1000, 2500, 5000, 10000}
+
+// qtyReason says why n Stars (ok false: not a number) cannot be ordered,
+// or "": the chat's check of a typed or tapped quantity and the Mini
+// App's of its item.
+func (f *Stars) qtyReason(ctx context.Context, env *flows.Env, n int, ok bool) string {
+	lo, hi := f.bounds(ctx)
+	if !ok || n < lo || n > hi {
+		return env.T("stars.bad_qty", "min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)))
+	}
+	return ""
 }
 
 // bounds is the quantity range: the upstream's, within 50..10000.
@@ -82,10 +95,10 @@ func (f *Stars) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 	if err != nil {
 		return nil, false, err
 	}
-	n, _ := strconv.Atoi(s.Get("qty"))
+	n := s.Int(keyQty)
 	return &flows.Quote{
 		Line: "stars", Item: "stars", ItemName: locales.N(env.Lang, "count.stars", int64(n)),
-		Fields: map[string]string{"username": s.Get("user")}, For: "@" + s.Get("user"), Quantity: n,
+		Fields: map[string]string{"username": s.Get(keyUser)}, For: "@" + s.Get(keyUser), Quantity: n,
 		UpstreamUSD: p.PricePerStar.Mul(shop.DecimalInt(n)),
 	}, stale, nil
 }
@@ -103,10 +116,10 @@ func (f *Stars) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 			return shop.FailScreen(env, err), nil
 		}
 		lo, hi := f.bounds(ctx)
-		text := env.T("stars.qty", "username", locales.Escape(s.Get("user")),
+		text := env.T("stars.qty", "username", locales.Escape(s.Get(keyUser)),
 			"min", locales.Number(env.Lang, int64(lo)), "max", locales.Number(env.Lang, int64(hi)),
 			"price", f.Pricing.Price(env.Lang, "stars", p.PricePerStar.Mul(shop.DecimalInt(100))))
-		rows := append(shop.QuickQuantities(env, lo, hi, []int{50, 100, 250, 500, 1000, 2500, 5000, 10000}), shop.NavRow(env))
+		rows := append(shop.QuickQuantities(env, lo, hi, starsQuick), shop.NavRow(env))
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: rows}, nil
 	default:
 		s.Step = msUser

@@ -26,6 +26,13 @@ const (
 	stAmount   = "amount"
 )
 
+// Store top-up session variables.
+const (
+	keyLogin    flows.Key = "login"  // the store login, checked
+	keyCurrency flows.Key = "cur"    // the currency chosen (its code)
+	keyAmount   flows.Key = "amount" // the amount in that currency (2 places)
+)
+
 // loginRe is a plausible store login: no spaces, 2 to 64 characters.
 var loginRe = regexp.MustCompile(`^[^\s]{2,64}$`)
 
@@ -69,7 +76,7 @@ func (f *Topup) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 				return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 			}
 			if _, ok := rates.Rates[b.Arg]; ok || b.Arg == flows.USD {
-				s.Set("cur", b.Arg)
+				s.Set(keyCurrency, b.Arg)
 				s.Goto(stAmount)
 			}
 		}
@@ -84,27 +91,67 @@ func (f *Topup) Handle(ctx context.Context, env *flows.Env, s *flows.Session, ev
 // setLogin checks the login with the upstream (rate limited) and refuses
 // one that cannot be refilled.
 func (f *Topup) setLogin(ctx context.Context, env *flows.Env, s *flows.Session, login string) (*flows.Reply, error) {
-	switch {
-	case hasInvisible(login):
-		return f.Again(ctx, env, f, s, env.T("fields.invisible"))
-	case !loginRe.MatchString(login):
-		return f.Again(ctx, env, f, s, env.T("topup.bad_login"))
+	if reason := loginReason(env, login); reason != "" {
+		return f.Again(ctx, env, f, s, reason)
 	}
 	if r, err := f.Limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
+	if reason := f.refillReason(ctx, env, login); reason != "" {
+		return f.Again(ctx, env, f, s, reason)
+	}
+	s.Set(keyLogin, login)
+	s.Goto(stCurrency)
+	return f.ShowStep(ctx, env, f, s)
+}
+
+// loginReason says why login is not a store login, or "".
+func loginReason(env *flows.Env, login string) string {
+	switch {
+	case hasInvisible(login):
+		return env.T("fields.invisible")
+	case !loginRe.MatchString(login):
+		return env.T("topup.bad_login")
+	}
+	return ""
+}
+
+// refillReason asks the upstream whether login can be topped up and says
+// why not, or "" (the caller counts the buyer's rate limit first).
+func (f *Topup) refillReason(ctx context.Context, env *flows.Env, login string) string {
 	canRefill, err := f.Catalog.CheckStoreLogin(ctx, login)
 	switch {
 	case err != nil && (errors.Is(err, flows.ErrInvalid) || errors.Is(err, flows.ErrNotFound)):
-		return f.Again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+		return env.T("topup.cannot_refill", "login", locales.Escape(login))
 	case err != nil:
-		return f.Again(ctx, env, f, s, env.T("topup.check_failed"))
+		return env.T("topup.check_failed")
 	case !canRefill:
-		return f.Again(ctx, env, f, s, env.T("topup.cannot_refill", "login", locales.Escape(login)))
+		return env.T("topup.cannot_refill", "login", locales.Escape(login))
 	}
-	s.Set("login", login)
-	s.Goto(stCurrency)
-	return f.ShowStep(ctx, env, f, s)
+	return ""
+}
+
+// parseAmount reads an amount as the buyer types it ("10", "10.5",
+// "10,50", "1 000"), or false.
+func parseAmount(text string) (decimal.Decimal, bool) {
+	text = strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(text), " ", ""), "\u00a0", "")
+	if !amountRe.MatchString(text) {
+		return decimal.Decimal{}, false
+	}
+	return decimal.RequireFromString(strings.Replace(text, ",", ".", 1)), true
+}
+
+// amountReason says why amount (in cur, of rates) cannot be topped up:
+// under the minimum. "" when it can.
+func (f *Topup) amountReason(env *flows.Env, rates *flows.StoreRates, cur string, amount decimal.Decimal) string {
+	lo, err := f.minimum(rates, cur)
+	if err != nil {
+		return env.T("catalog.not_found")
+	}
+	if amount.LessThan(lo) {
+		return env.T("topup.below_min", "min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur)
+	}
+	return ""
 }
 
 // minimum is the smallest amount in the chosen currency.
@@ -121,20 +168,18 @@ func (f *Topup) setAmount(ctx context.Context, env *flows.Env, s *flows.Session,
 	if err != nil {
 		return &flows.Reply{Screen: shop.FailScreen(env, err), Save: true}, nil
 	}
-	cur := s.Get("cur")
-	lo, err := f.minimum(rates, cur)
-	if err != nil {
+	cur := s.Get(keyCurrency)
+	if _, err := f.minimum(rates, cur); err != nil {
 		return f.Again(ctx, env, f, s, env.T("catalog.not_found"))
 	}
-	text = strings.ReplaceAll(strings.ReplaceAll(text, " ", ""), "\u00a0", "")
-	if !amountRe.MatchString(text) {
+	amount, ok := parseAmount(text)
+	if !ok {
 		return f.Again(ctx, env, f, s, env.T("topup.bad_amount"))
 	}
-	amount := decimal.RequireFromString(strings.Replace(text, ",", ".", 1))
-	if amount.LessThan(lo) {
-		return f.Again(ctx, env, f, s, env.T("topup.below_min", "min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur))
+	if reason := f.amountReason(env, rates, cur, amount); reason != "" {
+		return f.Again(ctx, env, f, s, reason)
 	}
-	s.Set("amount", amount.StringFixed(2))
+	s.Set(keyAmount, amount.StringFixed(2))
 	return f.Quote(ctx, env, f, s)
 }
 
@@ -143,7 +188,7 @@ func (f *Topup) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 	if err != nil {
 		return nil, false, err
 	}
-	cur := s.Get("cur")
+	cur := s.Get(keyCurrency)
 	rate := decimal.NewFromInt(1)
 	if cur != flows.USD {
 		r, ok := rates.Rates[cur]
@@ -152,9 +197,9 @@ func (f *Topup) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 		}
 		rate = r
 	}
-	amount, err := decimal.NewFromString(s.Get("amount"))
-	if err != nil {
-		return nil, false, err
+	amount, ok := s.Decimal(keyAmount)
+	if !ok {
+		return nil, false, fmt.Errorf("top-up amount %q is not a number", s.Get(keyAmount))
 	}
 	if lo, err := f.minimum(rates, cur); err != nil || amount.LessThan(lo) {
 		s.Step = stAmount
@@ -163,8 +208,8 @@ func (f *Topup) Price(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 	shown := locales.Decimal(env.Lang, amount, 2) + "\u00a0" + cur
 	return &flows.Quote{
 		Line: "topup", Item: cur, ItemName: env.T("topup.item", "amount", shown),
-		Fields:   map[string]string{"store_login": s.Get("login"), "currency": cur, "amount": s.Get("amount")},
-		For:      s.Get("login"),
+		Fields:   map[string]string{"store_login": s.Get(keyLogin), "currency": cur, "amount": s.Get(keyAmount)},
+		For:      s.Get(keyLogin),
 		Quantity: 1, UpstreamUSD: amount.DivRound(rate, 4),
 	}, stale, nil
 }
@@ -192,14 +237,14 @@ func (f *Topup) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 		for _, c := range curs {
 			row = append(row, flows.Button{Text: c, Action: shop.ActPick, Arg: c})
 		}
-		text := env.T("topup.currency", "login", locales.Escape(s.Get("login")))
+		text := env.T("topup.currency", "login", locales.Escape(s.Get(keyLogin)))
 		return &flows.Screen{Text: shop.WithStale(env, text, stale), Rows: [][]flows.Button{row, shop.NavRow(env)}}, nil
 	case stAmount:
 		rates, stale, err := f.Catalog.StoreRates(ctx)
 		if err != nil {
 			return shop.FailScreen(env, err), nil
 		}
-		cur := s.Get("cur")
+		cur := s.Get(keyCurrency)
 		lo, err := f.minimum(rates, cur)
 		if err != nil {
 			return shop.FailScreen(env, err), nil
@@ -210,7 +255,7 @@ func (f *Topup) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*fl
 				row = append(row, flows.Button{Text: locales.Number(env.Lang, n) + " " + cur, Action: shop.ActQty, Arg: decimal.NewFromInt(n).String()})
 			}
 		}
-		text := env.T("topup.amount", "login", locales.Escape(s.Get("login")), "currency", cur,
+		text := env.T("topup.amount", "login", locales.Escape(s.Get(keyLogin)), "currency", cur,
 			"min", locales.Decimal(env.Lang, lo, 2)+"\u00a0"+cur)
 		rows := [][]flows.Button{}
 		if len(row) > 0 {

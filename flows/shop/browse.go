@@ -22,7 +22,7 @@ type Loader func(ctx context.Context, id string) (*flows.Offers, bool, error)
 
 // OpenCategory starts a line at step first or, for a deep link, at step
 // offers of category arg (kept under key) when the catalog knows it.
-func (sh *Shop) OpenCategory(ctx context.Context, env *flows.Env, f flows.Flow, s *flows.Session, arg, first, key, offers string, load Loader) (*flows.Reply, error) {
+func (sh *Shop) OpenCategory(ctx context.Context, env *flows.Env, f flows.Flow, s *flows.Session, arg, first string, key flows.Key, offers string, load Loader) (*flows.Reply, error) {
 	s.Step = first
 	if arg == "" {
 		return sh.ShowStep(ctx, env, f, s)
@@ -50,8 +50,8 @@ func (sh *Shop) Search(ctx context.Context, env *flows.Env, f flows.Flow, s *flo
 	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
-	s.Set("q", q)
-	s.Set("page", "")
+	s.Set(KeyQuery, q)
+	s.Set(KeyPage, "")
 	if s.Step == prompt {
 		s.Step = results
 	} else if s.Step != results {
@@ -69,7 +69,7 @@ func (sh *Shop) ListButton(ctx context.Context, env *flows.Env, f flows.Flow, s 
 		r, err := sh.Back(ctx, env, f, s)
 		return r, true, err
 	case b.Action == actPage:
-		s.Set("page", b.Arg)
+		s.Set(KeyPage, b.Arg)
 	case b.Action == actNoop:
 		return &flows.Reply{NoScreen: true}, true, nil
 	case b.Action == ActSearch && search != "":
@@ -103,8 +103,7 @@ func (sh *Shop) BrandsScreen(env *flows.Env, s *flows.Session, title string, bra
 	return sh.ListScreen(env, s, title, items, stale, []flows.Button{{Text: env.T("btn.search"), Action: ActSearch}})
 }
 
-// CategoriesScreen lists the categories of the brand chosen (kept as
-// "brand"), each labelled by label, under the first of their images (a
+// CategoriesScreen lists the categories of the brand chosen (KeyBrand), each labelled by label, under the first of their images (a
 // brand's regional categories share its logo).
 func (sh *Shop) CategoriesScreen(env *flows.Env, s *flows.Session, text string, brands []flows.Brand, stale bool, err error, label func(flows.Category) string) *flows.Screen {
 	if err != nil {
@@ -113,7 +112,7 @@ func (sh *Shop) CategoriesScreen(env *flows.Env, s *flows.Session, text string, 
 	var items []ListItem
 	image := ""
 	for _, b := range brands {
-		if b.Name != s.Get("brand") {
+		if b.Name != s.Get(KeyBrand) {
 			continue
 		}
 		for _, c := range b.Categories {
@@ -135,9 +134,9 @@ func (sh *Shop) ResultsScreen(env *flows.Env, s *flows.Session, cats []flows.Cat
 	for _, c := range cats {
 		items = append(items, ListItem{Label: c.Name, ID: c.ID})
 	}
-	text := env.T("search.results", "q", locales.Escape(s.Get("q")))
+	text := env.T("search.results", "q", locales.Escape(s.Get(KeyQuery)))
 	if len(items) == 0 {
-		text = env.T("search.none", "q", locales.Escape(s.Get("q")))
+		text = env.T("search.none", "q", locales.Escape(s.Get(KeyQuery)))
 	}
 	return sh.ListScreen(env, s, text, items, stale)
 }

@@ -18,15 +18,16 @@ import (
 // A code that cannot be used is explained and the confirmation stays.
 // Checkout holds and consumes the use when the buyer pays.
 
-// Promo actions and the step that asks for the code.
-const (
-	actPromo  = "pc"
-	StepPromo = "promo"
-	// keyPromoRetry marks a confirmation shown after a code that could not
-	// be used: the buyer was told to send it again, so the next text
-	// message there is taken as a code.
-	keyPromoRetry = "pcr"
-)
+// StepPromo is the step that asks for the code.
+const StepPromo = "promo"
+
+// actPromo is the confirmation's button that asks for a promo code.
+const actPromo flows.Action = "pc"
+
+// keyPromoRetry marks a confirmation shown after a code that could not be
+// used: the buyer was told to send it again, so the next text message
+// there is taken as a code.
+const keyPromoRetry flows.Key = "pcr"
 
 // minPriceUSD is the least a discounted order costs.
 var minPriceUSD = decimal.RequireFromString("0.01")
@@ -93,7 +94,7 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 	if r, err := sh.Limited(ctx, env); r != nil || err != nil {
 		return r, err
 	}
-	q, err := sh.Quotes.Load(ctx, s.Get("quote"))
+	q, err := sh.Quotes.Load(ctx, s.Get(KeyQuote))
 	if err != nil && !errors.Is(err, flows.ErrNoQuote) {
 		return nil, err
 	}
@@ -101,6 +102,26 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		s.GoBack()
 		return sh.Quote(ctx, env, f, s, flows.Notice{Text: env.T("quote.repriced")})
 	}
+	nq, applied, reason, err := sh.promoQuote(ctx, env, q, text)
+	switch {
+	case err != nil:
+		return nil, err
+	case reason != "" && nq == nil && applied == "retry":
+		s.Set(keyPromoRetry, "1")
+		return sh.Again(ctx, env, f, s, reason)
+	case reason != "":
+		return sh.Again(ctx, env, f, s, reason)
+	}
+	s.Set(KeyQuote, nq.ID)
+	return &flows.Reply{Notices: []flows.Notice{{Text: applied}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
+}
+
+// promoQuote applies the code text to quote q: the new quote, stored, and
+// the words saying what was applied; or the reason (Telegram HTML) why the
+// code cannot be used, with applied "retry" when the code itself is not
+// one the buyer may use (they are invited to send another). The chat's
+// promo step and the Mini App's (ApplyPromo) both.
+func (sh *Shop) promoQuote(ctx context.Context, env *flows.Env, q *flows.Quote, text string) (nq *flows.Quote, applied, reason string, err error) {
 	code := strings.ToUpper(strings.TrimSpace(text))
 	p, err := sh.Promos.Promo(ctx, code, env.User.ID)
 	if err != nil {
@@ -115,27 +136,55 @@ func (sh *Shop) applyPromo(ctx context.Context, env *flows.Env, f Pricer, s *flo
 		case errors.Is(err, flows.ErrPromoUsed):
 			key = "promo.used"
 		default:
-			return nil, err
+			return nil, "", "", err
 		}
-		s.Set(keyPromoRetry, "1")
-		return sh.Again(ctx, env, f, s, env.T(key, "code", locales.Escape(locales.Clip(code, 32))))
+		return nil, "retry", env.T(key, "code", locales.Escape(locales.Clip(code, 32))), nil
 	}
 	nq, reason, full := sh.discounted(env, q, p)
 	if reason != "" {
-		return sh.Again(ctx, env, f, s, reason)
+		return nil, "", reason, nil
 	}
 	if err := sh.Quotes.Save(ctx, nq); err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
-	s.Set("quote", nq.ID)
-	applied := env.T("promo.applied", "code", locales.Escape(p.Code))
+	applied = env.T("promo.applied", "code", locales.Escape(p.Code))
 	if nq.DiscountUSD.LessThan(full) {
 		// The code's terms give more than the price may lose: the buyer
 		// is told what they get and why, not left to do the sum.
 		applied = env.T("promo.applied_capped", "code", locales.Escape(p.Code),
 			"discount", locales.Money(env.Lang, nq.DiscountUSD), "full", locales.Money(env.Lang, full))
 	}
-	return &flows.Reply{Notices: []flows.Notice{{Text: applied}}, Screen: sh.confirmScreen(env, nq), Save: true}, nil
+	return nq, applied, "", nil
+}
+
+// ErrNoPromos is ApplyPromo's error when the shop has no promo codes.
+var ErrNoPromos = errors.New("promo codes are off")
+
+// ApplyPromo applies promo code text to env's buyer's quote quoteID from a
+// form (the Mini App), as the chat's promo step does: counted against the
+// rate limit, the same checks and discount, a new quote stored. reason
+// (Telegram HTML) says why not: the quote is gone or expired (price it
+// again), or the code cannot be used. Errors: *RateLimited, ErrNoPromos,
+// the store's.
+func (sh *Shop) ApplyPromo(ctx context.Context, env *flows.Env, quoteID, text string) (nq *flows.Quote, applied, reason string, err error) {
+	if sh.Promos == nil {
+		return nil, "", "", ErrNoPromos
+	}
+	if err := sh.Allow(ctx, env); err != nil {
+		return nil, "", "", err
+	}
+	q, err := sh.Quotes.Load(ctx, quoteID)
+	if err != nil && !errors.Is(err, flows.ErrNoQuote) {
+		return nil, "", "", err
+	}
+	if err != nil || q.Expired(env.Now) || q.UserID != env.User.ID {
+		return nil, "", env.T("quote.gone"), nil
+	}
+	nq, applied, reason, err = sh.promoQuote(ctx, env, q, text)
+	if applied == "retry" {
+		applied = ""
+	}
+	return nq, applied, reason, err
 }
 
 // discounted is a new quote for q at the price code p gives, or the

@@ -73,12 +73,21 @@ func (p *Pricing) Price(lang locales.Lang, line string, upstream decimal.Decimal
 // Shop is what the product-line flows share: the catalog, prices, quotes
 // and the rate limit. A confirmed quote leaves the flows as Reply.Pay.
 type Shop struct {
-	Catalog  flows.Catalog
-	Pricing  Pricing
-	Quotes   flows.QuoteStore
-	Limiter  flows.Limiter // nil: no limit
-	Funds    flows.Funds   // nil: items are never paused for the upstream balance
-	Promos   flows.Promos  // nil: no promo codes
+	Catalog flows.Catalog
+	Pricing Pricing
+	Quotes  flows.QuoteStore
+	Limiter flows.Limiter // nil: no limit
+	// InlineLimiter counts a user's inline queries (inline.go), apart from
+	// Limiter: a query comes with every few keystrokes. nil: no limit.
+	InlineLimiter flows.Limiter
+	// Reviews shows what buyers said of a product on its screen
+	// (reviews.go); nil: no reviews shown.
+	Reviews flows.Reviews
+	// Restock keeps who waits for a sold-out item (a sold-out card or key
+	// then has a "notify me" button); nil: none.
+	Restock  flows.Restock
+	Funds    flows.Funds  // nil: items are never paused for the upstream balance
+	Promos   flows.Promos // nil: no promo codes
 	QuoteTTL time.Duration
 	PerPage  int // list entries per page (default 8)
 
@@ -104,18 +113,41 @@ func (sh *Shop) Attach(e *flows.Engine) {
 // Actions shared by the line flows. Line-specific actions are short too:
 // callback data must stay within 64 bytes.
 const (
-	ActBack     = "b"  // back one step
-	actPage     = "pg" // arg: page number
-	actNoop     = "pi" // the page indicator of older screens: nothing to do
-	ActPick     = "i"  // arg: index of an entry on the page
-	ActSearch   = "s"  // open the search prompt
-	ActQty      = "n"  // arg: a quick quantity
-	actPay      = "pay"
-	actEdit     = "e"
-	actRetry    = "r"
-	ActForMe    = "me"
-	ActPaused   = "pz" // an item the upstream balance cannot cover now
-	StepConfirm = "confirm"
+	ActBack   flows.Action = "b"   // back one step
+	actPage   flows.Action = "pg"  // arg: page number
+	actNoop   flows.Action = "pi"  // the page indicator of older screens: nothing to do
+	ActPick   flows.Action = "i"   // arg: index of an entry on the page
+	ActSearch flows.Action = "s"   // open the search prompt
+	ActQty    flows.Action = "n"   // arg: a quick quantity
+	actPay    flows.Action = "pay" // pay the quote confirmed
+	actEdit   flows.Action = "e"   // change the answers (the line's edit step)
+	actRetry  flows.Action = "r"   // price a lost quote again
+	ActForMe  flows.Action = "me"  // the buyer's own username as the recipient
+	ActPaused flows.Action = "pz"  // an item the upstream balance cannot cover now
+	ActNotify flows.Action = "nt"  // arg: index of a sold-out entry to be told about
+)
+
+// StepConfirm is the confirmation step of every line: the quote and Pay.
+const StepConfirm = "confirm"
+
+// Session variables the lines share. Their strings are what stored
+// sessions hold.
+const (
+	// KeyPage is the page of the list shown (a number; unset: the first).
+	KeyPage flows.Key = "page"
+	// KeyIDs are the ids behind the list buttons of the page shown (a
+	// list): the buttons carry only an index (Picked).
+	KeyIDs flows.Key = "ids"
+	// KeyQuery is the search text.
+	KeyQuery flows.Key = "q"
+	// KeyQuote is the id of the quote on the confirmation step.
+	KeyQuote flows.Key = "quote"
+	// KeyBrand is the brand chosen (its name), whose categories
+	// CategoriesScreen lists.
+	KeyBrand flows.Key = "brand"
+	// KeyFieldIndex is the field asked (a number: its index) on a line's
+	// fields step; unset asks the first.
+	KeyFieldIndex flows.Key = "fi"
 )
 
 // Limits on upstream text in what the bot sends (Telegram counts UTF-16
@@ -130,13 +162,15 @@ const (
 // ListItem is one entry of a paginated list: its button label and, for
 // lists that also describe each entry in the message, its text line (HTML).
 // A paused item is shown as temporarily unavailable and cannot be picked;
-// an item with NoButton (sold out) is only described.
+// an item with NoButton (sold out) is only described, or, with Notify,
+// has a button to be told when it is back.
 type ListItem struct {
 	Label    string
 	ID       string
 	Line     string
 	Paused   bool
 	NoButton bool
+	Notify   bool
 }
 
 // Balance is the upstream balance as far as it is known for one screen.
@@ -207,10 +241,13 @@ func PricedItem(name, price, id string, sellable bool) ListItem {
 }
 
 // OfferItem is a card or key of an offer list: described by a line with its
-// Price, picked by a button, or only described when sold out or paused.
-func OfferItem(env *flows.Env, price, name, id string, soldOut, paused bool) ListItem {
+// Price, picked by a button, or only described when sold out (with a
+// button to be told when it is back, when notify) or paused.
+func OfferItem(env *flows.Env, price, name, id string, soldOut, paused, notify bool) ListItem {
 	shown := locales.Escape(ClipName(name))
 	switch {
+	case soldOut && notify:
+		return ListItem{Line: env.T("gc.card_sold_out", "name", shown), Label: name, ID: id, NoButton: true, Notify: true}
 	case soldOut:
 		return ListItem{Line: env.T("gc.card_sold_out", "name", shown), NoButton: true}
 	case paused:
@@ -228,7 +265,7 @@ func OfferItem(env *flows.Env, price, name, id string, soldOut, paused bool) Lis
 func (sh *Shop) ListPage(env *flows.Env, s *flows.Session, text string, items []ListItem) (string, [][]flows.Button) {
 	per := sh.PerPage
 	pages := max(1, (len(items)+per-1)/per)
-	page, _ := strconv.Atoi(s.Get("page"))
+	page := s.Int(KeyPage)
 	page = min(max(page, 0), pages-1)
 	var rows [][]flows.Button
 	var ids []string
@@ -241,6 +278,9 @@ func (sh *Shop) ListPage(env *flows.Env, s *flows.Session, text string, items []
 		}
 		label := locales.Clip(it.Label, MaxButtonText+16)
 		switch {
+		case it.Notify:
+			rows = append(rows, []flows.Button{{Text: env.T("restock.btn", "item", locales.Clip(it.Label, MaxButtonText)), Action: ActNotify, Arg: strconv.Itoa(len(ids))}})
+			ids = append(ids, it.ID)
 		case it.NoButton:
 		case it.Paused:
 			rows = append(rows, []flows.Button{{Text: PausedLabel(env, label), Action: ActPaused}})
@@ -249,7 +289,7 @@ func (sh *Shop) ListPage(env *flows.Env, s *flows.Session, text string, items []
 			ids = append(ids, it.ID)
 		}
 	}
-	s.Set("ids", strings.Join(ids, "\x1f"))
+	s.SetList(KeyIDs, ids)
 	if pages > 1 {
 		b.WriteString("\n\n" + env.T("page.of", "page", page+1, "pages", pages))
 		var nav []flows.Button
@@ -267,7 +307,7 @@ func (sh *Shop) ListPage(env *flows.Env, s *flows.Session, text string, items []
 // Picked returns the id behind a list button's index.
 func Picked(s *flows.Session, arg string) (string, bool) {
 	i, err := strconv.Atoi(arg)
-	ids := strings.Split(s.Get("ids"), "\x1f")
+	ids := s.List(KeyIDs)
 	if err != nil || i < 0 || i >= len(ids) || ids[i] == "" {
 		return "", false
 	}
@@ -368,7 +408,7 @@ func (sh *Shop) Back(ctx context.Context, env *flows.Env, f flows.Flow, s *flows
 		s.Clear()
 		return &flows.Reply{Screen: sh.engine.MenuScreen(env), Save: true}, nil
 	}
-	s.Set("page", "")
+	s.Set(KeyPage, "")
 	sc, err := f.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc, Save: true}, err
 }
@@ -385,13 +425,19 @@ type BadInput struct{ Text string }
 
 func (e *BadInput) Error() string { return "bad input" }
 
-// errRateLimited carries how long the buyer must wait.
-type errRateLimited struct{ wait time.Duration }
+// RateLimited is the error of a costly action the buyer may not take yet:
+// Wait says when the next one is allowed.
+type RateLimited struct{ Wait time.Duration }
 
-func (e *errRateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.wait) }
+func (e *RateLimited) Error() string { return fmt.Sprintf("rate limited for %v", e.Wait) }
 
-// allow counts one costly action of the buyer.
-func (sh *Shop) allow(ctx context.Context, env *flows.Env) error {
+// Seconds is the wait in whole seconds, at least 1: what the buyer is told.
+func (e *RateLimited) Seconds() int64 { return max(int64((e.Wait+time.Second-1)/time.Second), 1) }
+
+// Allow counts one costly action of env's buyer (a quote, a search, a
+// login check) against the limit the chat and the Mini App share; over
+// it, the error is a *RateLimited.
+func (sh *Shop) Allow(ctx context.Context, env *flows.Env) error {
 	if sh.Limiter == nil {
 		return nil
 	}
@@ -400,7 +446,7 @@ func (sh *Shop) allow(ctx context.Context, env *flows.Env) error {
 		return err
 	}
 	if !ok {
-		return &errRateLimited{wait}
+		return &RateLimited{wait}
 	}
 	return nil
 }
@@ -408,8 +454,8 @@ func (sh *Shop) allow(ctx context.Context, env *flows.Env) error {
 // Limited counts one costly action and returns the "please wait" reply
 // when the buyer is over the limit, nil otherwise.
 func (sh *Shop) Limited(ctx context.Context, env *flows.Env) (*flows.Reply, error) {
-	err := sh.allow(ctx, env)
-	var rl *errRateLimited
+	err := sh.Allow(ctx, env)
+	var rl *RateLimited
 	if errors.As(err, &rl) {
 		return limited(env, rl), nil
 	}
@@ -417,9 +463,8 @@ func (sh *Shop) Limited(ctx context.Context, env *flows.Env) (*flows.Reply, erro
 }
 
 // limited is the polite "please wait" reply.
-func limited(env *flows.Env, e *errRateLimited) *flows.Reply {
-	n := int64((e.wait + time.Second - 1) / time.Second)
-	msg := env.N("err.rate_limited", max(n, 1))
+func limited(env *flows.Env, e *RateLimited) *flows.Reply {
+	msg := env.N("err.rate_limited", e.Seconds())
 	return &flows.Reply{Answer: msg, Alert: true, Notices: []flows.Notice{{Text: msg}}, NoScreen: true}
 }
 
@@ -444,12 +489,34 @@ func (sh *Shop) Quote(ctx context.Context, env *flows.Env, f Pricer, s *flows.Se
 	if err != nil {
 		return &flows.Reply{Notices: notices, Screen: FailScreen(env, err), Save: true}, nil
 	}
-	if !sh.Balance(ctx).Covers(q.UpstreamUSD) {
+	if err := sh.StoreQuote(ctx, env, q); errors.Is(err, ErrPaused) {
 		return sh.Again(ctx, env, f, s, env.T("catalog.paused_quote"))
+	} else if err != nil {
+		return nil, err
+	}
+	s.Set(KeyQuote, q.ID)
+	s.Goto(StepConfirm)
+	sc := sh.confirmScreen(env, q)
+	sc.Text = WithStale(env, sc.Text, stale)
+	return &flows.Reply{Notices: notices, Screen: sc, Save: true}, nil
+}
+
+// ErrPaused is StoreQuote's refusal of an item the upstream balance cannot
+// pay for now: the buyer is told it is temporarily unavailable.
+var ErrPaused = errors.New("the upstream balance cannot pay for the item now")
+
+// StoreQuote prices q, as a line's Pricer built it (line, item, quantity,
+// upstream price), for env's buyer and stores it with its id: the one
+// place a quote gets its shop price, in the chat (Quote) and in the Mini
+// App (lines.Quote). An item the upstream balance cannot pay for is
+// refused with ErrPaused and nothing is stored.
+func (sh *Shop) StoreQuote(ctx context.Context, env *flows.Env, q *flows.Quote) error {
+	if !sh.Balance(ctx).Covers(q.UpstreamUSD) {
+		return ErrPaused
 	}
 	q.ItemName = locales.Clip(q.ItemName, maxItemName)
 	q.ChatID, q.UserID = env.User.ID, env.User.ID
-	q.Created, q.Expires = env.Now, env.Now.Add(sh.QuoteTTL)
+	q.Created, q.Expires, q.Lang = env.Now, env.Now.Add(sh.QuoteTTL), string(env.Lang)
 	if unit, ok := unitPriced(q); ok {
 		// The buyer saw the unit price: the total is exactly unit × quantity.
 		shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
@@ -459,14 +526,19 @@ func (sh *Shop) Quote(ctx context.Context, env *flows.Env, f Pricer, s *flows.Se
 		q.ShopUSD = sh.Pricing.ShopUSD(q.Line, q.UpstreamUSD)
 		q.Stars = sh.Pricing.Stars(q.ShopUSD)
 	}
-	if err := sh.Quotes.Save(ctx, q); err != nil {
-		return nil, err
+	return sh.Quotes.Save(ctx, q)
+}
+
+// UnitPrice is the shop's price of one unit of a quote sold by the unit
+// (several gift cards or game keys), as its summary shows it; false for
+// other quotes.
+func (sh *Shop) UnitPrice(q *flows.Quote) (usd decimal.Decimal, stars int64, ok bool) {
+	unit, ok := unitPriced(q)
+	if !ok {
+		return decimal.Decimal{}, 0, false
 	}
-	s.Set("quote", q.ID)
-	s.Goto(StepConfirm)
-	sc := sh.confirmScreen(env, q)
-	sc.Text = WithStale(env, sc.Text, stale)
-	return &flows.Reply{Notices: notices, Screen: sc, Save: true}, nil
+	shopUnit := sh.Pricing.ShopUSD(q.Line, unit)
+	return shopUnit, sh.Pricing.Stars(shopUnit), true
 }
 
 // unitPriced reports whether a quote is several units of one item priced
@@ -545,7 +617,7 @@ func (sh *Shop) confirmScreen(env *flows.Env, q *flows.Quote) *flows.Screen {
 
 // ShowConfirm renders the confirmation step from the stored quote.
 func (sh *Shop) ShowConfirm(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	q, err := sh.Quotes.Load(ctx, s.Get("quote"))
+	q, err := sh.Quotes.Load(ctx, s.Get(KeyQuote))
 	if err != nil {
 		if errors.Is(err, flows.ErrNoQuote) {
 			return &flows.Screen{Text: env.T("quote.gone"), Rows: [][]flows.Button{{{Text: env.T("btn.retry"), Action: actRetry}}, NavRow(env)}}, nil
@@ -559,7 +631,7 @@ func (sh *Shop) ShowConfirm(ctx context.Context, env *flows.Env, s *flows.Sessio
 // the invoice already sent for it stays in the chat, and paying it is then
 // refused at pre-checkout, as the buyer was told nothing was charged.
 func (sh *Shop) Abandon(ctx context.Context, env *flows.Env, s *flows.Session) error {
-	id := s.Get("quote")
+	id := s.Get(KeyQuote)
 	if id == "" {
 		return nil
 	}
@@ -588,7 +660,7 @@ func (sh *Shop) Confirm(ctx context.Context, env *flows.Env, f Pricer, s *flows.
 	}
 	switch ev.Button.Action {
 	case actPay:
-		q, err := sh.Quotes.Load(ctx, s.Get("quote"))
+		q, err := sh.Quotes.Load(ctx, s.Get(KeyQuote))
 		if err != nil && !errors.Is(err, flows.ErrNoQuote) {
 			return nil, true, err
 		}
@@ -610,7 +682,7 @@ func (sh *Shop) Confirm(ctx context.Context, env *flows.Env, f Pricer, s *flows.
 	case actEdit:
 		for s.Step != editStep && s.GoBack() {
 		}
-		s.Set("fi", "") // the fields are asked again from the first
+		s.Set(KeyFieldIndex, "") // the fields are asked again from the first
 		s.Step = editStep
 		r, err := sh.ShowStep(ctx, env, f, s)
 		return r, true, err

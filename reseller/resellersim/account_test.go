@@ -2,6 +2,7 @@ package resellersim
 
 import (
 	"net/http"
+	"shopbot/reseller/resellersim/simcatalog"
 	"testing"
 	"time"
 
@@ -22,7 +23,7 @@ func TestMe(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e.buyGiftCard(DemoGiftCard, 2)
+	e.buyGiftCard(simcatalog.DemoGiftCard, 2)
 	me = e.get("/me")
 	eq(t, "balance_usd", me["balance_usd"], any("979.3000"))
 	eq(t, "total_orders", num(t, me["total_orders"]), 1)
@@ -66,7 +67,7 @@ func TestNotFoundEndpoint(t *testing.T) {
 
 func TestBlockedAccount(t *testing.T) {
 	e := newEnv(t, Config{})
-	n := e.buyGiftCard(DemoGiftCard, 1)
+	n := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	e.sim.SetAccountStatus(StatusBlocked)
 	forbidden := []struct{ method, path string }{
 		{"GET", "/me"}, {"GET", "/transactions"}, {"GET", "/transactions/2"},
@@ -101,11 +102,11 @@ func TestTransactions(t *testing.T) {
 	eq(t, "amount", dep["amount_usd"], any("1000.0000"))
 	eq(t, "balance_after", dep["balance_after"], any("1000.0000"))
 
-	e.sim.SetBehavior(DemoGiftCardLowStock, Behavior{Mode: Fail, Reason: "no codes"})
-	n1 := e.buyGiftCard(DemoGiftCard, 1)         // 10.35
-	n2 := e.buyGiftCard(DemoGiftCardLowStock, 1) // 25.88, fails and is credited back
+	e.sim.SetBehavior(simcatalog.DemoGiftCardLowStock, Behavior{Mode: Fail, Reason: "no codes"})
+	n1 := e.buyGiftCard(simcatalog.DemoGiftCard, 1)         // 10.35
+	n2 := e.buyGiftCard(simcatalog.DemoGiftCardLowStock, 1) // 25.88, fails and is credited back
 	e.get(path("/orders/%d", n2))
-	n3 := e.buyGiftCard(DemoGiftCard, 3) // 31.05
+	n3 := e.buyGiftCard(simcatalog.DemoGiftCard, 3) // 31.05
 
 	all := list(t, e.get("/transactions")["data"])
 	eq(t, "count", len(all), 5)

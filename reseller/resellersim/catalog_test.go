@@ -3,6 +3,7 @@ package resellersim
 import (
 	"encoding/json"
 	"net/http"
+	"shopbot/reseller/resellersim/simcatalog"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,8 +43,8 @@ func TestGiftCategories(t *testing.T) {
 	eq(t, "object", l["object"], any("list"))
 	all := ids(t, l["data"], "category_id")
 	eq(t, "total", num(t, l["total"]), len(all))
-	if !contains(all, DemoGiftCategory) || contains(all, DemoGiftCategoryHidden) {
-		t.Fatalf("categories %v: want %s and not %s", all, DemoGiftCategory, DemoGiftCategoryHidden)
+	if !contains(all, simcatalog.DemoGiftCategory) || contains(all, simcatalog.DemoGiftCategoryHidden) {
+		t.Fatalf("categories %v: want %s and not %s", all, simcatalog.DemoGiftCategory, simcatalog.DemoGiftCategoryHidden)
 	}
 	first := list(t, l["data"])[0].(obj)
 	for _, k := range []string{"object", "category_id", "name", "image"} {
@@ -54,7 +55,7 @@ func TestGiftCategories(t *testing.T) {
 
 	// q searches names and ids, case-insensitively.
 	apple := ids(t, e.get("/gift-cards/categories?q=APPLE")["data"], "category_id")
-	if len(apple) != 4 || contains(apple, DemoGiftCategoryHidden) {
+	if len(apple) != 4 || contains(apple, simcatalog.DemoGiftCategoryHidden) {
 		t.Fatalf("q=APPLE: %v", apple)
 	}
 	byID := ids(t, e.get("/gift-cards/categories?q=steam-us")["data"], "category_id")
@@ -74,52 +75,52 @@ func TestGiftCategories(t *testing.T) {
 
 func TestGiftCards(t *testing.T) {
 	e := newEnv(t, Config{})
-	o := e.get("/gift-cards/categories/" + DemoGiftCategory + "/cards")
+	o := e.get("/gift-cards/categories/" + simcatalog.DemoGiftCategory + "/cards")
 	eq(t, "object", o["object"], any("gift_card_offers"))
-	eq(t, "category_id", o["category_id"], any(DemoGiftCategory))
+	eq(t, "category_id", o["category_id"], any(simcatalog.DemoGiftCategory))
 	cards := map[string]obj{}
 	for _, v := range list(t, o["offers"]) {
 		c := v.(obj)
 		cards[c["card_id"].(string)] = c
 	}
-	if _, ok := cards[DemoGiftCardHidden]; ok {
+	if _, ok := cards[simcatalog.DemoGiftCardHidden]; ok {
 		t.Fatal("hidden card listed")
 	}
-	c := cards[DemoGiftCard]
+	c := cards[simcatalog.DemoGiftCard]
 	eq(t, "price", c["price_usd"], any("10.3500"))
 	eq(t, "stock", num(t, c["stock"]), 250)
 	eq(t, "min", num(t, c["min_quantity"]), 1)
 	eq(t, "max", num(t, c["max_quantity"]), 50)
-	eq(t, "out of stock", num(t, cards[DemoGiftCardOutOfStock]["stock"]), 0)
+	eq(t, "out of stock", num(t, cards[simcatalog.DemoGiftCardOutOfStock]["stock"]), 0)
 
-	for _, id := range []string{DemoGiftCategoryHidden, "no-such"} {
+	for _, id := range []string{simcatalog.DemoGiftCategoryHidden, "no-such"} {
 		e.wantError(e.send(e.key, http.MethodGet, "/gift-cards/categories/"+id+"/cards", nil), http.StatusNotFound, "not_found")
 	}
 
 	// Test hooks change what is served.
-	e.sim.SetPrice(DemoGiftCard, decimal.RequireFromString("9.5"))
-	e.sim.SetStock(DemoGiftCard, 7)
-	e.sim.SetHidden(DemoGiftCardLowStock, true)
-	if !e.sim.SetHidden(DemoGiftCardHidden, false) || e.sim.SetHidden("nothing", true) {
+	e.sim.SetPrice(simcatalog.DemoGiftCard, decimal.RequireFromString("9.5"))
+	e.sim.SetStock(simcatalog.DemoGiftCard, 7)
+	e.sim.SetHidden(simcatalog.DemoGiftCardLowStock, true)
+	if !e.sim.SetHidden(simcatalog.DemoGiftCardHidden, false) || e.sim.SetHidden("nothing", true) {
 		t.Fatal("SetHidden reports the wrong existence")
 	}
-	o = e.get("/gift-cards/categories/" + DemoGiftCategory + "/cards")
+	o = e.get("/gift-cards/categories/" + simcatalog.DemoGiftCategory + "/cards")
 	cards = map[string]obj{}
 	for _, v := range list(t, o["offers"]) {
 		c := v.(obj)
 		cards[c["card_id"].(string)] = c
 	}
-	eq(t, "set price", cards[DemoGiftCard]["price_usd"], any("9.5000"))
-	eq(t, "set stock", num(t, cards[DemoGiftCard]["stock"]), 7)
-	if _, ok := cards[DemoGiftCardLowStock]; ok {
+	eq(t, "set price", cards[simcatalog.DemoGiftCard]["price_usd"], any("9.5000"))
+	eq(t, "set stock", num(t, cards[simcatalog.DemoGiftCard]["stock"]), 7)
+	if _, ok := cards[simcatalog.DemoGiftCardLowStock]; ok {
 		t.Fatal("card hidden by SetHidden is listed")
 	}
-	if _, ok := cards[DemoGiftCardHidden]; !ok {
+	if _, ok := cards[simcatalog.DemoGiftCardHidden]; !ok {
 		t.Fatal("card shown by SetHidden is not listed")
 	}
-	e.sim.SetHidden(DemoGiftCategory, true)
-	e.wantError(e.send(e.key, http.MethodGet, "/gift-cards/categories/"+DemoGiftCategory+"/cards", nil), http.StatusNotFound, "not_found")
-	if contains(ids(t, e.get("/gift-cards/categories")["data"], "category_id"), DemoGiftCategory) {
+	e.sim.SetHidden(simcatalog.DemoGiftCategory, true)
+	e.wantError(e.send(e.key, http.MethodGet, "/gift-cards/categories/"+simcatalog.DemoGiftCategory+"/cards", nil), http.StatusNotFound, "not_found")
+	if contains(ids(t, e.get("/gift-cards/categories")["data"], "category_id"), simcatalog.DemoGiftCategory) {
 		t.Fatal("category hidden by SetHidden is listed")
 	}
 }
@@ -139,7 +140,7 @@ func TestGiftBrands(t *testing.T) {
 	b := list(t, apple["data"])[0].(obj)
 	eq(t, "object", b["object"], any("gift_brand"))
 	subs := ids(t, b["subcategories"], "category_id")
-	if contains(subs, DemoGiftCategoryHidden) || !contains(subs, DemoGiftCategory) {
+	if contains(subs, simcatalog.DemoGiftCategoryHidden) || !contains(subs, simcatalog.DemoGiftCategory) {
 		t.Fatalf("apple subcategories %v", subs)
 	}
 	sub := list(t, b["subcategories"])[0].(obj)
@@ -158,7 +159,7 @@ func TestGameKeys(t *testing.T) {
 	l := e.get("/game-keys")
 	all := ids(t, l["data"], "game_id")
 	eq(t, "total", num(t, l["total"]), len(all))
-	if contains(all, DemoGameHidden) || !contains(all, DemoGame) {
+	if contains(all, simcatalog.DemoGameHidden) || !contains(all, simcatalog.DemoGame) {
 		t.Fatalf("games %v", all)
 	}
 	g := list(t, l["data"])[0].(obj)
@@ -182,24 +183,24 @@ func TestGameKeys(t *testing.T) {
 	}
 	elden := ids(t, e.get("/game-keys?q=ELDEN")["data"], "game_id")
 	eq(t, "q=ELDEN", len(elden), 4)
-	eq(t, "q by id", num(t, e.get("/game-keys?q=" + DemoGameRestricted)["total"]), 1)
+	eq(t, "q by id", num(t, e.get("/game-keys?q=" + simcatalog.DemoGameRestricted)["total"]), 1)
 	eq(t, "limit", len(list(t, e.get("/game-keys?limit=2")["data"])), 2)
 	for _, q := range []string{"limit=0", "limit=501"} {
 		e.wantError(e.send(e.key, http.MethodGet, "/game-keys?"+q, nil), http.StatusBadRequest, "invalid_request")
 	}
 
-	offers := e.get("/game-keys/" + DemoGame + "/keys")
+	offers := e.get("/game-keys/" + simcatalog.DemoGame + "/keys")
 	eq(t, "object", offers["object"], any("game_key_offers"))
-	eq(t, "game_id", offers["game_id"], any(DemoGame))
+	eq(t, "game_id", offers["game_id"], any(simcatalog.DemoGame))
 	eq(t, "platform", offers["platform"], any("Steam"))
 	keys := ids(t, offers["keys"], "key_id")
-	if contains(keys, DemoGameKeyHidden) || !contains(keys, DemoGameKey) || !contains(keys, DemoGameKeyOutOfStock) {
+	if contains(keys, simcatalog.DemoGameKeyHidden) || !contains(keys, simcatalog.DemoGameKey) || !contains(keys, simcatalog.DemoGameKeyOutOfStock) {
 		t.Fatalf("keys %v", keys)
 	}
 	k := list(t, offers["keys"])[0].(obj)
 	eq(t, "stock", num(t, k["stock"]), 120)
 	eq(t, "price", k["price_usd"], any("59.9900"))
-	for _, id := range []string{DemoGameHidden, "nope"} {
+	for _, id := range []string{simcatalog.DemoGameHidden, "nope"} {
 		e.wantError(e.send(e.key, http.MethodGet, "/game-keys/"+id+"/keys", nil), http.StatusNotFound, "not_found")
 		e.wantError(e.send(e.key, http.MethodGet, "/game-keys/"+id+"/region-restriction", nil), http.StatusNotFound, "not_found")
 	}
@@ -207,9 +208,9 @@ func TestGameKeys(t *testing.T) {
 
 func TestRegionRestriction(t *testing.T) {
 	e := newEnv(t, Config{})
-	r := e.get("/game-keys/" + DemoGameRestricted + "/region-restriction")
+	r := e.get("/game-keys/" + simcatalog.DemoGameRestricted + "/region-restriction")
 	eq(t, "object", r["object"], any("region_restriction"))
-	eq(t, "game_id", r["game_id"], any(DemoGameRestricted))
+	eq(t, "game_id", r["game_id"], any(simcatalog.DemoGameRestricted))
 	eq(t, "region", r["region"], any("CIS"))
 	eq(t, "has_availability", r["has_availability"], any(true))
 	avail := ids(t, r["available"], "code")
@@ -218,17 +219,17 @@ func TestRegionRestriction(t *testing.T) {
 	}
 	eq(t, "name", list(t, r["available"])[0].(obj)["name"], any("Russia"))
 
-	deny := e.get("/game-keys/" + DemoGameRestrictedDeny + "/region-restriction")
+	deny := e.get("/game-keys/" + simcatalog.DemoGameRestrictedDeny + "/region-restriction")
 	eq(t, "deny has_availability", deny["has_availability"], any(false))
 	eq(t, "unavailable", strings.Join(ids(t, deny["unavailable"], "code"), ","), "RU,BY")
 
-	free := e.get("/game-keys/" + DemoGame + "/region-restriction")
+	free := e.get("/game-keys/" + simcatalog.DemoGame + "/region-restriction")
 	eq(t, "free has_availability", free["has_availability"], any(false))
 	eq(t, "free available", len(list(t, free["available"])), 0)
 
 	for _, v := range list(t, e.get("/game-keys?q=elden")["data"]) {
 		g := v.(obj)
-		want := g["game_id"] != DemoGame
+		want := g["game_id"] != simcatalog.DemoGame
 		eq(t, "flag of "+g["game_id"].(string), g["region_restriction"], any(want))
 	}
 }
@@ -237,7 +238,7 @@ func TestTopUps(t *testing.T) {
 	e := newEnv(t, Config{})
 	l := e.get("/top-ups/categories")
 	all := ids(t, l["data"], "category_id")
-	if contains(all, DemoTopUpCategoryHidden) || !contains(all, DemoTopUpCategory) {
+	if contains(all, simcatalog.DemoTopUpCategoryHidden) || !contains(all, simcatalog.DemoTopUpCategory) {
 		t.Fatalf("top-up categories %v", all)
 	}
 	eq(t, "total", num(t, l["total"]), len(all))
@@ -245,27 +246,27 @@ func TestTopUps(t *testing.T) {
 	eq(t, "limit", len(list(t, e.get("/top-ups/categories?limit=1")["data"])), 1)
 	e.wantError(e.send(e.key, http.MethodGet, "/top-ups/categories?limit=601", nil), http.StatusBadRequest, "invalid_request")
 
-	o := e.get("/top-ups/categories/" + DemoTopUpCategory + "/offers")
+	o := e.get("/top-ups/categories/" + simcatalog.DemoTopUpCategory + "/offers")
 	eq(t, "object", o["object"], any("top_up_offers"))
 	eq(t, "fields", strings.Join(ids(t, o["fields"], "key"), ","), "player_id")
 	f := list(t, o["fields"])[0].(obj)
 	eq(t, "label", f["label"], any("Player ID"))
 	eq(t, "type", f["type"], any("text"))
 	offers := ids(t, o["offers"], "offer_id")
-	if !contains(offers, DemoTopUpOffer) || contains(offers, DemoTopUpCategory+"-16200") {
+	if !contains(offers, simcatalog.DemoTopUpOffer) || contains(offers, simcatalog.DemoTopUpCategory+"-16200") {
 		t.Fatalf("offers %v", offers)
 	}
 	eq(t, "price", list(t, o["offers"])[0].(obj)["price_usd"], any("0.9900"))
 
-	g := e.get("/top-ups/categories/" + DemoTopUpCategorySelect + "/offers")
+	g := e.get("/top-ups/categories/" + simcatalog.DemoTopUpCategorySelect + "/offers")
 	eq(t, "genshin fields", strings.Join(ids(t, g["fields"], "key"), ","), "uid,server")
 	server := list(t, g["fields"])[1].(obj)
 	eq(t, "select", server["type"], any("select"))
 	eq(t, "options", len(list(t, server["options"])), 4)
-	ml := e.get("/top-ups/categories/" + DemoTopUpCategoryTwoFields + "/offers")
+	ml := e.get("/top-ups/categories/" + simcatalog.DemoTopUpCategoryTwoFields + "/offers")
 	eq(t, "ml fields", strings.Join(ids(t, ml["fields"], "key"), ","), "user_id,zone_id")
 
-	for _, id := range []string{DemoTopUpCategoryHidden, "nope"} {
+	for _, id := range []string{simcatalog.DemoTopUpCategoryHidden, "nope"} {
 		e.wantError(e.send(e.key, http.MethodGet, "/top-ups/categories/"+id+"/offers", nil), http.StatusNotFound, "not_found")
 	}
 
@@ -297,29 +298,29 @@ func TestManualServices(t *testing.T) {
 	e := newEnv(t, Config{})
 	l := e.get("/manual-services")
 	all := ids(t, l["data"], "id")
-	if contains(all, "legacy-wallet-transfer") || !contains(all, DemoManualService) {
+	if contains(all, "legacy-wallet-transfer") || !contains(all, simcatalog.DemoManualService) {
 		t.Fatalf("services %v", all)
 	}
 	for _, v := range list(t, l["data"]) {
 		s := v.(obj)
-		if s["id"] == DemoManualService {
+		if s["id"] == simcatalog.DemoManualService {
 			eq(t, "chat", s["chat"], any(true))
 			eq(t, "kind", s["kind"], any("replenishment"))
 			eq(t, "object", s["object"], any("manual_service"))
 		}
-		if s["id"] == DemoManualServiceNoChat {
+		if s["id"] == simcatalog.DemoManualServiceNoChat {
 			eq(t, "chat", s["chat"], any(false))
 			eq(t, "kind", s["kind"], any("transfer"))
 			eq(t, "image", s["image"], nil)
 		}
 	}
-	o := e.get("/manual-services/" + DemoManualService + "/offers")
+	o := e.get("/manual-services/" + simcatalog.DemoManualService + "/offers")
 	eq(t, "object", o["object"], any("manual_offers"))
-	eq(t, "service_id", o["service_id"], any(DemoManualService))
+	eq(t, "service_id", o["service_id"], any(simcatalog.DemoManualService))
 	eq(t, "chat", o["chat"], any(true))
 	eq(t, "fields", strings.Join(ids(t, o["fields"], "code"), ","), "login,password")
 	off := list(t, o["offers"])[1].(obj)
-	eq(t, "offer id", off["id"], any(DemoManualOffer))
+	eq(t, "offer id", off["id"], any(simcatalog.DemoManualOffer))
 	eq(t, "price", off["price_usd"], any("17.4000"))
 	eq(t, "delivery", num(t, off["delivery_minutes"]), 60)
 	eq(t, "note", off["note"], nil)
@@ -338,7 +339,7 @@ func TestStoreGifts(t *testing.T) {
 		t.Fatalf("total %v", l["total"])
 	}
 	first := list(t, l["data"])[0].(obj)
-	eq(t, "first app", num(t, first["app_id"]), DemoStoreApp)
+	eq(t, "first app", num(t, first["app_id"]), simcatalog.DemoStoreApp)
 	eq(t, "first name", first["name"], any("ELDEN RING"))
 	big := e.get("/store-gifts/games?limit=500")
 	eq(t, "limit 500", len(list(t, big["data"])), num(t, big["total"]))
@@ -347,13 +348,13 @@ func TestStoreGifts(t *testing.T) {
 		e.wantError(e.send(e.key, http.MethodGet, "/store-gifts/games?"+q, nil), http.StatusBadRequest, "invalid_request")
 	}
 
-	g := e.get(path("/store-gifts/games/%d", DemoStoreApp))
+	g := e.get(path("/store-gifts/games/%d", simcatalog.DemoStoreApp))
 	eq(t, "object", g["object"], any("store_gift_offers"))
-	eq(t, "app_id", num(t, g["app_id"]), DemoStoreApp)
+	eq(t, "app_id", num(t, g["app_id"]), simcatalog.DemoStoreApp)
 	eds := list(t, g["offers"])
 	eq(t, "editions", len(eds), 2)
 	std := eds[0].(obj)
-	eq(t, "sub_id", num(t, std["sub_id"]), DemoStoreSub)
+	eq(t, "sub_id", num(t, std["sub_id"]), simcatalog.DemoStoreSub)
 	eq(t, "name", std["name"], any("ELDEN RING Standard Edition"))
 	regions := ids(t, std["regions"], "region")
 	eq(t, "regions", strings.Join(regions, ","), "US,EU,UK,TR,KZ,UA")
@@ -362,9 +363,9 @@ func TestStoreGifts(t *testing.T) {
 	for _, p := range []string{"/store-gifts/games/1", "/store-gifts/games/abc"} {
 		e.wantError(e.send(e.key, http.MethodGet, p, nil), http.StatusNotFound, "not_found")
 	}
-	e.sim.SetHidden(strconv.Itoa(DemoStoreApp), true)
-	e.wantError(e.send(e.key, http.MethodGet, path("/store-gifts/games/%d", DemoStoreApp), nil), http.StatusNotFound, "not_found")
-	if contains(ids(t, e.get("/store-gifts/games")["data"], "app_id"), strconv.Itoa(DemoStoreApp)) {
+	e.sim.SetHidden(strconv.Itoa(simcatalog.DemoStoreApp), true)
+	e.wantError(e.send(e.key, http.MethodGet, path("/store-gifts/games/%d", simcatalog.DemoStoreApp), nil), http.StatusNotFound, "not_found")
+	if contains(ids(t, e.get("/store-gifts/games")["data"], "app_id"), strconv.Itoa(simcatalog.DemoStoreApp)) {
 		t.Fatal("hidden app listed")
 	}
 }
@@ -416,8 +417,8 @@ func TestMessengerPricing(t *testing.T) {
 }
 
 func TestCustomCatalog(t *testing.T) {
-	cat := &Catalog{
-		GiftCategories: []GiftCategory{{ID: "c1", Name: "Only", Cards: []GiftCard{
+	cat := &simcatalog.Catalog{
+		GiftCategories: []simcatalog.GiftCategory{{ID: "c1", Name: "Only", Cards: []simcatalog.GiftCard{
 			{ID: "k1", Name: "One", Price: decimal.RequireFromString("1"), Stock: 1, MinQuantity: 1, MaxQuantity: 1},
 		}}},
 		Rates: map[string]decimal.Decimal{"USD": decimal.NewFromInt(1)},

@@ -13,19 +13,8 @@ import (
 	"shopbot/reseller/resellersim/internal/wire"
 )
 
-// The chat's types and wire format live in package chat; these names keep
-// them here.
-const (
-	AuthorOperator = chat.AuthorOperator
-	AuthorClient   = chat.AuthorClient
-	maxChatText    = chat.MaxText
-)
-
-// ChatMessage is a message in a manual-service order chat.
-type ChatMessage = chat.Message
-
-func (s *Sim) addMessage(o *order, author, text string, image int, at time.Time) ChatMessage {
-	m := ChatMessage{ID: s.nextMessageID, Author: author, Text: text, Image: image, CreatedAt: at}
+func (s *Sim) addMessage(o *order, author, text string, image int, at time.Time) chat.Message {
+	m := chat.Message{ID: s.nextMessageID, Author: author, Text: text, Image: image, CreatedAt: at}
 	s.nextMessageID++
 	o.chat.Messages = append(o.chat.Messages, m)
 	return m
@@ -34,7 +23,7 @@ func (s *Sim) addMessage(o *order, author, text string, image int, at time.Time)
 // openChat opens the chat of a manual order with the operator's greeting.
 func (s *Sim) openChat(o *order, now time.Time) {
 	o.chat.Opened = true
-	s.addMessage(o, AuthorOperator, fmt.Sprintf(
+	s.addMessage(o, chat.AuthorOperator, fmt.Sprintf(
 		"Hello! I am the operator for order #%d (%s). I will write here if I need anything from you.",
 		o.Number, o.ProductName), 0, now)
 }
@@ -76,7 +65,7 @@ func (s *Sim) postChat(q *wire.Request) (any, error) {
 		imageID = s.nextMessageID
 		s.files[imageID] = *img
 	}
-	sent := s.addMessage(o, AuthorClient, text, imageID, q.Now)
+	sent := s.addMessage(o, chat.AuthorClient, text, imageID, q.Now)
 	script := s.script
 	if script == nil {
 		script = chat.DefaultScript
@@ -86,7 +75,7 @@ func (s *Sim) postChat(q *wire.Request) (any, error) {
 	replies := script(o.Number, text)
 	s.mu.Lock()
 	for _, r := range replies {
-		s.addMessage(o, AuthorOperator, r, 0, q.Now)
+		s.addMessage(o, chat.AuthorOperator, r, 0, q.Now)
 	}
 	return chat.Sent(sent), nil
 }
@@ -125,7 +114,7 @@ func (s *Sim) onManualOrder(n int, change func(o *order)) error {
 func (s *Sim) OperatorSays(n int, text string) error {
 	return s.onManualOrder(n, func(o *order) {
 		o.chat.Opened = true
-		s.addMessage(o, AuthorOperator, text, 0, s.clock())
+		s.addMessage(o, chat.AuthorOperator, text, 0, s.clock())
 	})
 }
 
@@ -143,7 +132,7 @@ func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) e
 		o.chat.Opened = true
 		imageID := s.nextMessageID
 		s.files[imageID] = chat.File{ContentType: contentType, Data: slices.Clone(data)}
-		s.addMessage(o, AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
+		s.addMessage(o, chat.AuthorOperator, strings.TrimSpace(text), imageID, s.clock())
 	})
 }
 
@@ -152,7 +141,7 @@ func (s *Sim) OperatorSendsImage(n int, text, contentType string, data []byte) e
 func (s *Sim) OperatorSendsImageURL(n int, text, imageURL string) error {
 	return s.onManualOrder(n, func(o *order) {
 		o.chat.Opened = true
-		s.addMessage(o, AuthorOperator, strings.TrimSpace(text), 0, s.clock())
+		s.addMessage(o, chat.AuthorOperator, strings.TrimSpace(text), 0, s.clock())
 		o.chat.Messages[len(o.chat.Messages)-1].ImageURL = imageURL
 	})
 }
@@ -180,7 +169,7 @@ func (s *Sim) SetChatReadOnly(n int, readOnly bool) error {
 
 // ChatMessages returns the messages of the chat of order n, oldest first
 // (nil for an order without a chat).
-func (s *Sim) ChatMessages(n int) []ChatMessage {
+func (s *Sim) ChatMessages(n int) []chat.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.ordersByNum[n]

@@ -6,6 +6,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"shopbot/reseller/resellersim/chat"
+	"shopbot/reseller/resellersim/simcatalog"
 	"strings"
 	"testing"
 )
@@ -50,7 +52,7 @@ func messages(t *testing.T, chat obj) []obj {
 
 func TestChatDefaultScript(t *testing.T) {
 	e := newEnv(t, Config{})
-	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a@b.c", "password": "pw"})
+	n := e.manualOrder(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a@b.c", "password": "pw"})
 	c := e.get(path("/orders/%d/chat", n))
 	eq(t, "object", c["object"], any("chat"))
 	eq(t, "opened", c["chat_opened"], any(true))
@@ -117,7 +119,7 @@ func TestChatScriptAndOperator(t *testing.T) {
 		}
 		return nil
 	})
-	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a", "password": "b"})
+	n := e.manualOrder(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a", "password": "b"})
 	e.postMessage(n, "ping", nil)
 	e.postMessage(n, "thanks", nil)
 	if err := e.sim.OperatorSays(n, "Done, please check your wallet"); err != nil {
@@ -142,7 +144,7 @@ func TestChatScriptAndOperator(t *testing.T) {
 
 func TestChatFrozenAndReadOnly(t *testing.T) {
 	e := newEnv(t, Config{})
-	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a", "password": "b"})
+	n := e.manualOrder(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a", "password": "b"})
 	if err := e.sim.SetChatReadOnly(n, true); err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +161,12 @@ func TestChatFrozenAndReadOnly(t *testing.T) {
 
 func TestChatErrors(t *testing.T) {
 	e := newEnv(t, Config{})
-	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a", "password": "b"})
+	n := e.manualOrder(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a", "password": "b"})
 	e.wantError(e.postMessage(n, "", nil), http.StatusBadRequest, "invalid_request")
 	e.wantError(e.send(e.key, http.MethodPost, path("/orders/%d/chat", n), obj{"body": "json"}), http.StatusBadRequest, "invalid_request")
-	e.wantError(e.postMessage(n, strings.Repeat("x", maxChatText+1), nil), http.StatusBadRequest, "invalid_request")
+	e.wantError(e.postMessage(n, strings.Repeat("x", chat.MaxText+1), nil), http.StatusBadRequest, "invalid_request")
 
-	gift := e.buyGiftCard(DemoGiftCard, 1)
+	gift := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	e.wantError(e.send(e.key, http.MethodGet, path("/orders/%d/chat", gift), nil), http.StatusBadRequest, "invalid_request")
 	e.wantError(e.postMessage(gift, "hi", nil), http.StatusBadRequest, "invalid_request")
 	if err := e.sim.FreezeChat(gift); err == nil {
@@ -177,7 +179,7 @@ func TestChatErrors(t *testing.T) {
 	e.wantError(e.send(e.key, http.MethodGet, "/chat-files/77", nil), http.StatusNotFound, "not_found")
 
 	// A manual service without chat: the chat exists but is not opened.
-	quiet := e.manualOrder(DemoManualServiceNoChat, DemoManualOfferNoChat, obj{"trade_url": "https://example.com/t"})
+	quiet := e.manualOrder(simcatalog.DemoManualServiceNoChat, simcatalog.DemoManualOfferNoChat, obj{"trade_url": "https://example.com/t"})
 	c := e.get(path("/orders/%d/chat", quiet))
 	eq(t, "opened", c["chat_opened"], any(false))
 	eq(t, "messages", len(list(t, c["messages"])), 0)
@@ -192,7 +194,7 @@ func TestChatErrors(t *testing.T) {
 
 func TestChatOperatorSendsImage(t *testing.T) {
 	e := newEnv(t, Config{})
-	n := e.manualOrder(DemoManualService, DemoManualOffer, obj{"login": "a", "password": "b"})
+	n := e.manualOrder(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a", "password": "b"})
 	if err := e.sim.OperatorSendsImage(n, "here is the receipt", "", pngBytes); err != nil {
 		t.Fatal(err)
 	}

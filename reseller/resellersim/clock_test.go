@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"shopbot/reseller/resellersim/internal/wire"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 func TestClockOffsetShiftsUpstreamTimestamps(t *testing.T) {
@@ -35,13 +36,13 @@ func TestClockOffsetShiftsUpstreamTimestamps(t *testing.T) {
 	}
 
 	// A manual-service deadline is stamped on the same clock.
-	m := e.post("/manual-services/order", obj{"service_id": DemoManualService, "product_id": DemoManualOffer,
+	m := e.post("/manual-services/order", obj{"service_id": simcatalog.DemoManualService, "product_id": simcatalog.DemoManualOffer,
 		"fields": obj{"login": "a@b.c", "password": "pw"}})
 	eq(t, "manual created_at", m["created_at"], any(wire.TS(e.clock.Now().Add(behind))))
 
 	// A clock jump applies from then on; earlier stamps stay.
 	e.sim.SetClockOffset(0)
-	n2 := e.buyGiftCard(DemoGiftCard, 1)
+	n2 := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	o2, _ := e.sim.Order(n2)
 	eq(t, "after the jump", o2.CreatedAt, e.clock.Now())
 	o1, _ := e.sim.Order(n)

@@ -10,7 +10,7 @@
 //
 // It implements the wire format on its own (it does not import package
 // reseller): the account and its balance transactions, the catalogs of all
-// eight product lines (DefaultCatalog, with the Demo* ids for tests), order
+// eight product lines (simcatalog.Default, with the Demo* ids for tests), order
 // creation that charges the balance at once, the order lifecycle driven by
 // the injectable clock (created, processing, then completed, failed or
 // refund, see Behavior), the manual-service order chat with a scripted
@@ -38,11 +38,11 @@
 // field lists its values in "options"; catalog list entries carry an
 // "object" too; server_error is answered with the injected status (5xx).
 //
-// Its parts: package catalog (the catalog, the default one, its read-only
+// Its parts: package simcatalog (the catalog, the default one, its read-only
 // endpoints and the checks of what an order buys), package chat (the
 // manual-service chat's wire format), package faults (the fault plan and
 // the scripted create steps) and internal/wire (the error body and formats
-// they share).
-// resellersim re-exports their names (Catalog, the Demo* ids, CreateStep,
-// Created...), so tests need only this package.
+// they share). Tests name the catalog's types and ids, the chat's messages
+// and the create steps from those packages (simcatalog.DemoGiftCard,
+// chat.Message, faults.CreatedThenFail).
 package resellersim

@@ -7,24 +7,6 @@ import (
 	"shopbot/reseller/resellersim/faults"
 )
 
-// CreateStep is what one order-creating request does when scripted with
-// ScriptCreates (package faults). Make one with Created, RateLimited,
-// RefusedWith, CutBeforeCreate, HangBeforeCreate, CreatedThenFail,
-// CreatedThenCut or CreatedThenHang.
-type CreateStep = faults.CreateStep
-
-// The steps of ScriptCreates; see package faults for what each one does.
-var (
-	Created          = faults.Created
-	RateLimited      = faults.RateLimited
-	RefusedWith      = faults.RefusedWith
-	CutBeforeCreate  = faults.CutBeforeCreate
-	HangBeforeCreate = faults.HangBeforeCreate
-	CreatedThenFail  = faults.CreatedThenFail
-	CreatedThenCut   = faults.CreatedThenCut
-	CreatedThenHang  = faults.CreatedThenHang
-)
-
 // FailNext makes the next n requests, to any endpoint, fail with status
 // before anything is executed. The body is the spec's error body with the
 // type that goes with the status (server_error for 5xx).
@@ -128,7 +110,7 @@ func (s *Sim) ClearFaults() {
 // with Retry-After 25s, creating nothing, then the one after creates the
 // order but answers 502":
 //
-//	sim.ScriptCreates(resellersim.RateLimited(25*time.Second), resellersim.CreatedThenFail(http.StatusBadGateway))
+//	sim.ScriptCreates(faults.RateLimited(25*time.Second), faults.CreatedThenFail(http.StatusBadGateway))
 //
 // A scripted step is the whole fault of its request: FailNext, FailNextOn,
 // CutAfterCreate and FailCreateAfterExecute are neither applied to it nor
@@ -136,7 +118,7 @@ func (s *Sim) ClearFaults() {
 // executes still passes authentication, the account status and the rate
 // limit (Config.RateLimit, RateLimitNext) as a real request does. Every
 // scripted request counts in CreateCount. ClearFaults drops what is left.
-func (s *Sim) ScriptCreates(steps ...CreateStep) {
+func (s *Sim) ScriptCreates(steps ...faults.CreateStep) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults.Script(steps...)

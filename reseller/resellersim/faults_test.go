@@ -7,13 +7,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"shopbot/reseller/resellersim/simcatalog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-var giftOrder = obj{"category_id": DemoGiftCategory, "card_id": DemoGiftCard, "quantity": 1}
+var giftOrder = obj{"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1}
 
 func TestFailNext(t *testing.T) {
 	e := newEnv(t, Config{})
@@ -43,7 +44,7 @@ func TestFailNextOn(t *testing.T) {
 	e.get("/gift-cards/categories")
 	e.wantError(e.send(e.key, http.MethodPost, "/gift-cards/order", giftOrder), http.StatusInternalServerError, "server_error")
 	eq(t, "nothing executed", len(e.sim.Orders()), 0)
-	n := e.buyGiftCard(DemoGiftCard, 1)
+	n := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	e.wantError(e.send(e.key, http.MethodGet, path("/orders/%d", n), nil), http.StatusBadGateway, "server_error")
 	e.get(path("/orders/%d", n))
 
@@ -70,9 +71,9 @@ func TestCutAfterCreate(t *testing.T) {
 	// The order is visible through the API for reconciliation.
 	l := list(t, e.get("/orders")["data"])
 	eq(t, "listed", num(t, l[0].(obj)["number"]), orders[0].Number)
-	eq(t, "card", l[0].(obj)["card_id"], any(DemoGiftCard))
+	eq(t, "card", l[0].(obj)["card_id"], any(simcatalog.DemoGiftCard))
 	// Only the next create is cut.
-	e.buyGiftCard(DemoGiftCard, 1)
+	e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	eq(t, "orders", len(e.sim.Orders()), 2)
 }
 
@@ -143,13 +144,13 @@ func TestOnRequest(t *testing.T) {
 		e.sim.CreateCount()
 	})
 	e.get("/me")
-	e.buyGiftCard(DemoGiftCard, 1)
+	e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	e.send("bad", http.MethodGet, "/me", nil)
 	mu.Lock()
 	defer mu.Unlock()
 	eq(t, "count", len(seen), 3)
 	eq(t, "first", seen[0], "GET /api/v1/me ")
-	if !strings.HasPrefix(seen[1], "POST /api/v1/gift-cards/order {") || !strings.Contains(seen[1], DemoGiftCard) {
+	if !strings.HasPrefix(seen[1], "POST /api/v1/gift-cards/order {") || !strings.Contains(seen[1], simcatalog.DemoGiftCard) {
 		t.Fatalf("create seen as %q", seen[1])
 	}
 	eq(t, "creates", e.sim.CreateCount(), 1)
@@ -202,7 +203,7 @@ func TestRateLimitNext(t *testing.T) {
 		}
 	}
 	eq(t, "orders", len(e.sim.Orders()), 0)
-	e.buyGiftCard(DemoGiftCard, 1)
+	e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 }
 
 func jsonBody(v any) (io.Reader, error) {

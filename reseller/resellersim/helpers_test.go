@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"shopbot/reseller/resellersim/simcatalog"
 	"strings"
 	"sync"
 	"testing"
@@ -157,7 +158,7 @@ func (e *env) wantError(r response, status int, typ string) {
 // order creates an order of a gift card and returns its number.
 func (e *env) buyGiftCard(card string, qty int) int {
 	e.t.Helper()
-	o := e.post("/gift-cards/order", obj{"category_id": DemoGiftCategory, "card_id": card, "quantity": qty})
+	o := e.post("/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "card_id": card, "quantity": qty})
 	return num(e.t, o["number"])
 }
 

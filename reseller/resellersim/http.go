@@ -2,15 +2,17 @@ package resellersim
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
-	"shopbot/reseller/resellersim/catalog"
 	"shopbot/reseller/resellersim/faults"
 	"shopbot/reseller/resellersim/internal/wire"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // PathPrefix is the path prefix under which a Sim serves the API.
@@ -49,7 +51,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	hook := s.onRequest
-	var step CreateStep
+	var step faults.CreateStep
 	var scripted bool
 	if rt.create {
 		s.creates++
@@ -80,6 +82,15 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "1")
 		}
 		wire.WriteError(w, failStatus, wire.ErrorType(failStatus), "injected failure")
+		return
+	}
+	if scripted && step.Answer() == faults.AnswerGateway {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(step.Status())
+		_, _ = io.WriteString(w, "<html><body><h1>"+strconv.Itoa(step.Status())+" "+http.StatusText(step.Status())+"</h1></body></html>\n")
+		if found && s.authorized(r) {
+			go s.lateCreate(rt, r.Clone(context.WithoutCancel(r.Context())), segs, body, step.Late())
+		}
 		return
 	}
 	if scripted && !step.Creates() {
@@ -173,7 +184,7 @@ func (s *Sim) createdLocked(ok bool) (*OrderSnapshot, func(OrderSnapshot)) {
 
 // answerStep gives the answer of a scripted create step other than the
 // normal one.
-func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st CreateStep, msg string) {
+func (s *Sim) answerStep(w http.ResponseWriter, r *http.Request, st faults.CreateStep, msg string) {
 	switch st.Answer() {
 	case faults.AnswerStatus:
 		if st.Status() == http.StatusTooManyRequests {
@@ -237,57 +248,82 @@ func match(method string, p []string) (route, bool) {
 	case post && n == 2 && at(0, "store-topup") && at(1, "order"):
 		return route{h: (*Sim).orderStoreTopup, forbidden: true, create: true}, true
 	case get && n == 2 && at(0, "store-topup") && at(1, "rates"):
-		return route{h: catalogRoute((*catalog.Store).GetRates)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetRates)}, true
 
 	case get && n == 2 && at(0, "messenger") && at(1, "stars"):
-		return route{h: catalogRoute((*catalog.Store).GetStars)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetStars)}, true
 	case post && n == 3 && at(0, "messenger") && at(1, "stars") && at(2, "buy"):
 		return route{h: (*Sim).orderStars, forbidden: true, create: true}, true
 	case get && n == 2 && at(0, "messenger") && at(1, "premium"):
-		return route{h: catalogRoute((*catalog.Store).GetPremium)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetPremium)}, true
 	case post && n == 3 && at(0, "messenger") && at(1, "premium") && at(2, "buy"):
 		return route{h: (*Sim).orderPremium, forbidden: true, create: true}, true
 
 	case get && n == 1 && at(0, "manual-services"):
-		return route{h: catalogRoute((*catalog.Store).ListManualServices)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListManualServices)}, true
 	case get && n == 3 && at(0, "manual-services") && at(2, "offers"):
-		return route{h: catalogRoute((*catalog.Store).GetManualOffers)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetManualOffers)}, true
 	case post && n == 2 && at(0, "manual-services") && at(1, "order"):
 		return route{h: (*Sim).orderManual, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "store-gifts") && at(1, "games"):
-		return route{h: catalogRoute((*catalog.Store).ListStoreGames)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListStoreGames)}, true
 	case get && n == 3 && at(0, "store-gifts") && at(1, "games"):
-		return route{h: catalogRoute((*catalog.Store).GetStoreGame)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetStoreGame)}, true
 	case post && n == 2 && at(0, "store-gifts") && at(1, "order"):
 		return route{h: (*Sim).orderStoreGift, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "gift-cards") && at(1, "categories"):
-		return route{h: catalogRoute((*catalog.Store).ListGiftCategories)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListGiftCategories)}, true
 	case get && n == 4 && at(0, "gift-cards") && at(1, "categories") && at(3, "cards"):
-		return route{h: catalogRoute((*catalog.Store).GetGiftCards)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetGiftCards)}, true
 	case get && n == 2 && at(0, "gift-cards") && at(1, "brands"):
-		return route{h: catalogRoute((*catalog.Store).ListGiftBrands)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListGiftBrands)}, true
 	case post && n == 2 && at(0, "gift-cards") && at(1, "order"):
 		return route{h: (*Sim).orderGiftCard, forbidden: true, create: true}, true
 
 	case get && n == 1 && at(0, "game-keys"):
-		return route{h: catalogRoute((*catalog.Store).ListGames)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListGames)}, true
 	case get && n == 3 && at(0, "game-keys") && at(2, "keys"):
-		return route{h: catalogRoute((*catalog.Store).GetGameKeys)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetGameKeys)}, true
 	case get && n == 3 && at(0, "game-keys") && at(2, "region-restriction"):
-		return route{h: catalogRoute((*catalog.Store).GetRegionRestriction)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetRegionRestriction)}, true
 	case post && n == 2 && at(0, "game-keys") && at(1, "order"):
 		return route{h: (*Sim).orderGameKey, forbidden: true, create: true}, true
 
 	case get && n == 2 && at(0, "top-ups") && at(1, "categories"):
-		return route{h: catalogRoute((*catalog.Store).ListTopUpCategories)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListTopUpCategories)}, true
 	case get && n == 4 && at(0, "top-ups") && at(1, "categories") && at(3, "offers"):
-		return route{h: catalogRoute((*catalog.Store).GetTopUpOffers)}, true
+		return route{h: catalogRoute((*simcatalog.Store).GetTopUpOffers)}, true
 	case get && n == 2 && at(0, "top-ups") && at(1, "brands"):
-		return route{h: catalogRoute((*catalog.Store).ListTopUpBrands)}, true
+		return route{h: catalogRoute((*simcatalog.Store).ListTopUpBrands)}, true
 	case post && n == 2 && at(0, "top-ups") && at(1, "order"):
 		return route{h: (*Sim).orderTopUp, forbidden: true, create: true}, true
 	}
 	return route{}, false
+}
+
+// lateCreate executes an order-creating request after late, as the service
+// behind a gateway that already answered with its own error does.
+func (s *Sim) lateCreate(rt route, r *http.Request, segs []string, body []byte, late time.Duration) {
+	time.Sleep(late) // the service's own time: nothing waits on it
+	s.mu.Lock()
+	now := s.clock()
+	s.advanceLocked(now)
+	q := &wire.Request{R: r, Path: segs, Body: body, Now: now, Query: r.URL.Query()}
+	_, herr := rt.h(s, q)
+	created, onCreated := s.createdLocked(herr == nil)
+	s.lateCreates++
+	s.mu.Unlock()
+	if created != nil && onCreated != nil {
+		onCreated(*created)
+	}
+}
+
+// LateCreates counts the creates executed after a gateway's answer
+// (faults.GatewayThenCreated), done or refused.
+func (s *Sim) LateCreates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lateCreates
 }

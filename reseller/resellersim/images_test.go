@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"io"
 	"net/http"
+	"shopbot/reseller/resellersim/simcatalog"
 	"testing"
 	"time"
 )
@@ -14,7 +15,7 @@ import (
 // are served there as deterministic PNGs without the key.
 func TestCatalogImagesAreServedBySim(t *testing.T) {
 	e := newEnv(t, Config{})
-	offers := e.get("/gift-cards/categories/" + DemoGiftCategory + "/cards")
+	offers := e.get("/gift-cards/categories/" + simcatalog.DemoGiftCategory + "/cards")
 	url, _ := offers["image"].(string)
 	want := ImageURL(e.srv.URL, "gift/apple.png")
 	eq(t, "image URL", url, want)

@@ -133,6 +133,7 @@ func final(status string) bool {
 type order struct {
 	OrderSnapshot
 	behavior Behavior
+	reads    int  // reads by number (Behavior.CompleteOnRead)
 	stock    *int // catalog stock taken by the order, restored on failure
 	chat     *chat.Chat
 }
@@ -202,7 +203,7 @@ func (s *Sim) progress(o *order, now time.Time) {
 	if o.Status == OrderCreated && !now.Before(procAt) {
 		s.setStatus(o, OrderProcessing, "", procAt)
 	}
-	if b.Mode == Stay || o.Status != OrderProcessing {
+	if b.Mode == Stay || o.Status != OrderProcessing || b.CompleteOnRead > 0 {
 		return
 	}
 	finalAt := o.CreatedAt.Add(max(b.CompleteAfter, b.ProcessingAfter, 0))
@@ -497,6 +498,9 @@ func (s *Sim) getOrder(q *wire.Request) (any, error) {
 	o, err := s.pathOrder(q.Path[1])
 	if err != nil {
 		return nil, err
+	}
+	if o.reads++; o.behavior.CompleteOnRead > 0 && o.reads >= o.behavior.CompleteOnRead && !final(o.Status) && o.behavior.Mode != Stay {
+		s.finish(o, o.behavior.Mode, o.behavior.Reason, s.clock())
 	}
 	return o.json(true), nil
 }

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	"shopbot/reseller/resellersim/catalog"
 	"shopbot/reseller/resellersim/faults"
 	"shopbot/reseller/resellersim/internal/wire"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // The order-creating endpoints: each decodes its line's request, checks the
-// required fields, has the catalog check what it buys (catalog/orders.go)
+// required fields, has the catalog check what it buys (simcatalog/orders.go)
 // and creates the order, charged to the balance (createOrder, orders.go).
 
 func (s *Sim) orderGiftCard(q *wire.Request) (any, error) {
@@ -202,7 +202,7 @@ func (s *Sim) orderStars(q *wire.Request) (any, error) {
 	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
-	name, err := catalog.CheckUsername(in.Username)
+	name, err := simcatalog.CheckUsername(in.Username)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (s *Sim) orderPremium(q *wire.Request) (any, error) {
 	if err := q.DecodeJSON(&in); err != nil {
 		return nil, err
 	}
-	name, err := catalog.CheckUsername(in.Username)
+	name, err := simcatalog.CheckUsername(in.Username)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,7 @@ func (s *Sim) checkLogin(q *wire.Request) (any, error) {
 		Object     string `json:"object"`
 		StoreLogin string `json:"store_login"`
 		CanRefill  bool   `json:"can_refill"`
-	}{"store_login_check", login, catalog.CanRefill(login)}, nil
+	}{"store_login_check", login, simcatalog.CanRefill(login)}, nil
 }
 
 func (s *Sim) orderStoreTopup(q *wire.Request) (any, error) {

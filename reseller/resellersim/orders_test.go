@@ -3,6 +3,7 @@ package resellersim
 import (
 	"net/http"
 	"regexp"
+	"shopbot/reseller/resellersim/simcatalog"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,7 +79,7 @@ func TestOrderEveryLine(t *testing.T) {
 		charged    string
 		check      func(t *testing.T, created, done obj)
 	}{
-		{LineGiftCard, "/gift-cards/order", obj{"category_id": DemoGiftCategory, "card_id": DemoGiftCard, "quantity": 3}, "31.0500",
+		{LineGiftCard, "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 3}, "31.0500",
 			func(t *testing.T, c, d obj) {
 				eq(t, "codes before", len(list(t, c["codes"])), 0)
 				codes := list(t, d["codes"])
@@ -89,7 +90,7 @@ func TestOrderEveryLine(t *testing.T) {
 				eq(t, "card_name", d["card_name"], any("Apple Gift Card 10 USD"))
 				eq(t, "category_name", d["category_name"], any("Apple Gift Card (US)"))
 			}},
-		{LineGameKey, "/game-keys/order", obj{"game_id": DemoGame, "key_id": DemoGameKey, "quantity": 2}, "119.9800",
+		{LineGameKey, "/game-keys/order", obj{"game_id": simcatalog.DemoGame, "key_id": simcatalog.DemoGameKey, "quantity": 2}, "119.9800",
 			func(t *testing.T, c, d obj) {
 				keys := list(t, d["keys"])
 				eq(t, "keys", len(keys), 2)
@@ -99,12 +100,12 @@ func TestOrderEveryLine(t *testing.T) {
 				}
 				eq(t, "key name", k["name"], any("ELDEN RING Standard Edition (Steam, GLOBAL)"))
 			}},
-		{LineGameTopup, "/top-ups/order", obj{"category_id": DemoTopUpCategorySelect, "offer_id": DemoTopUpCategorySelect + "-60",
+		{LineGameTopup, "/top-ups/order", obj{"category_id": simcatalog.DemoTopUpCategorySelect, "offer_id": simcatalog.DemoTopUpCategorySelect + "-60",
 			"fields": obj{"uid": "700123456", "server": "Europe"}}, "0.9500",
 			func(t *testing.T, c, d obj) {
 				// checkOrderShape: no category, offer, buyer fields or codes.
 			}},
-		{LineManualService, "/manual-services/order", obj{"service_id": DemoManualService, "product_id": DemoManualOffer,
+		{LineManualService, "/manual-services/order", obj{"service_id": simcatalog.DemoManualService, "product_id": simcatalog.DemoManualOffer,
 			"fields": obj{"login": "a@b.c", "password": "pw"}}, "17.4000",
 			func(t *testing.T, c, d obj) {
 				eq(t, "kind", d["manual_kind"], any("replenishment"))
@@ -114,13 +115,13 @@ func TestOrderEveryLine(t *testing.T) {
 				deadline, _ := time.Parse(time.RFC3339, d["deadline_at"].(string))
 				eq(t, "deadline", deadline.Sub(created), time.Hour)
 			}},
-		{LineStoreGift, "/store-gifts/order", obj{"app_id": DemoStoreApp, "sub_id": DemoStoreSub, "region": "TR",
+		{LineStoreGift, "/store-gifts/order", obj{"app_id": simcatalog.DemoStoreApp, "sub_id": simcatalog.DemoStoreSub, "region": "TR",
 			"invite_url": "https://s.team/p/abcd-efgh/XYZ"}, "27.0000",
 			func(t *testing.T, c, d obj) {
 				eq(t, "app_name", d["app_name"], any("ELDEN RING"))
 				eq(t, "offer_name", d["offer_name"], any("ELDEN RING Standard Edition"))
 				eq(t, "region", d["region"], any("TR"))
-				eq(t, "sub_id", num(t, d["sub_id"]), DemoStoreSub)
+				eq(t, "sub_id", num(t, d["sub_id"]), simcatalog.DemoStoreSub)
 			}},
 		{LineStoreTopup, "/store-topup/order", obj{"store_login": "gaben", "currency": "RUB", "amount": "925"}, "9.7000",
 			func(t *testing.T, c, d obj) {
@@ -176,7 +177,7 @@ func TestOrderEveryLine(t *testing.T) {
 func TestDeterministicCodes(t *testing.T) {
 	codes := func(seed int64) string {
 		e := newEnv(t, Config{Seed: seed})
-		n := e.buyGiftCard(DemoGiftCard, 2)
+		n := e.buyGiftCard(simcatalog.DemoGiftCard, 2)
 		o, _ := e.sim.Order(n)
 		return strings.Join(o.Codes, ",")
 	}
@@ -189,7 +190,7 @@ func TestDeterministicCodes(t *testing.T) {
 func TestLifecycleWithClock(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.sim.SetBehavior(LineGiftCard, Behavior{Mode: Complete, ProcessingAfter: 2 * time.Second, CompleteAfter: 5 * time.Second})
-	n := e.buyGiftCard(DemoGiftCard, 1)
+	n := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	p := path("/orders/%d", n)
 	eq(t, "t0", e.get(p)["status"], any("created"))
 	e.clock.Add(2 * time.Second)
@@ -213,8 +214,8 @@ func TestLifecycleFailAndRefund(t *testing.T) {
 	for _, mode := range []Mode{Fail, Refund} {
 		t.Run(mode.String(), func(t *testing.T) {
 			e := newEnv(t, Config{})
-			e.sim.SetBehavior(DemoGiftCard, Behavior{Mode: mode, ProcessingAfter: time.Second, CompleteAfter: 3 * time.Second, Reason: "supplier out of codes"})
-			n := e.buyGiftCard(DemoGiftCard, 2)
+			e.sim.SetBehavior(simcatalog.DemoGiftCard, Behavior{Mode: mode, ProcessingAfter: time.Second, CompleteAfter: 3 * time.Second, Reason: "supplier out of codes"})
+			n := e.buyGiftCard(simcatalog.DemoGiftCard, 2)
 			eq(t, "charged", e.sim.Balance().StringFixed(4), "979.3000")
 			eq(t, "stock taken", e.sim.Catalog().GiftCategories[0].Cards[2].Stock, 248)
 			e.clock.Add(3 * time.Second)
@@ -255,7 +256,7 @@ func TestLifecycleStayAndManualControl(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.sim.SetBehavior(LineGameKey, Behavior{Mode: Stay})
 	buy := func() int {
-		return num(t, e.post("/game-keys/order", obj{"game_id": DemoGame, "key_id": DemoGameKey, "quantity": 1})["number"])
+		return num(t, e.post("/game-keys/order", obj{"game_id": simcatalog.DemoGame, "key_id": simcatalog.DemoGameKey, "quantity": 1})["number"])
 	}
 	a, b, c := buy(), buy(), buy()
 	e.clock.Add(24 * time.Hour)
@@ -287,7 +288,7 @@ func TestLifecycleStayAndManualControl(t *testing.T) {
 		t.Fatal("failing an unknown order succeeded")
 	}
 	snap, ok := e.sim.Order(a)
-	if !ok || snap.Status != OrderCompleted || len(snap.Keys) != 1 || snap.KeyID != DemoGameKey || snap.Type != LineGameKey {
+	if !ok || snap.Status != OrderCompleted || len(snap.Keys) != 1 || snap.KeyID != simcatalog.DemoGameKey || snap.Type != LineGameKey {
 		t.Fatalf("snapshot %+v", snap)
 	}
 	if _, ok := e.sim.Order(9999); ok {
@@ -298,15 +299,15 @@ func TestLifecycleStayAndManualControl(t *testing.T) {
 func TestBehaviorPrecedence(t *testing.T) {
 	e := newEnv(t, Config{})
 	e.sim.SetBehavior(LineGiftCard, Behavior{Mode: Fail})
-	e.sim.SetBehavior(DemoGiftCard, Behavior{Mode: Complete})
+	e.sim.SetBehavior(simcatalog.DemoGiftCard, Behavior{Mode: Complete})
 	e.sim.SetBehavior("google-play-us", Behavior{Mode: Refund})
 	e.sim.SetStock("google-play-us-10", 10)
-	item := e.buyGiftCard(DemoGiftCard, 1)
-	line := e.buyGiftCard(DemoGiftCardLowStock, 1)
+	item := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
+	line := e.buyGiftCard(simcatalog.DemoGiftCardLowStock, 1)
 	cat := num(t, e.post("/gift-cards/order", obj{"category_id": "google-play-us", "card_id": "google-play-us-10", "quantity": 1})["number"])
 	other := num(t, e.post("/messenger/stars/buy", obj{"messenger_username": "bob", "quantity": 50})["number"])
-	e.sim.ClearBehavior(DemoGiftCard)
-	later := e.buyGiftCard(DemoGiftCard, 1)
+	e.sim.ClearBehavior(simcatalog.DemoGiftCard)
+	later := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	for n, want := range map[int]string{item: "completed", line: "failed", cat: "refund", other: "completed", later: "failed"} {
 		eq(t, path("order %d", n), e.get(path("/orders/%d", n))["status"], any(want))
 	}
@@ -314,7 +315,7 @@ func TestBehaviorPrecedence(t *testing.T) {
 
 func TestSlowConfig(t *testing.T) {
 	e := newEnv(t, Config{Slow: true})
-	n := e.buyGiftCard(DemoGiftCard, 1)
+	n := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	p := path("/orders/%d", n)
 	eq(t, "t0", e.get(p)["status"], any("created"))
 	e.clock.Add(time.Second)
@@ -325,7 +326,7 @@ func TestSlowConfig(t *testing.T) {
 
 func TestInsufficientBalance(t *testing.T) {
 	e := newEnv(t, Config{Balance: decimal.RequireFromString("10")})
-	r := e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": DemoGiftCategory, "card_id": DemoGiftCard, "quantity": 1})
+	r := e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1})
 	e.wantError(r, http.StatusBadRequest, "invalid_request")
 	if !strings.Contains(r.body["error"].(obj)["message"].(string), "insufficient balance") {
 		t.Fatalf("message %s", r.raw)
@@ -341,7 +342,7 @@ func TestInsufficientBalance(t *testing.T) {
 
 func TestOrderValidation(t *testing.T) {
 	e := newEnv(t, Config{})
-	e.sim.SetStock(DemoGiftCardLowStock, 3)
+	e.sim.SetStock(simcatalog.DemoGiftCardLowStock, 3)
 	gc := func(cat, card string, qty any) obj { return obj{"category_id": cat, "card_id": card, "quantity": qty} }
 	gk := func(game, key string, qty any) obj { return obj{"game_id": game, "key_id": key, "quantity": qty} }
 	tu := func(cat, offer string, fields any) obj {
@@ -362,46 +363,46 @@ func TestOrderValidation(t *testing.T) {
 	}{
 		{"empty body", "/gift-cards/order", ""},
 		{"malformed", "/gift-cards/order", "{"},
-		{"gc missing card", "/gift-cards/order", obj{"category_id": DemoGiftCategory, "quantity": 1}},
-		{"gc missing quantity", "/gift-cards/order", obj{"category_id": DemoGiftCategory, "card_id": DemoGiftCard}},
-		{"gc quantity string", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCard, "1")},
-		{"gc quantity fraction", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCard, 1.5)},
-		{"gc quantity 0", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCard, 0)},
-		{"gc quantity 101", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCard, 101)},
-		{"gc above max", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCard, 51)},
-		{"gc below min", "/gift-cards/order", gc("steam-us", DemoGiftCardMinQuantity, 4)},
-		{"gc above stock", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCardLowStock, 4)},
-		{"gc out of stock", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCardOutOfStock, 1)},
-		{"gc hidden card", "/gift-cards/order", gc(DemoGiftCategory, DemoGiftCardHidden, 1)},
-		{"gc hidden category", "/gift-cards/order", gc(DemoGiftCategoryHidden, "apple-in-100", 1)},
-		{"gc card of other category", "/gift-cards/order", gc("google-play-us", DemoGiftCard, 1)},
+		{"gc missing card", "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "quantity": 1}},
+		{"gc missing quantity", "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard}},
+		{"gc quantity string", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCard, "1")},
+		{"gc quantity fraction", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCard, 1.5)},
+		{"gc quantity 0", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCard, 0)},
+		{"gc quantity 101", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCard, 101)},
+		{"gc above max", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCard, 51)},
+		{"gc below min", "/gift-cards/order", gc("steam-us", simcatalog.DemoGiftCardMinQuantity, 4)},
+		{"gc above stock", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCardLowStock, 4)},
+		{"gc out of stock", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCardOutOfStock, 1)},
+		{"gc hidden card", "/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCardHidden, 1)},
+		{"gc hidden category", "/gift-cards/order", gc(simcatalog.DemoGiftCategoryHidden, "apple-in-100", 1)},
+		{"gc card of other category", "/gift-cards/order", gc("google-play-us", simcatalog.DemoGiftCard, 1)},
 		{"gc unknown", "/gift-cards/order", gc("nope", "nope", 1)},
-		{"gk out of stock", "/game-keys/order", gk(DemoGame, DemoGameKeyOutOfStock, 1)},
-		{"gk hidden key", "/game-keys/order", gk(DemoGame, DemoGameKeyHidden, 1)},
-		{"gk hidden game", "/game-keys/order", gk(DemoGameHidden, DemoGameHidden+"-std", 1)},
-		{"gk above max", "/game-keys/order", gk(DemoGame, DemoGameKey, 21)},
-		{"gk missing game", "/game-keys/order", obj{"key_id": DemoGameKey, "quantity": 1}},
-		{"tu missing fields", "/top-ups/order", obj{"category_id": DemoTopUpCategory, "offer_id": DemoTopUpOffer}},
-		{"tu missing field", "/top-ups/order", tu(DemoTopUpCategoryTwoFields, DemoTopUpCategoryTwoFields+"-86", obj{"user_id": "1"})},
-		{"tu extra field", "/top-ups/order", tu(DemoTopUpCategory, DemoTopUpOffer, obj{"player_id": "5", "zone": "1"})},
-		{"tu empty field", "/top-ups/order", tu(DemoTopUpCategory, DemoTopUpOffer, obj{"player_id": " "})},
-		{"tu field not string", "/top-ups/order", tu(DemoTopUpCategory, DemoTopUpOffer, obj{"player_id": 5})},
-		{"tu bad select", "/top-ups/order", tu(DemoTopUpCategorySelect, DemoTopUpCategorySelect+"-60", obj{"uid": "7", "server": "Mars"})},
-		{"tu bad number", "/top-ups/order", tu(DemoTopUpCategorySelect, DemoTopUpCategorySelect+"-60", obj{"uid": "x7", "server": "Asia"})},
-		{"tu offer of other category", "/top-ups/order", tu(DemoTopUpCategory, "free-fire-100", obj{"player_id": "5"})},
-		{"tu hidden offer", "/top-ups/order", tu(DemoTopUpCategory, DemoTopUpCategory+"-16200", obj{"player_id": "5"})},
-		{"tu hidden category", "/top-ups/order", tu(DemoTopUpCategoryHidden, DemoTopUpCategoryHidden+"-475", obj{"riot_id": "a#1"})},
-		{"mo missing field", "/manual-services/order", mo(DemoManualService, DemoManualOffer, obj{"login": "a"})},
-		{"mo no fields", "/manual-services/order", obj{"service_id": DemoManualService, "product_id": DemoManualOffer}},
-		{"mo extra field", "/manual-services/order", mo(DemoManualServiceNoChat, DemoManualOfferNoChat, obj{"trade_url": "u", "x": "y"})},
-		{"mo product of other service", "/manual-services/order", mo(DemoManualService, DemoManualOfferNoChat, obj{"login": "a", "password": "b"})},
-		{"mo missing service", "/manual-services/order", obj{"product_id": DemoManualOffer}},
-		{"sg unknown app", "/store-gifts/order", sg(1, DemoStoreSub, "US", "https://s.team/p/x")},
-		{"sg unknown sub", "/store-gifts/order", sg(DemoStoreApp, 1, "US", "https://s.team/p/x")},
-		{"sg unknown region", "/store-gifts/order", sg(DemoStoreApp, DemoStoreSub, "MARS", "https://s.team/p/x")},
-		{"sg bad invite", "/store-gifts/order", sg(DemoStoreApp, DemoStoreSub, "US", "not a url")},
-		{"sg missing invite", "/store-gifts/order", obj{"app_id": DemoStoreApp, "sub_id": DemoStoreSub, "region": "US"}},
-		{"sg app string", "/store-gifts/order", sg("1245620", DemoStoreSub, "US", "https://s.team/p/x")},
+		{"gk out of stock", "/game-keys/order", gk(simcatalog.DemoGame, simcatalog.DemoGameKeyOutOfStock, 1)},
+		{"gk hidden key", "/game-keys/order", gk(simcatalog.DemoGame, simcatalog.DemoGameKeyHidden, 1)},
+		{"gk hidden game", "/game-keys/order", gk(simcatalog.DemoGameHidden, simcatalog.DemoGameHidden+"-std", 1)},
+		{"gk above max", "/game-keys/order", gk(simcatalog.DemoGame, simcatalog.DemoGameKey, 21)},
+		{"gk missing game", "/game-keys/order", obj{"key_id": simcatalog.DemoGameKey, "quantity": 1}},
+		{"tu missing fields", "/top-ups/order", obj{"category_id": simcatalog.DemoTopUpCategory, "offer_id": simcatalog.DemoTopUpOffer}},
+		{"tu missing field", "/top-ups/order", tu(simcatalog.DemoTopUpCategoryTwoFields, simcatalog.DemoTopUpCategoryTwoFields+"-86", obj{"user_id": "1"})},
+		{"tu extra field", "/top-ups/order", tu(simcatalog.DemoTopUpCategory, simcatalog.DemoTopUpOffer, obj{"player_id": "5", "zone": "1"})},
+		{"tu empty field", "/top-ups/order", tu(simcatalog.DemoTopUpCategory, simcatalog.DemoTopUpOffer, obj{"player_id": " "})},
+		{"tu field not string", "/top-ups/order", tu(simcatalog.DemoTopUpCategory, simcatalog.DemoTopUpOffer, obj{"player_id": 5})},
+		{"tu bad select", "/top-ups/order", tu(simcatalog.DemoTopUpCategorySelect, simcatalog.DemoTopUpCategorySelect+"-60", obj{"uid": "7", "server": "Mars"})},
+		{"tu bad number", "/top-ups/order", tu(simcatalog.DemoTopUpCategorySelect, simcatalog.DemoTopUpCategorySelect+"-60", obj{"uid": "x7", "server": "Asia"})},
+		{"tu offer of other category", "/top-ups/order", tu(simcatalog.DemoTopUpCategory, "free-fire-100", obj{"player_id": "5"})},
+		{"tu hidden offer", "/top-ups/order", tu(simcatalog.DemoTopUpCategory, simcatalog.DemoTopUpCategory+"-16200", obj{"player_id": "5"})},
+		{"tu hidden category", "/top-ups/order", tu(simcatalog.DemoTopUpCategoryHidden, simcatalog.DemoTopUpCategoryHidden+"-475", obj{"riot_id": "a#1"})},
+		{"mo missing field", "/manual-services/order", mo(simcatalog.DemoManualService, simcatalog.DemoManualOffer, obj{"login": "a"})},
+		{"mo no fields", "/manual-services/order", obj{"service_id": simcatalog.DemoManualService, "product_id": simcatalog.DemoManualOffer}},
+		{"mo extra field", "/manual-services/order", mo(simcatalog.DemoManualServiceNoChat, simcatalog.DemoManualOfferNoChat, obj{"trade_url": "u", "x": "y"})},
+		{"mo product of other service", "/manual-services/order", mo(simcatalog.DemoManualService, simcatalog.DemoManualOfferNoChat, obj{"login": "a", "password": "b"})},
+		{"mo missing service", "/manual-services/order", obj{"product_id": simcatalog.DemoManualOffer}},
+		{"sg unknown app", "/store-gifts/order", sg(1, simcatalog.DemoStoreSub, "US", "https://s.team/p/x")},
+		{"sg unknown sub", "/store-gifts/order", sg(simcatalog.DemoStoreApp, 1, "US", "https://s.team/p/x")},
+		{"sg unknown region", "/store-gifts/order", sg(simcatalog.DemoStoreApp, simcatalog.DemoStoreSub, "MARS", "https://s.team/p/x")},
+		{"sg bad invite", "/store-gifts/order", sg(simcatalog.DemoStoreApp, simcatalog.DemoStoreSub, "US", "not a url")},
+		{"sg missing invite", "/store-gifts/order", obj{"app_id": simcatalog.DemoStoreApp, "sub_id": simcatalog.DemoStoreSub, "region": "US"}},
+		{"sg app string", "/store-gifts/order", sg("1245620", simcatalog.DemoStoreSub, "US", "https://s.team/p/x")},
 		{"st missing login", "/store-topup/order", obj{"amount": "5"}},
 		{"st missing amount", "/store-topup/order", obj{"store_login": "gaben"}},
 		{"st amount number", "/store-topup/order", st("gaben", "USD", 5)},
@@ -430,12 +431,12 @@ func TestOrderValidation(t *testing.T) {
 	eq(t, "balance untouched", e.sim.Balance().String(), "1000")
 
 	// Boundaries that are accepted.
-	e.post("/gift-cards/order", gc("steam-us", DemoGiftCardMinQuantity, 5))
-	e.post("/gift-cards/order", gc(DemoGiftCategory, DemoGiftCardLowStock, 3))
+	e.post("/gift-cards/order", gc("steam-us", simcatalog.DemoGiftCardMinQuantity, 5))
+	e.post("/gift-cards/order", gc(simcatalog.DemoGiftCategory, simcatalog.DemoGiftCardLowStock, 3))
 	e.post("/store-topup/order", st("gaben", "USD", "0.15"))
 	e.post("/store-topup/order", obj{"store_login": "gaben", "amount": "5.5"})
 	e.post("/messenger/stars/buy", obj{"messenger_username": "bob", "quantity": 10000})
-	o := e.post("/store-gifts/order", obj{"app_id": DemoStoreApp, "sub_id": DemoStoreSub, "region": "us",
+	o := e.post("/store-gifts/order", obj{"app_id": simcatalog.DemoStoreApp, "sub_id": simcatalog.DemoStoreSub, "region": "us",
 		"invite_url": "https://s.team/p/x", "app_name": "Elden Ring (gift)"})
 	eq(t, "app_name given", o["app_name"], any("Elden Ring (gift)"))
 	eq(t, "region canonical", o["region"], any("US"))
@@ -468,7 +469,7 @@ func TestListOrders(t *testing.T) {
 	for i := range 7 {
 		switch i % 3 {
 		case 0:
-			all = append(all, e.buyGiftCard(DemoGiftCard, 1))
+			all = append(all, e.buyGiftCard(simcatalog.DemoGiftCard, 1))
 		case 1:
 			all = append(all, num(t, e.post("/messenger/stars/buy", obj{"messenger_username": "bob", "quantity": 50})["number"]))
 		case 2:
@@ -540,7 +541,7 @@ func TestConcurrentOrders(t *testing.T) {
 	statuses := make(chan int, 20)
 	for range 20 {
 		wg.Go(func() {
-			r := e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": DemoGiftCategory, "card_id": DemoGiftCard, "quantity": 1})
+			r := e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory, "card_id": simcatalog.DemoGiftCard, "quantity": 1})
 			statuses <- r.status
 			e.sim.Orders()
 			e.sim.Balance()
@@ -557,4 +558,20 @@ func TestConcurrentOrders(t *testing.T) {
 	eq(t, "accepted", ok, 9)
 	eq(t, "balance", e.sim.Balance().StringFixed(4), "6.8500")
 	eq(t, "creates", e.sim.CreateCount(), 20)
+}
+
+func TestOrderCompletesOnItsSecondRead(t *testing.T) {
+	e := newEnv(t, Config{})
+	e.sim.SetBehavior(LineGiftCard, Behavior{Mode: Complete, ProcessingAfter: time.Hour, CompleteOnRead: 2})
+	n := e.buyGiftCard(simcatalog.DemoGiftCard, 1)
+	p := path("/orders/%d", n)
+	eq(t, "first read", e.get(p)["status"], any("created"))
+	e.clock.Add(24 * time.Hour) // time alone ends nothing
+	if o, _ := e.sim.Order(n); o.Status != "created" && o.Status != "processing" {
+		t.Fatalf("after a day unread: %s", o.Status)
+	}
+	o := e.get(p)
+	eq(t, "second read", o["status"], any("completed"))
+	eq(t, "codes", len(list(t, o["codes"])), 1)
+	eq(t, "third read", e.get(p)["status"], any("completed"))
 }

@@ -2,6 +2,8 @@ package resellersim
 
 import (
 	"net/http"
+	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/simcatalog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,15 +16,15 @@ func TestPlaceOtherClientOrder(t *testing.T) {
 
 	// Our buyer's top-up, then a look-alike: same game and offer, another
 	// player, placed by another client of the same account.
-	mine := e.post("/top-ups/order", obj{"category_id": DemoTopUpCategory, "offer_id": DemoTopUpOffer, "fields": obj{"player_id": "111"}})
+	mine := e.post("/top-ups/order", obj{"category_id": simcatalog.DemoTopUpCategory, "offer_id": simcatalog.DemoTopUpOffer, "fields": obj{"player_id": "111"}})
 	other, err := e.sim.PlaceOtherClientOrder("/api/v1/top-ups/order",
-		obj{"category_id": DemoTopUpCategory, "offer_id": DemoTopUpOffer, "fields": obj{"player_id": "222"}})
+		obj{"category_id": simcatalog.DemoTopUpCategory, "offer_id": simcatalog.DemoTopUpOffer, "fields": obj{"player_id": "222"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	eq(t, "other type", other.Type, LineGameTopup)
 	eq(t, "other player", other.Fields["player_id"], "222")
-	eq(t, "other offer", other.OfferID, DemoTopUpOffer)
+	eq(t, "other offer", other.OfferID, simcatalog.DemoTopUpOffer)
 	if other.Number <= num(t, mine["number"]) {
 		t.Fatalf("look-alike %d is not newer than %v", other.Number, mine["number"])
 	}
@@ -50,7 +52,7 @@ func TestPlaceOtherClientOrder(t *testing.T) {
 	var calls atomic.Int64
 	e.sim.OnRequest(func(*http.Request, []byte) { calls.Add(1) })
 	e.sim.FailNext(1, http.StatusBadGateway)
-	e.sim.ScriptCreates(CreatedThenCut())
+	e.sim.ScriptCreates(faults.CreatedThenCut())
 	e.sim.RateLimitNext(1, time.Second)
 	if _, err := e.sim.PlaceOtherClientOrder("/gift-cards/order", giftOrder); err != nil {
 		t.Fatal(err)
@@ -61,7 +63,7 @@ func TestPlaceOtherClientOrder(t *testing.T) {
 	e.sim.OnRequest(nil)
 
 	// Errors are the endpoint's.
-	if _, err := e.sim.PlaceOtherClientOrder("/gift-cards/order", obj{"category_id": DemoGiftCategory}); err == nil {
+	if _, err := e.sim.PlaceOtherClientOrder("/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory}); err == nil {
 		t.Fatal("invalid request accepted")
 	}
 	if _, err := e.sim.PlaceOtherClientOrder("/orders", obj{}); err == nil {
@@ -72,7 +74,7 @@ func TestPlaceOtherClientOrder(t *testing.T) {
 		t.Fatal("a blocked account placed an order")
 	}
 	e.sim.SetAccountStatus(StatusActive)
-	if o, err := e.sim.PlaceOtherClientOrder("/gift-cards/order", `{"category_id":"`+DemoGiftCategory+`","card_id":"`+DemoGiftCard+`","quantity":1}`); err != nil || o.Quantity != 1 {
+	if o, err := e.sim.PlaceOtherClientOrder("/gift-cards/order", `{"category_id":"`+simcatalog.DemoGiftCategory+`","card_id":"`+simcatalog.DemoGiftCard+`","quantity":1}`); err != nil || o.Quantity != 1 {
 		t.Fatalf("raw JSON body: %+v, %v", o, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/simcatalog"
 	"testing"
 	"time"
 )
@@ -29,11 +31,11 @@ func (e *env) sendCtx(ctx context.Context, method, p string, body any) (response
 
 func TestScriptCreates(t *testing.T) {
 	e := newEnv(t, Config{})
-	topup := obj{"category_id": DemoTopUpCategory, "offer_id": DemoTopUpOffer, "fields": obj{"player_id": "5551234"}}
+	topup := obj{"category_id": simcatalog.DemoTopUpCategory, "offer_id": simcatalog.DemoTopUpOffer, "fields": obj{"player_id": "5551234"}}
 
 	// A sequence placement must survive: 429 with Retry-After 25s creating nothing, then
 	// a create that creates the order and answers 502, then normal again.
-	e.sim.ScriptCreates(RateLimited(25*time.Second), CreatedThenFail(http.StatusBadGateway))
+	e.sim.ScriptCreates(faults.RateLimited(25*time.Second), faults.CreatedThenFail(http.StatusBadGateway))
 	eq(t, "left", e.sim.ScriptedCreatesLeft(), 2)
 	r := e.send(e.key, http.MethodPost, "/top-ups/order", topup)
 	e.wantError(r, http.StatusTooManyRequests, "rate_limited")
@@ -56,12 +58,12 @@ func TestScriptCreates(t *testing.T) {
 
 	// Any line takes the next step; an invalid request gets its 400 and
 	// creates nothing even when its step would create.
-	e.sim.ScriptCreates(CreatedThenCut(), Created(), RefusedWith(http.StatusBadGateway), CutBeforeCreate())
+	e.sim.ScriptCreates(faults.CreatedThenCut(), faults.Created(), faults.RefusedWith(http.StatusBadGateway), faults.CutBeforeCreate())
 	if _, err := e.sendCtx(t.Context(), http.MethodPost, "/gift-cards/order", giftOrder); err == nil {
 		t.Fatal("the cut create answered")
 	}
 	eq(t, "created by the cut", len(e.sim.Orders()), 3)
-	e.wantError(e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": DemoGiftCategory}), http.StatusBadRequest, "invalid_request")
+	e.wantError(e.send(e.key, http.MethodPost, "/gift-cards/order", obj{"category_id": simcatalog.DemoGiftCategory}), http.StatusBadRequest, "invalid_request")
 	eq(t, "nothing created by the 400", len(e.sim.Orders()), 3)
 	e.wantError(e.send(e.key, http.MethodPost, "/messenger/stars/buy", obj{"messenger_username": "bob", "quantity": 100}),
 		http.StatusBadGateway, "server_error")
@@ -71,9 +73,9 @@ func TestScriptCreates(t *testing.T) {
 	eq(t, "nothing created by the refusals", len(e.sim.Orders()), 3)
 
 	// ClearFaults drops what is left.
-	e.sim.ScriptCreates(RateLimited(time.Second))
+	e.sim.ScriptCreates(faults.RateLimited(time.Second))
 	e.sim.ClearFaults()
-	e.buyGiftCard(DemoGiftCard, 1)
+	e.buyGiftCard(simcatalog.DemoGiftCard, 1)
 	eq(t, "orders", len(e.sim.Orders()), 4)
 }
 
@@ -86,7 +88,7 @@ func TestScriptCreatesHang(t *testing.T) {
 
 	// CreatedThenHang: the order exists, the client never gets an answer
 	// and gives up (here: cancels once the order exists).
-	e.sim.ScriptCreates(CreatedThenHang(), HangBeforeCreate())
+	e.sim.ScriptCreates(faults.CreatedThenHang(), faults.HangBeforeCreate())
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() { _, err := e.sendCtx(ctx, http.MethodPost, "/gift-cards/order", giftOrder); errc <- err }()

@@ -8,9 +8,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"shopbot/reseller/resellersim/catalog"
 	"shopbot/reseller/resellersim/chat"
 	"shopbot/reseller/resellersim/faults"
+	"shopbot/reseller/resellersim/simcatalog"
 )
 
 // Config configures a Sim. The zero value is usable: every field has a default.
@@ -28,8 +28,8 @@ type Config struct {
 	RateLimit int
 	// RateWindow is the fixed rate-limit window (default one minute).
 	RateWindow time.Duration
-	// Catalog is the product catalog; nil means DefaultCatalog(). It is copied.
-	Catalog *Catalog
+	// Catalog is the product catalog; nil means simcatalog.Default(). It is copied.
+	Catalog *simcatalog.Catalog
 	// Nickname is the account nickname (default "demo-reseller").
 	Nickname string
 	// Email is the account email (default "reseller@example.com").
@@ -84,6 +84,11 @@ type Behavior struct {
 	CompleteAfter   time.Duration
 	// Reason is the status_reason of a failed or refunded order; empty gives a default.
 	Reason string
+	// CompleteOnRead, when above 0, ends the order (as Mode says) at its
+	// CompleteOnRead-th read by number (GET /orders/{number}) instead of
+	// at CompleteAfter: an upstream whose orders are done when the client
+	// looks the second time, however soon (it passes through processing).
+	CompleteOnRead int
 }
 
 // Account statuses.
@@ -111,7 +116,7 @@ type Sim struct {
 	offset     atomic.Int64 // ClockOffset in nanoseconds
 
 	mu            sync.Mutex
-	cat           *catalog.Store // catalog.go
+	cat           *simcatalog.Store // catalog.go
 	status        string
 	balance       decimal.Decimal
 	totalOrders   int
@@ -130,6 +135,7 @@ type Sim struct {
 	onRequest     func(r *http.Request, body []byte)
 	onCreated     func(o OrderSnapshot)
 	creates       int                   // order-creating requests seen
+	lateCreates   int                   // creates executed after a gateway answered (faults.GatewayThenCreated)
 	imageFaults   map[string]ImageFault // images.go
 	imageHits     map[string]int
 }
@@ -173,10 +179,10 @@ func New(cfg Config) *Sim {
 	}
 	cat := cfg.Catalog
 	if cat == nil {
-		cat = catalog.Default()
+		cat = simcatalog.Default()
 	}
 	now := s.clock()
-	s.cat = catalog.NewStore(cat, now)
+	s.cat = simcatalog.NewStore(cat, now)
 	s.accountSince = now.Add(-120 * 24 * time.Hour)
 	start := cfg.Balance
 	if start.IsZero() {

@@ -78,3 +78,25 @@ func (c *Canary) Check(ctx context.Context) (lost bool, err error) {
 	}
 	return lost, nil
 }
+
+// Seen returns the value each counter had at this process's last check.
+func (c *Canary) Seen() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.last))
+	for k, v := range c.last {
+		out[k] = v
+	}
+	return out
+}
+
+// Remember takes values seen before this process started (recorded
+// outside Redis) as seen: a counter found below one of them at the next
+// check means Redis lost writes meanwhile.
+func (c *Canary) Remember(seen map[string]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range seen {
+		c.last[k] = max(c.last[k], v)
+	}
+}

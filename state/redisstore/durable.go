@@ -209,6 +209,7 @@ type Durability struct {
 	replicas int
 	now      func() time.Time
 	report   func(Persistence)
+	observe  func(SyncMode, error)
 
 	mu     sync.Mutex
 	nodes  map[string]*nodeState
@@ -280,6 +281,16 @@ func WithModeReport(f func(Persistence)) DurabilityOption {
 	return func(x *Durability) { x.report = f }
 }
 
+// WithSyncObserver calls f after every Sync, SyncWritten and SyncKeys with
+// the mode the wait used ("" when the node could not be probed or
+// reached) and what it returned: nil when confirmed, an error matching
+// ErrNotDurable when not. The shop counts them in its metrics
+// (shopbot_durability_syncs_total). f must be quick and must not call the
+// Durability.
+func WithSyncObserver(f func(mode SyncMode, err error)) DurabilityOption {
+	return func(x *Durability) { x.observe = f }
+}
+
 // withClock replaces time.Now (tests).
 func withClock(now func() time.Time) DurabilityOption {
 	return func(x *Durability) { x.now = now }
@@ -330,6 +341,15 @@ func (d *Durability) SyncWritten(ctx context.Context, key string) error {
 }
 
 func (d *Durability) sync(ctx context.Context, key string, written bool) error {
+	mode, err := d.syncMode(ctx, key, written)
+	if d.observe != nil {
+		d.observe(mode, err)
+	}
+	return err
+}
+
+// syncMode is sync, also returning the mode it waited with.
+func (d *Durability) syncMode(ctx context.Context, key string, written bool) (SyncMode, error) {
 	exists := ""
 	if written {
 		exists = key
@@ -337,11 +357,11 @@ func (d *Durability) sync(ctx context.Context, key string, written bool) error {
 	switch c := d.rdb.(type) {
 	case *redis.ClusterClient:
 		if key == "" {
-			return errors.New("state: Durability.Sync on Redis Cluster needs the key that was written")
+			return "", errors.New("state: Durability.Sync on Redis Cluster needs the key that was written")
 		}
 		m, err := c.MasterForKey(ctx, key)
 		if err != nil {
-			return &NotDurableError{Err: err}
+			return "", &NotDurableError{Err: err}
 		}
 		return d.syncNode(ctx, m, m.Options().Addr, key, true, exists)
 	case *redis.Client:
@@ -349,7 +369,7 @@ func (d *Durability) sync(ctx context.Context, key string, written bool) error {
 	default:
 		// A Ring shards without replication or a way to name the shard:
 		// nothing to wait for.
-		return nil
+		return SyncNone, nil
 	}
 }
 
@@ -385,22 +405,33 @@ func (d *Durability) SyncKeys(ctx context.Context, keys ...string) error {
 	if !ok {
 		return d.Sync(ctx, keys[0])
 	}
+	mode, err := d.syncMasters(ctx, c, keys)
+	if d.observe != nil {
+		d.observe(mode, err)
+	}
+	return err
+}
+
+// syncMasters waits once on each master of c that holds one of keys and
+// returns the mode of the last wait.
+func (d *Durability) syncMasters(ctx context.Context, c *redis.ClusterClient, keys []string) (SyncMode, error) {
 	done := map[string]bool{}
+	var mode SyncMode
 	for _, k := range keys {
 		m, err := c.MasterForKey(ctx, k)
 		if err != nil {
-			return &NotDurableError{Err: err}
+			return mode, &NotDurableError{Err: err}
 		}
 		addr := m.Options().Addr
 		if done[addr] {
 			continue
 		}
 		done[addr] = true
-		if err := d.syncNode(ctx, m, addr, k, true, ""); err != nil {
-			return err
+		if mode, err = d.syncNode(ctx, m, addr, k, true, ""); err != nil {
+			return mode, err
 		}
 	}
-	return nil
+	return mode, nil
 }
 
 // Probe probes the node that owns key (any node but a cluster's: key is
@@ -470,28 +501,30 @@ func (d *Durability) node(name string) *nodeState {
 	return ns
 }
 
-func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key string, cluster bool, exists string) error {
+// syncNode waits on one node and returns the mode it waited with ("" when
+// the node could not be probed).
+func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key string, cluster bool, exists string) (SyncMode, error) {
 	ns := d.node(node)
 	for attempt := 0; ; attempt++ {
 		ns.mu.Lock()
 		p, err := d.persistenceLocked(ctx, c, ns, node)
 		ns.mu.Unlock()
 		if err != nil {
-			return &NotDurableError{Node: node, Err: err}
+			return "", &NotDurableError{Node: node, Err: err}
 		}
 		if p.Mode == SyncNone {
 			if exists != "" {
 				if n, err := c.Exists(ctx, exists).Result(); err != nil {
-					return &NotDurableError{Node: node, Err: err}
+					return p.Mode, &NotDurableError{Node: node, Err: err}
 				} else if n == 0 {
-					return &NotDurableError{Node: node, Err: ErrWrittenElsewhere}
+					return p.Mode, &NotDurableError{Node: node, Err: ErrWrittenElsewhere}
 				}
 			}
-			return nil
+			return p.Mode, nil
 		}
 		stage, ne := d.wait(ctx, c, p, d.fenceKey(key, cluster), exists)
 		if ne == nil {
-			return nil
+			return p.Mode, nil
 		}
 		// A failover, a config change or a gone replica: look again next time.
 		// A command the server refused (unknown, not allowed, AOF switched off
@@ -510,7 +543,7 @@ func (d *Durability) syncNode(ctx context.Context, c *redis.Client, node, key st
 		}
 		ns.mu.Unlock()
 		if !refused || attempt > 0 || ctx.Err() != nil {
-			return ne
+			return p.Mode, ne
 		}
 	}
 }

@@ -23,9 +23,15 @@ func TestDurabilityMiniredisIsANoOp(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	var mu sync.Mutex
 	var reports []Persistence
+	var observed []string
 	now := time.Unix(1_700_000_000, 0)
 	d := NewDurability(c, "t:", withClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now }),
-		WithReprobeEvery(time.Minute), WithModeReport(func(p Persistence) { mu.Lock(); reports = append(reports, p); mu.Unlock() }))
+		WithReprobeEvery(time.Minute), WithModeReport(func(p Persistence) { mu.Lock(); reports = append(reports, p); mu.Unlock() }),
+		WithSyncObserver(func(mode SyncMode, err error) {
+			mu.Lock()
+			observed = append(observed, fmt.Sprint(mode, err))
+			mu.Unlock()
+		}))
 	if g := d.Guarantee(); g != "not probed yet" {
 		t.Fatalf("guarantee before a probe: %q", g)
 	}
@@ -55,6 +61,9 @@ func TestDurabilityMiniredisIsANoOp(t *testing.T) {
 	defer mu.Unlock()
 	if len(reports) != 1 || reports[0].Mode != SyncNone || reports[0].Version != "" {
 		t.Fatalf("reports %+v, want one in mode none", reports)
+	}
+	if len(observed) != 9 || observed[0] != "none<nil>" || observed[8] != "none<nil>" {
+		t.Fatalf("observed syncs %q, want 9 confirmed in mode none", observed)
 	}
 	if g := d.Guarantee(); !strings.Contains(g, "none: ") || !strings.Contains(g, "assume a restart loses everything") {
 		t.Fatalf("guarantee %q", g)
@@ -221,7 +230,15 @@ func TestDurabilityWaitsForAReplica(t *testing.T) {
 	})
 
 	var reports []Persistence
-	d := NewDurability(master.Client, "t:", WithSyncTimeout(300*time.Millisecond), WithModeReport(func(p Persistence) { reports = append(reports, p) }))
+	observed := map[string]int{} // mode/result, as the metrics count them
+	d := NewDurability(master.Client, "t:", WithSyncTimeout(300*time.Millisecond), WithModeReport(func(p Persistence) { reports = append(reports, p) }),
+		WithSyncObserver(func(mode SyncMode, err error) {
+			result := "confirmed"
+			if errors.Is(err, ErrNotDurable) {
+				result = "not_confirmed"
+			}
+			observed[string(mode)+"/"+result]++
+		}))
 	master.Client.Set(ctx, "t:order:1", "placing", 0)
 	start := time.Now()
 	if err := d.Sync(ctx, "t:order:1"); err != nil {
@@ -265,6 +282,9 @@ func TestDurabilityWaitsForAReplica(t *testing.T) {
 	}
 	if n := d.probes.Load(); n != 2 {
 		t.Fatalf("%d probes, want 2 (the failure makes the next sync probe again)", n)
+	}
+	if want := map[string]int{"wait/confirmed": 102, "wait/not_confirmed": 1}; fmt.Sprint(observed) != fmt.Sprint(want) {
+		t.Fatalf("observed syncs %v, want %v", observed, want)
 	}
 
 	// Settings changed on the server show in the next probe.

@@ -30,6 +30,7 @@ var (
 	secretTokenRe = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 	currencyRe    = regexp.MustCompile(`^[A-Z]{3}$`)
 	langRe        = regexp.MustCompile(`^[a-z]{2}$`)
+	startParamRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
 func sortedKeys(m map[string]any) []string {
@@ -99,12 +100,59 @@ func objectRules(path, typeName string, m map[string]any) []problem {
 			mode, _ := m["parse_mode"].(string)
 			ps = append(ps, textLenProblems(joinPath(path, "caption"), c, mode, 0, 1024, "", "message caption is too long")...)
 		}
+	case "InlineQueryResultsButton":
+		ps = append(ps, resultsButtonProblems(path, m)...)
+	case "InputTextMessageContent":
+		t, _ := m["message_text"].(string)
+		mode, _ := m["parse_mode"].(string)
+		ps = append(ps, textLenProblems(joinPath(path, "message_text"), t, mode, 1, 4096, "message text is empty", "message is too long")...)
 	case "BotCommand":
 		if c, _ := m["command"].(string); !commandRe.MatchString(c) {
 			ps = append(ps, problem{path: joinPath(path, "command"), msg: fmt.Sprintf("command %q must be 1-32 characters of lowercase English letters, digits and underscores", c)})
 		}
 		if d, _ := m["description"].(string); UTF16Len(d) < 1 || UTF16Len(d) > 256 {
 			ps = append(ps, problem{path: joinPath(path, "description"), msg: fmt.Sprintf("must be 1-256 characters, got %d", UTF16Len(d))})
+		}
+	}
+	return ps
+}
+
+// resultsButtonProblems checks the button above inline results: exactly
+// one of web_app and start_parameter, a start parameter of Telegram's
+// alphabet.
+func resultsButtonProblems(path string, m map[string]any) []problem {
+	_, app := m["web_app"]
+	sp, start := m["start_parameter"].(string)
+	switch {
+	case app == start:
+		return []problem{{path: path, msg: "exactly one of web_app and start_parameter is required"}}
+	case start && !startParamRe.MatchString(sp):
+		return []problem{{path: joinPath(path, "start_parameter"), msg: fmt.Sprintf("must be 1-64 characters of A-Z, a-z, 0-9, _ and -, got %q", sp)}}
+	}
+	return nil
+}
+
+// inlineResultsProblems checks an inline query's results (each result's
+// fields are checked by its type): at most 50, ids of 1-64 bytes, unique;
+// a photo's caption within 1,024 characters.
+func inlineResultsProblems(results []any) []problem {
+	var ps []problem
+	if len(results) > 50 {
+		ps = append(ps, problem{path: "results", msg: fmt.Sprintf("at most 50 results, got %d (Telegram answers \"RESULTS_TOO_MUCH\")", len(results))})
+	}
+	seen := map[string]bool{}
+	for i, r := range results {
+		m, _ := r.(map[string]any)
+		id, _ := m["id"].(string)
+		p := indexPath("results", i)
+		ps = append(ps, lenRange(p+".id", id, 1, 64, "bytes")...)
+		if seen[id] {
+			ps = append(ps, problem{path: p + ".id", msg: fmt.Sprintf("result id %q used twice (Telegram answers \"RESULT_ID_DUPLICATE\")", id)})
+		}
+		seen[id] = true
+		if c, ok := m["caption"].(string); ok {
+			mode, _ := m["parse_mode"].(string)
+			ps = append(ps, textLenProblems(p+".caption", c, mode, 0, 1024, "", "message caption is too long")...)
 		}
 	}
 	return ps
@@ -229,6 +277,19 @@ func methodRules(method string, p map[string]any) []problem {
 	case "getUpdates", "getStarTransactions":
 		if l, ok := p["limit"].(int64); ok && (l < 1 || l > 100) {
 			ps = append(ps, problem{path: "limit", msg: fmt.Sprintf("must be 1-100, got %d", l)})
+		}
+	case "answerInlineQuery":
+		results, _ := p["results"].([]any)
+		ps = append(ps, inlineResultsProblems(results)...)
+		if o, ok := p["next_offset"].(string); ok && len(o) > 64 {
+			ps = append(ps, problem{path: "next_offset", msg: fmt.Sprintf("must be at most 64 bytes, got %d", len(o))})
+		}
+		if c, ok := p["cache_time"].(int64); ok && c < 0 {
+			ps = append(ps, problem{path: "cache_time", msg: fmt.Sprintf("must not be negative, got %d", c)})
+		}
+	case "savePreparedInlineMessage":
+		if r, ok := p["result"].(map[string]any); ok {
+			ps = append(ps, inlineResultsProblems([]any{r})...)
 		}
 	case "setWebhook":
 		if s, ok := p["secret_token"].(string); ok && !secretTokenRe.MatchString(s) {

@@ -48,6 +48,15 @@ type Document struct {
 	FileSize     int64  `json:"file_size,omitempty"`
 }
 
+// Video is a video file (Bot API Video).
+type Video struct {
+	FileID       string `json:"file_id"`
+	FileUniqueID string `json:"file_unique_id"`
+	Width        int    `json:"width"`
+	Height       int    `json:"height"`
+	Duration     int    `json:"duration"`
+}
+
 // PhotoSize is one size of a photo (Bot API PhotoSize).
 type PhotoSize struct {
 	FileID       string `json:"file_id"`
@@ -138,6 +147,7 @@ type Message struct {
 	Entities          []MessageEntity       `json:"entities,omitempty"`
 	Document          *Document             `json:"document,omitempty"`
 	Photo             []PhotoSize           `json:"photo,omitempty"`
+	Video             *Video                `json:"video,omitempty"`
 	Caption           string                `json:"caption,omitempty"`
 	CaptionEntities   []MessageEntity       `json:"caption_entities,omitempty"`
 	Invoice           *Invoice              `json:"invoice,omitempty"`
@@ -206,32 +216,75 @@ type ChatMemberUpdated struct {
 // Update is an incoming update (Bot API Update, the kinds the server
 // produces). Use PushUpdateJSON for any other kind.
 type Update struct {
-	UpdateID         int64              `json:"update_id"`
-	Message          *Message           `json:"message,omitempty"`
-	EditedMessage    *Message           `json:"edited_message,omitempty"`
-	CallbackQuery    *CallbackQuery     `json:"callback_query,omitempty"`
-	PreCheckoutQuery *PreCheckoutQuery  `json:"pre_checkout_query,omitempty"`
-	MyChatMember     *ChatMemberUpdated `json:"my_chat_member,omitempty"`
+	UpdateID           int64               `json:"update_id"`
+	Message            *Message            `json:"message,omitempty"`
+	EditedMessage      *Message            `json:"edited_message,omitempty"`
+	CallbackQuery      *CallbackQuery      `json:"callback_query,omitempty"`
+	PreCheckoutQuery   *PreCheckoutQuery   `json:"pre_checkout_query,omitempty"`
+	MyChatMember       *ChatMemberUpdated  `json:"my_chat_member,omitempty"`
+	InlineQuery        *InlineQuery        `json:"inline_query,omitempty"`
+	ChosenInlineResult *ChosenInlineResult `json:"chosen_inline_result,omitempty"`
+}
+
+// InlineQuery is a query typed after the bot's username (Bot API
+// InlineQuery).
+type InlineQuery struct {
+	ID       string `json:"id"`
+	From     User   `json:"from"`
+	Query    string `json:"query"`
+	Offset   string `json:"offset"`
+	ChatType string `json:"chat_type,omitempty"`
+}
+
+// ChosenInlineResult is a result of an inline query that the user sent
+// (Bot API ChosenInlineResult).
+type ChosenInlineResult struct {
+	ResultID        string `json:"result_id"`
+	From            User   `json:"from"`
+	InlineMessageID string `json:"inline_message_id,omitempty"`
+	Query           string `json:"query"`
+}
+
+// PreparedInlineMessage is a message stored for a Mini App's user to send
+// (Bot API PreparedInlineMessage).
+type PreparedInlineMessage struct {
+	ID             string `json:"id"`
+	ExpirationDate int64  `json:"expiration_date"`
 }
 
 // TransactionPartner is the other side of a Star transaction (the Bot API
 // TransactionPartnerUser subtype).
 type TransactionPartner struct {
-	Type            string `json:"type"`
-	TransactionType string `json:"transaction_type,omitempty"`
-	User            *User  `json:"user,omitempty"`
-	InvoicePayload  string `json:"invoice_payload,omitempty"`
+	Type            string         `json:"type"`
+	TransactionType string         `json:"transaction_type,omitempty"`
+	User            *User          `json:"user,omitempty"`
+	Affiliate       *AffiliateInfo `json:"affiliate,omitempty"`
+	InvoicePayload  string         `json:"invoice_payload,omitempty"`
+	// TransactionPartnerAffiliateProgram: the bot that sponsors the
+	// program and the bot's commission rate.
+	SponsorUser        *User `json:"sponsor_user,omitempty"`
+	CommissionPerMille int   `json:"commission_per_mille,omitempty"`
+}
+
+// AffiliateInfo is the affiliate that received a commission via a
+// transaction (Bot API AffiliateInfo).
+type AffiliateInfo struct {
+	AffiliateUser      *User `json:"affiliate_user,omitempty"`
+	CommissionPerMille int   `json:"commission_per_mille"`
+	Amount             int64 `json:"amount"`
+	NanostarAmount     int64 `json:"nanostar_amount,omitempty"`
 }
 
 // StarTransaction is a Telegram Star transaction of the bot (Bot API
 // StarTransaction). A refund has the id of the payment it refunds and a
 // Receiver instead of a Source.
 type StarTransaction struct {
-	ID       string              `json:"id"`
-	Amount   int64               `json:"amount"`
-	Date     int64               `json:"date"`
-	Source   *TransactionPartner `json:"source,omitempty"`
-	Receiver *TransactionPartner `json:"receiver,omitempty"`
+	ID             string              `json:"id"`
+	Amount         int64               `json:"amount"`
+	NanostarAmount int64               `json:"nanostar_amount,omitempty"`
+	Date           int64               `json:"date"`
+	Source         *TransactionPartner `json:"source,omitempty"`
+	Receiver       *TransactionPartner `json:"receiver,omitempty"`
 }
 
 // StarAmount is an amount of Telegram Stars (Bot API StarAmount).

@@ -17,22 +17,18 @@ import (
 	"strconv"
 	"time"
 
+	"shopbot/bot/notify"
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/state"
 	"shopbot/state/redisstore/records"
 )
 
-// Alerter tells admins about trouble once per key.
-type Alerter interface {
-	Raise(ctx context.Context, key, text string) (bool, error)
-}
-
 // Scan is the orphan scan over the shop's orders and the upstream.
 type Scan struct {
 	Orders *records.Orders
 	Up     *reseller.Client // nil: no upstream, nothing to scan
-	Alerts Alerter          // nil: reports are logged only
+	Alerts notify.Alerter   // nil: reports are logged only
 	Lang   locales.Lang     // the admins' language
 	Log    *slog.Logger
 	Now    func() time.Time

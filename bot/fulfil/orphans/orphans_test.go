@@ -14,6 +14,7 @@ import (
 	"shopbot/locales"
 	"shopbot/reseller"
 	"shopbot/reseller/resellersim"
+	"shopbot/reseller/resellersim/simcatalog"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/statetest"
 )
@@ -29,6 +30,12 @@ func (a *alerts) Raise(_ context.Context, key, _ string) (bool, error) {
 	a.keys = append(a.keys, key)
 	return true, nil
 }
+
+func (a *alerts) Clear(context.Context, string) (bool, error) { return false, nil }
+
+func (a *alerts) Mark(ctx context.Context, key string) (bool, error) { return a.Raise(ctx, key, "") }
+
+func (a *alerts) Tell(context.Context, string) {}
 
 // An upstream order nobody claims is reported once, only after it stayed
 // unclaimed for After; what the upstream held before the first scan is
@@ -52,7 +59,7 @@ func TestUnclaimedUpstreamOrderIsReportedOnceAfterItsTime(t *testing.T) {
 	}
 	buy := func() *reseller.Order {
 		t.Helper()
-		o, err := up.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: resellersim.DemoGiftCategory, CardID: resellersim.DemoGiftCard, Quantity: 1})
+		o, err := up.CreateGiftCardOrder(ctx, &reseller.GiftCardOrderRequest{CategoryID: simcatalog.DemoGiftCategory, CardID: simcatalog.DemoGiftCard, Quantity: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -220,8 +220,9 @@ func (f *Plan) Clear() {
 type CreateStep struct {
 	create     bool          // the request is executed: the order is created and charged
 	answer     Answer        // what the client gets
-	status     int           // the status of AnswerStatus
+	status     int           // the status of AnswerStatus and AnswerGateway
 	retryAfter time.Duration // the Retry-After of a 429
+	late       time.Duration // AnswerGateway: how long after the answer the service creates the order
 }
 
 // Answer is what the client of a scripted create gets.
@@ -236,6 +237,10 @@ const (
 	AnswerCut
 	// AnswerHang gives no answer until the client gives up.
 	AnswerHang
+	// AnswerGateway is a gateway's own error page (not the spec's error
+	// body) with the step's status, answered while the service behind it
+	// still works on the request: it creates the order later.
+	AnswerGateway
 )
 
 // Created is a create served normally: the order is created and returned
@@ -284,6 +289,18 @@ func CreatedThenCut() CreateStep { return CreateStep{create: true, answer: Answe
 // gets its 400.
 func CreatedThenHang() CreateStep { return CreateStep{create: true, answer: AnswerHang} }
 
+// GatewayThenCreated answers status (502, 504) at once with a gateway's
+// error page, not the spec's error body, as a proxy that gave up on the
+// service does; the service still executes the request and creates the
+// order after late. The client cannot tell it from a gateway error of a
+// request that never reached the service.
+func GatewayThenCreated(status int, late time.Duration) CreateStep {
+	return CreateStep{answer: AnswerGateway, status: status, late: late}
+}
+
+// Late is how long after a gateway's answer the service creates the order.
+func (st CreateStep) Late() time.Duration { return st.late }
+
 // Creates reports whether the step executes the request (creates the order
 // when the request is valid).
 func (st CreateStep) Creates() bool { return st.create }
@@ -312,6 +329,8 @@ func (st CreateStep) String() string {
 		ans = "connection cut"
 	case AnswerHang:
 		ans = "no answer until the client gives up"
+	case AnswerGateway:
+		return "gateway answered " + strconv.Itoa(st.status) + ", created " + st.late.String() + " later"
 	}
 	if st.create {
 		return "created, " + ans

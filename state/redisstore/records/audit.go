@@ -84,3 +84,67 @@ func (a *CreditAudit) Recent(ctx context.Context, count int) ([]state.CreditReco
 	}
 	return out, nil
 }
+
+// AuditLog is the shop-wide log of admin actions that changed something
+// (state.AuditEntry), newest first and capped. Key, under prefix +
+// "{audit}:" (the credit audit's slot):
+//
+//	log    LIST of AuditEntry JSON, newest first, at most Cap
+//
+// The admin operations write it after the change they record succeeded
+// (a double tap that acted once is logged once).
+type AuditLog struct {
+	rdb redis.UniversalClient
+	p   string
+	// Cap is how many entries are kept (default state.DefaultAuditCap).
+	Cap int
+	Now func() time.Time
+}
+
+// NewAuditLog returns the audit log under prefix.
+func NewAuditLog(rdb redis.UniversalClient, prefix string) *AuditLog {
+	return &AuditLog{rdb: rdb, p: prefix + "{audit}:", Cap: state.DefaultAuditCap, Now: time.Now}
+}
+
+// Record adds e at the front of the log; a zero At is now.
+func (a *AuditLog) Record(ctx context.Context, e state.AuditEntry) error {
+	if e.At.IsZero() {
+		e.At = a.Now()
+	}
+	e.At = e.At.UTC()
+	doc, err := json.Marshal(&e)
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", e.Action, err)
+	}
+	limit := a.Cap
+	if limit <= 0 {
+		limit = state.DefaultAuditCap
+	}
+	pipe := a.rdb.TxPipeline()
+	pipe.LPush(ctx, a.p+"log", doc)
+	pipe.LTrim(ctx, a.p+"log", 0, int64(limit-1))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("audit %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// Recent returns up to count entries, newest first.
+func (a *AuditLog) Recent(ctx context.Context, count int) ([]state.AuditEntry, error) {
+	if count <= 0 {
+		return nil, nil
+	}
+	vals, err := a.rdb.LRange(ctx, a.p+"log", 0, int64(count-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	out := make([]state.AuditEntry, 0, len(vals))
+	for _, v := range vals {
+		var e state.AuditEntry
+		if err := json.Unmarshal([]byte(v), &e); err != nil {
+			return nil, fmt.Errorf("decode audit entry: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

@@ -62,3 +62,27 @@ func TestUsersHasStarted(t *testing.T) {
 		t.Fatalf("after /start: %v %v", ok, err)
 	}
 }
+
+func TestAuditLogIsNewestFirstAndCapped(t *testing.T) {
+	r := statetest.New(t)
+	a := records.NewAuditLog(r.Client, r.Prefix)
+	a.Cap = 2
+	ctx := t.Context()
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	by := state.Actor{ID: 9, Role: "owner", Via: state.ViaConsole}
+	for i, action := range []string{state.AuditRefund, state.AuditResend, state.AuditCredit} {
+		if err := a.Record(ctx, state.AuditEntry{At: at.Add(time.Duration(i) * time.Minute), Actor: by, Action: action, Target: state.AuditOrder(int64(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := a.Recent(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Action != state.AuditCredit || got[1].Action != state.AuditResend || got[0].Actor != by || got[0].Target != "order 2" {
+		t.Fatalf("audit log = %+v", got)
+	}
+	if by.Note("refund") != "admin 9 (console): refund" || (state.Actor{ID: 9, Via: state.ViaChat}).Note("refund") != "admin 9: refund" {
+		t.Fatalf("notes: %q", by.Note("refund"))
+	}
+}

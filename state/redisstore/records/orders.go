@@ -96,9 +96,14 @@ return {0, id}`)
 // already has an order paid by a different charge, that order is returned
 // with ErrQuoteAlreadyPaid, and the caller refunds the new charge. Otherwise
 // the order gets the next id, status paid and revision 1. o is not modified.
+// An order of a newer version (one a newer build journaled) is refused with
+// state.ErrRecordTooNew: this build would drop what it does not know of it.
 func (s *Orders) CreatePaid(ctx context.Context, o *state.Order) (created *state.Order, dup bool, err error) {
 	if o.ChargeID == "" {
 		return nil, false, errors.New("create order: empty charge id")
+	}
+	if err := state.TooNew("order of charge "+o.ChargeID, o.V, state.OrderVersion); err != nil {
+		return nil, false, err
 	}
 	if o.UserID == 0 {
 		return nil, false, errors.New("create order: no user id")
@@ -115,7 +120,7 @@ func (s *Orders) CreatePaid(ctx context.Context, o *state.Order) (created *state
 		}
 		n.Watermark = wm
 	}
-	n.ID, n.Status, n.Rev = 0, state.OrderPaid, 1
+	n.V, n.ID, n.Status, n.Rev = state.OrderVersion, 0, state.OrderPaid, 1
 	n.CreatedAt, n.UpdatedAt = now, now
 	n.History = []state.Transition{{From: "quoted", To: state.OrderPaid, At: now, Note: "charge " + o.ChargeID}}
 	// A repeated payment is answered without taking an id.
@@ -298,7 +303,9 @@ const transitionAttempts = 8
 // identity (id, charge, quote, user). A step is added to History when the
 // status changes or note is not empty, so routine tracking updates pass an
 // empty note. Storing an UpstreamNumber indexes it; an upstream number
-// already owned by another order is refused with ErrUpstreamClaimed.
+// already owned by another order is refused with ErrUpstreamClaimed. An
+// order a newer build wrote (Order.Readable) is refused with
+// ErrRecordTooNew, before mutate runs.
 func (s *Orders) Transition(ctx context.Context, id int64, from []string, to string, mutate func(*state.Order) error, note string) (*state.Order, error) {
 	if len(from) == 0 {
 		return nil, &state.TransitionError{ID: id, To: to, Err: state.ErrIllegalTransition}
@@ -328,6 +335,11 @@ func (s *Orders) save(ctx context.Context, id int64, change func(*state.Order) e
 		if err != nil {
 			return nil, err
 		}
+		// This build would drop the fields and undo the status a newer
+		// one wrote.
+		if err := cur.Readable(); err != nil {
+			return nil, err
+		}
 		o, err := cloneOrder(cur)
 		if err != nil {
 			return nil, err
@@ -349,7 +361,7 @@ func (s *Orders) save(ctx context.Context, id int64, change func(*state.Order) e
 			to = cur.Status
 		}
 		now := s.Now().UTC()
-		o.Status, o.UpdatedAt, o.Rev = to, now, cur.Rev+1
+		o.V, o.Status, o.UpdatedAt, o.Rev = state.OrderVersion, to, now, cur.Rev+1
 		if to != cur.Status || note != "" {
 			o.History = append(o.History, state.Transition{From: cur.Status, To: to, At: now, Note: note})
 			if len(o.History) > maxHistory {
@@ -568,13 +580,14 @@ func (s *Orders) Shrink(ctx context.Context, id int64) (*state.Order, error) {
 
 // ExpireDelivered shrinks every order that reached a terminal status (delivered
 // or refunded) more than olderThan ago and returns how many it shrank. Run it
-// periodically (daily is plenty) with Orders.Retention.
+// periodically (daily is plenty) with Orders.Retention. An order a newer
+// build wrote is left for that build's retention.
 func (s *Orders) ExpireDelivered(ctx context.Context, olderThan time.Duration) (int, error) {
 	cutoff := s.Now().Add(-olderThan).UnixMilli()
-	n := 0
+	n, skipped := 0, 0
 	for {
 		vals, err := s.rdb.ZRangeByScore(ctx, s.p+"done", &redis.ZRangeBy{
-			Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Count: 100,
+			Min: "-inf", Max: strconv.FormatInt(cutoff, 10), Offset: int64(skipped), Count: 100,
 		}).Result()
 		if err != nil {
 			return n, fmt.Errorf("list finished orders: %w", err)
@@ -586,6 +599,10 @@ func (s *Orders) ExpireDelivered(ctx context.Context, olderThan time.Duration) (
 			if _, err := s.Shrink(ctx, id); err != nil {
 				if errors.Is(err, state.ErrOrderNotFound) {
 					s.rdb.ZRem(ctx, s.p+"done", id)
+					continue
+				}
+				if errors.Is(err, state.ErrRecordTooNew) {
+					skipped++
 					continue
 				}
 				return n, fmt.Errorf("shrink order %d: %w", id, err)

@@ -26,6 +26,8 @@ import (
 //
 //	slot:<kind>       STRING the id of the order holding the slot
 //	upstream:newest   STRING the newest upstream order number seen
+//	loss              HASH the last loss of writes Redis was caught in
+//	                  (mark: the newest upstream number then, at: unix ms)
 
 // The slot's waiters are served in line: a busy slot queues the caller by
 // the place it gives (the fulfiller gives when the order was paid, so an
@@ -186,6 +188,45 @@ func (s *Orders) UpstreamHint(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read upstream hint: %w", err)
 	}
 	return n, nil
+}
+
+// lossScript: KEYS[1] loss. ARGV[1] mark, ARGV[2] unix ms. Keeps the
+// larger of each: a later loss covers the earlier ones.
+var lossScript = redis.NewScript(`
+local mark = tonumber(redis.call('HGET', KEYS[1], 'mark') or '0')
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0')
+if tonumber(ARGV[1]) > mark then redis.call('HSET', KEYS[1], 'mark', ARGV[1]) end
+if tonumber(ARGV[2]) > at then redis.call('HSET', KEYS[1], 'at', ARGV[2]) end
+return 1`)
+
+// NoteLoss records that Redis lost writes (a crash, a failover, a restore
+// from a backup), noticed at when the newest upstream order number was
+// mark. An upstream order at or below the mark that nobody claims may be
+// one whose claim the loss took: whose it is, only the journal can tell
+// (see the fulfiller's look).
+func (s *Orders) NoteLoss(ctx context.Context, mark int64, at time.Time) error {
+	if err := lossScript.Run(ctx, s.rdb, []string{s.p + "loss"}, mark, at.UnixMilli()).Err(); err != nil {
+		return fmt.Errorf("note a loss of writes: %w", err)
+	}
+	return nil
+}
+
+// Loss returns the last loss of writes on record (mark 0: none).
+func (s *Orders) Loss(ctx context.Context) (mark int64, at time.Time, err error) {
+	v, err := s.rdb.HMGet(ctx, s.p+"loss", "mark", "at").Result()
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read the last loss of writes: %w", err)
+	}
+	num := func(x any) int64 {
+		str, _ := x.(string)
+		n, _ := strconv.ParseInt(str, 10, 64)
+		return n
+	}
+	mark = num(v[0])
+	if ms := num(v[1]); ms > 0 {
+		at = time.UnixMilli(ms).UTC()
+	}
+	return mark, at, nil
 }
 
 // The orphan scan's records, under prefix + "{orders}:orphans:":

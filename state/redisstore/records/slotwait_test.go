@@ -100,3 +100,27 @@ func TestFreeSlotWithWaitersGoesToTheFirstWaiter(t *testing.T) {
 		t.Fatalf("holder %d (handed %v), want the first waiter 2, handed over to be woken", h, handed)
 	}
 }
+
+// The loss mark keeps the newest of each: a later loss (or a replica that
+// noticed the same loss later) never moves the mark or its time back.
+func TestLossMarkOnlyGrows(t *testing.T) {
+	r := statetest.New(t)
+	ctx := context.Background()
+	o := records.NewOrders(r.Client, r.Prefix)
+	if mark, at, err := o.Loss(ctx); err != nil || mark != 0 || !at.IsZero() {
+		t.Fatalf("no loss yet: %d %v %v", mark, at, err)
+	}
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, l := range []struct {
+		mark int64
+		at   time.Time
+	}{{1005, t0}, {1003, t0.Add(time.Second)}, {1009, t0.Add(-time.Second)}} {
+		if err := o.NoteLoss(ctx, l.mark, l.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark, at, err := o.Loss(ctx)
+	if err != nil || mark != 1009 || !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("loss = %d at %v (%v), want 1009 at %v", mark, at, err, t0.Add(time.Second))
+	}
+}

@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"testing"
+	"time"
 
 	"shopbot/state"
 )
@@ -47,5 +48,42 @@ func TestOrderStatsAndObserve(t *testing.T) {
 		if seen[i] != want[i] {
 			t.Fatalf("observed %q, want %q", seen, want)
 		}
+	}
+}
+
+// OldestInProgress is the creation time of the oldest order on its way:
+// an order in review or finished does not count, however old.
+func TestOldestInProgressSkipsReviewAndFinished(t *testing.T) {
+	_, s := newOrders(t)
+	ctx := t.Context()
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	if at, err := s.OldestInProgress(ctx); err != nil || !at.IsZero() {
+		t.Fatalf("no orders: %v, %v", at, err)
+	}
+	review := mustCreatePaid(t, s, paidOrder(41, "q0", "ch0"))
+	if _, err := s.Transition(ctx, review.ID, []string{state.OrderPaid}, state.OrderNeedsReview, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	done := mustCreatePaid(t, s, paidOrder(42, "q1", "ch1"))
+	if _, err := s.Transition(ctx, done.ID, []string{state.OrderPaid}, state.OrderRefunding, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	placing := mustCreatePaid(t, s, paidOrder(43, "q2", "ch2"))
+	if _, err := s.Transition(ctx, placing.ID, []string{state.OrderPaid}, state.OrderPlacing, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	mustCreatePaid(t, s, paidOrder(44, "q3", "ch3"))
+	if at, err := s.OldestInProgress(ctx); err != nil || !at.Equal(done.CreatedAt) {
+		t.Fatalf("oldest in progress %v, %v; want the refunding order's %v", at, err, done.CreatedAt)
+	}
+	if _, err := s.Transition(ctx, done.ID, []string{state.OrderRefunding}, state.OrderRefunded, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if at, err := s.OldestInProgress(ctx); err != nil || !at.Equal(placing.CreatedAt) {
+		t.Fatalf("oldest in progress %v, %v; want the placing order's %v", at, err, placing.CreatedAt)
 	}
 }

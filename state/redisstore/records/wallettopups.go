@@ -25,7 +25,7 @@ const topupDecisionKeep = 400 * 24 * time.Hour
 // checks a charge against its record, decides, credits and marks the
 // record paid at once:
 //
-//	topup:<id>          HASH chat, cents, stars, lang, created, expires (ms), paid
+//	topup:<id>          HASH v, chat, cents, stars, lang, created, expires (ms), paid
 //	topup-charge:<id>   STRING "refund:<reason>": the charge is to be refunded
 //
 // A top-up id is "<user>-<random>", so its record is found from the id.
@@ -61,7 +61,7 @@ func (w *Wallets) CreateTopup(ctx context.Context, t *state.WalletTopup) error {
 	// state.TopupUnpaidKeep; the credit keeps it state.TopupKeep.
 	ttl := t.Expires.Sub(t.Created) + state.TopupUnpaidKeep
 	_, err = w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "chat", t.ChatID, "cents", c, "stars", t.Stars, "lang", t.Lang,
+		p.HSet(ctx, key, "v", state.TopupVersion, "chat", t.ChatID, "cents", c, "stars", t.Stars, "lang", t.Lang,
 			"created", t.Created.UnixMilli(), "expires", t.Expires.UnixMilli())
 		p.PExpire(ctx, key, max(ttl, state.TopupUnpaidKeep))
 		return nil
@@ -88,8 +88,9 @@ func (w *Wallets) Topup(ctx context.Context, id string) (*state.WalletTopup, err
 	ms := func(k string) time.Time { n, _ := strconv.ParseInt(m[k], 10, 64); return time.UnixMilli(n) }
 	chat, _ := strconv.ParseInt(m["chat"], 10, 64)
 	stars, _ := strconv.ParseInt(m["stars"], 10, 64)
+	v, _ := strconv.Atoi(m["v"])
 	return &state.WalletTopup{
-		ID: id, UserID: user, ChatID: chat, USD: fromCents(m["cents"]), Stars: stars, Lang: m["lang"],
+		V: v, ID: id, UserID: user, ChatID: chat, USD: fromCents(m["cents"]), Stars: stars, Lang: m["lang"],
 		Created: ms("created"), Expires: ms("expires"), PaidBy: m["paid"],
 	}, nil
 }
@@ -98,16 +99,19 @@ func (w *Wallets) Topup(ctx context.Context, id string) (*state.WalletTopup, err
 // KEYS: bal, led, refs, the top-up record, the charge's decision. ARGV:
 // ref, cents (as read from the record, "0" when none), entry JSON, charge
 // id, stars paid, paid at ms, grace ms, max balance cents (0: none),
-// wallet on ("1"/"0"), decision TTL ms, paid record TTL ms. Returns {code, balance, decision}:
+// wallet on ("1"/"0"), decision TTL ms, paid record TTL ms, the newest
+// record version this build reads. Returns {code, balance, decision}:
 // 0 credited now, 1 credited before, 2 to be refunded (decision
-// "refund:<reason>", made now or before). A charge credited is never
-// decided for a refund and a charge decided for a refund is never
-// credited, however often and in whatever order this runs.
+// "refund:<reason>", made now or before), 3 nothing decided: the record is
+// of a newer version (a newer build's, which settles it). A charge
+// credited is never decided for a refund and a charge decided for a refund
+// is never credited, however often and in whatever order this runs.
 var topupSettleScript = redis.NewScript(`
 local prev = redis.call('HGET', KEYS[3], ARGV[1])
 if prev then return {1, redis.call('GET', KEYS[1]) or '0', ''} end
 local d = redis.call('GET', KEYS[5])
 if d then return {2, redis.call('GET', KEYS[1]) or '0', d} end
+if tonumber(redis.call('HGET', KEYS[4], 'v') or '0') > tonumber(ARGV[12]) then return {3, '0', ''} end
 local cur = redis.call('GET', KEYS[1]) or '0'
 local why = ''
 if ARGV[9] ~= '1' then
@@ -158,7 +162,9 @@ return {2, 'refund:' .. ARGV[2]}`)
 // decided for a refund, a charge decided for a refund is never credited.
 // Both the credit and the refund decision are made durable (Durable)
 // before SettleTopup returns them, so a caller refunds only a decision a
-// crash cannot take back.
+// crash cannot take back. A top-up a newer build recorded, in a version
+// this one does not read, is neither credited nor decided:
+// state.ErrRecordTooNew, and its charge waits for a replica of that build.
 func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules state.TopupRules) (state.TopupOutcome, error) {
 	var out state.TopupOutcome
 	if c.ChargeID == "" || c.Payer <= 0 {
@@ -190,6 +196,11 @@ func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules st
 		return out, err
 	}
 	out.Topup = t
+	if t != nil {
+		if err := state.TooNew("wallet top-up "+t.ID, t.V, state.TopupVersion); err != nil {
+			return out, err
+		}
+	}
 	cents := int64(0)
 	if t != nil {
 		cents = t.USD.Shift(2).IntPart()
@@ -212,12 +223,14 @@ func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules st
 	rec := w.topupKey(c.Payer, c.TopupID)
 	res, err := topupSettleScript.Run(ctx, w.rdb, []string{keys[0], keys[1], keys[2], rec, dec},
 		ref, cents, doc, c.ChargeID, c.Stars, c.PaidAt.UnixMilli(), rules.Grace.Milliseconds(), maxCents, on,
-		topupDecisionKeep.Milliseconds(), state.TopupKeep.Milliseconds()).Slice()
+		topupDecisionKeep.Milliseconds(), state.TopupKeep.Milliseconds(), state.TopupVersion).Slice()
 	if err != nil {
 		return out, fmt.Errorf("settle wallet top-up charge %s: %w", c.ChargeID, err)
 	}
 	out.Balance = fromCents(res[1])
 	switch code, _ := res[0].(int64); code {
+	case 3:
+		return state.TopupOutcome{Topup: t}, fmt.Errorf("wallet top-up %s: %w", c.TopupID, state.ErrRecordTooNew)
 	case 0, 1:
 		out.Credited, out.Fresh = true, code == 0
 		// Also for a credit made before: its own wait may have failed.

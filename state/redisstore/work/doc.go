@@ -4,6 +4,7 @@
 // (images.go), broadcasts (broadcast.go), order chats (orderchats.go), the
 // checkout's payment bookkeeping (payments.go), admin alerts (alerts.go),
 // support tickets (tickets.go), the books' reconciliation runs
-// (reconcileruns.go), and the migration of the key layout (migrate.go),
-// the intake's and the schedules' keys included.
+// (reconcileruns.go), the admin console's one-time links (links.go), and
+// the migration of the key layout (migrate.go), the intake's and the
+// schedules' keys included.
 package work

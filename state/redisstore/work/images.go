@@ -84,3 +84,38 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `)
+
+// The Mini App shows the catalog's images through the shop itself, by their
+// key (ImageKey), never by the upstream's URL: the URL of a key the app
+// listed is kept under `<prefix>imgurl:<key>` for WebNameTTL, so whichever
+// replica a browser asks finds it, and only a URL the catalog listed can
+// be fetched through the shop.
+
+// WebNameTTL is how long the URL of an image the Mini App listed is kept.
+const WebNameTTL = 7 * 24 * time.Hour
+
+func (im *Images) nameKey(key string) string { return im.p + "imgurl:" + key }
+
+// Name records the URLs the Mini App listed by their keys, for ttl, in one
+// round trip.
+func (im *Images) Name(ctx context.Context, urls []string, ttl time.Duration) error {
+	if len(urls) == 0 {
+		return nil
+	}
+	_, err := im.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, u := range urls {
+			p.Set(ctx, im.nameKey(ImageKey(u)), u, ttl)
+		}
+		return nil
+	})
+	return err
+}
+
+// URLOf returns the URL recorded under key, or "" when none is.
+func (im *Images) URLOf(ctx context.Context, key string) (string, error) {
+	u, err := im.rdb.Get(ctx, im.nameKey(key)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	return u, err
+}

@@ -59,3 +59,27 @@ func TestImagesRememberForgetAndBroken(t *testing.T) {
 		t.Fatalf("image keys: %q %q", work.ImageKey(a), work.ImageKey(b))
 	}
 }
+
+// The Mini App's image names: a listed URL is found by its key, for its
+// period; an unknown key finds nothing.
+func TestImagesNamedForTheMiniApp(t *testing.T) {
+	r := statetest.New(t)
+	im := work.NewImages(r.Client, r.Prefix)
+	ctx := t.Context()
+	const a, b = "https://up.example/img/a.png", "https://up.example/img/b.png"
+	if err := im.Name(ctx, []string{a, b}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{a, b} {
+		if got, err := im.URLOf(ctx, work.ImageKey(u)); got != u || err != nil {
+			t.Fatalf("URLOf(%s) = %q, %v", u, got, err)
+		}
+	}
+	if got, err := im.URLOf(ctx, work.ImageKey("https://up.example/other.png")); got != "" || err != nil {
+		t.Fatalf("an unknown key: %q, %v", got, err)
+	}
+	r.FastForward(2 * time.Second)
+	if got, _ := im.URLOf(ctx, work.ImageKey(a)); got != "" {
+		t.Fatalf("the name outlived its period: %q", got)
+	}
+}

@@ -14,6 +14,9 @@ import (
 // OrderChats keeps what the order chat relay needs per order, in one HASH
 // under prefix + "ochat:<order id>":
 //
+//	who     the tag of the purchase the record is of (state.ChargeTag): a
+//	        number Redis handed out again after a loss names another
+//	        purchase, whose chat starts afresh (none: written before tags)
 //	on      "1" the order has an upstream chat, "0" it has none (known)
 //	act     last activity (a message either way, the buyer opening it), ms
 //	stop    "1" once polling ended (finished and closed, or idle too long)
@@ -54,13 +57,17 @@ type ChatInfo struct {
 	Messages map[string]string
 }
 
-// Info reads the order's chat record in one round trip.
-func (s *OrderChats) Info(ctx context.Context, id int64) (*ChatInfo, error) {
+// Info reads the chat record of order id, the purchase tag names, in one
+// round trip; a record of another purchase under the number reads as none.
+func (s *OrderChats) Info(ctx context.Context, id int64, tag string) (*ChatInfo, error) {
 	m, err := s.rdb.HGetAll(ctx, s.key(id)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read chat of order %d: %w", id, err)
 	}
 	info := &ChatInfo{Messages: map[string]string{}}
+	if who := m["who"]; who != "" && tag != "" && who != tag {
+		return info, nil
+	}
 	for k, v := range m {
 		switch {
 		case k == "on":
@@ -78,9 +85,31 @@ func (s *OrderChats) Info(ctx context.Context, id int64) (*ChatInfo, error) {
 	return info, nil
 }
 
-// SetEnabled records whether the order has an upstream chat. Enabling also
-// sets the activity time when there is none yet, so polling starts fast.
-func (s *OrderChats) SetEnabled(ctx context.Context, id int64, enabled bool, now time.Time) error {
+// setEnabledScript: KEYS[1] record. ARGV[1] tag, ARGV[2] "1"/"0", ARGV[3]
+// now (ms), ARGV[4] ttl (ms). A record of another purchase is dropped first.
+var setEnabledScript = redis.NewScript(`
+local who = redis.call('HGET', KEYS[1], 'who')
+if who and who ~= ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('HSET', KEYS[1], 'who', ARGV[1], 'on', ARGV[2])
+if ARGV[2] == '1' then redis.call('HSETNX', KEYS[1], 'act', ARGV[3]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`)
+
+// SetEnabled records whether order id, the purchase tag names, has an
+// upstream chat; a record of another purchase under the number is dropped.
+// Enabling also sets the activity time when there is none yet, so polling
+// starts fast.
+func (s *OrderChats) SetEnabled(ctx context.Context, id int64, tag string, enabled bool, now time.Time) error {
+	if tag != "" {
+		on := "0"
+		if enabled {
+			on = "1"
+		}
+		if err := setEnabledScript.Run(ctx, s.rdb, []string{s.key(id)}, tag, on, now.UnixMilli(), ChatKeep.Milliseconds()).Err(); err != nil {
+			return fmt.Errorf("record chat of order %d: %w", id, err)
+		}
+		return nil
+	}
 	k := s.key(id)
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if enabled {

@@ -1,6 +1,7 @@
 package work_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -16,18 +17,18 @@ func TestOrderChatsRelayClaims(t *testing.T) {
 	r := statetest.New(t)
 	ctx := t.Context()
 	s := work.NewOrderChats(r.Client, r.Prefix)
-	info, err := s.Info(ctx, 7)
+	info, err := s.Info(ctx, 7, "t1")
 	if err != nil || info.Known || info.Enabled || len(info.Messages) != 0 {
 		t.Fatalf("fresh chat info %+v (%v)", info, err)
 	}
-	if err := s.SetEnabled(ctx, 7, true, schedT0); err != nil {
+	if err := s.SetEnabled(ctx, 7, "t1", true, schedT0); err != nil {
 		t.Fatal(err)
 	}
 	// Enabling again keeps the first activity time.
-	if err := s.SetEnabled(ctx, 7, true, schedT0.Add(time.Hour)); err != nil {
+	if err := s.SetEnabled(ctx, 7, "t1", true, schedT0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ = s.Info(ctx, 7); !info.Known || !info.Enabled || !info.Activity.Equal(schedT0) {
+	if info, _ = s.Info(ctx, 7, "t1"); !info.Known || !info.Enabled || !info.Activity.Equal(schedT0) {
 		t.Fatalf("enabled chat info %+v", info)
 	}
 
@@ -73,7 +74,7 @@ func TestOrderChatsRelayClaims(t *testing.T) {
 	if ok, _ := s.ClaimRelay(ctx, 7, "m3", "a", schedT0, time.Minute); ok {
 		t.Fatal("the buyer's own message was claimed for relaying")
 	}
-	info, _ = s.Info(ctx, 7)
+	info, _ = s.Info(ctx, 7, "t1")
 	if info.Messages["m1"] != work.ChatRelayed || info.Messages["m3"] != work.ChatOwn || len(info.Messages) != 3 {
 		t.Fatalf("messages %v", info.Messages)
 	}
@@ -81,13 +82,13 @@ func TestOrderChatsRelayClaims(t *testing.T) {
 	if err := s.Stop(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ = s.Info(ctx, 7); !info.Stopped {
+	if info, _ = s.Info(ctx, 7, "t1"); !info.Stopped {
 		t.Fatal("stop not recorded")
 	}
 	if err := s.Touch(ctx, 7, schedT0.Add(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ = s.Info(ctx, 7); info.Stopped || !info.Activity.Equal(schedT0.Add(3*time.Hour)) {
+	if info, _ = s.Info(ctx, 7, "t1"); info.Stopped || !info.Activity.Equal(schedT0.Add(3*time.Hour)) {
 		t.Fatalf("touch: %+v", info)
 	}
 	if r.Mini != nil {
@@ -95,10 +96,38 @@ func TestOrderChatsRelayClaims(t *testing.T) {
 			t.Fatalf("chat record has no expiry (ttl %v)", ttl)
 		}
 	}
-	if err := s.SetEnabled(ctx, 8, false, schedT0); err != nil {
+	if err := s.SetEnabled(ctx, 8, "t1", false, schedT0); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ = s.Info(ctx, 8); !info.Known || info.Enabled {
+	if info, _ = s.Info(ctx, 8, "t1"); !info.Known || info.Enabled {
 		t.Fatalf("chat without upstream chat: %+v", info)
+	}
+}
+
+// A number Redis handed out again after a loss names another purchase: the
+// old purchase's chat record (stopped, relay marks) reads as none for it,
+// and enabling the new purchase's chat starts the record afresh.
+func TestOrderChatOfAReissuedNumberStartsAfresh(t *testing.T) {
+	r := statetest.New(t)
+	ctx := context.Background()
+	s := work.NewOrderChats(r.Client, r.Prefix)
+	if err := s.SetEnabled(ctx, 9, "old", true, schedT0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkRelayed(ctx, 9, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctx, 9, "new"); err != nil || info.Known || info.Stopped || len(info.Messages) != 0 {
+		t.Fatalf("another purchase's record under the number: %+v %v", info, err)
+	}
+	if err := s.SetEnabled(ctx, 9, "new", true, schedT0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx, 9, "new")
+	if err != nil || !info.Known || !info.Enabled || info.Stopped || len(info.Messages) != 0 || !info.Activity.Equal(schedT0.Add(time.Hour)) {
+		t.Fatalf("the new purchase's record: %+v %v", info, err)
 	}
 }

@@ -133,6 +133,22 @@ func (s *Payments) InvoiceSentAs(ctx context.Context, quoteID string, msgID int)
 	return n == 1, nil
 }
 
+// InvoiceLinked records a Mini App's invoice link as quoteID's invoice
+// (stored as "link:<link>" where a chat's invoice has its message id) over
+// a "sending" mark, and reports whether there was one. ClaimInvoice then
+// reports the invoice sent, with that value.
+func (s *Payments) InvoiceLinked(ctx context.Context, quoteID, link string) (bool, error) {
+	n, err := invoiceSentScript.Run(ctx, s.rdb, []string{s.quoteKey(quoteID)}, InvoiceLinkMark+link).Int()
+	if err != nil {
+		return false, fmt.Errorf("record invoice link of quote %s: %w", quoteID, err)
+	}
+	return n == 1, nil
+}
+
+// InvoiceLinkMark starts the invoice value of a quote paid through an
+// invoice link (InvoiceLinked) rather than an invoice in the chat.
+const InvoiceLinkMark = "link:"
+
 // ReleaseInvoice drops the "sending" mark of quoteID claimed at at, when
 // nothing was sent; a mark claimed since by another Pay, or an invoice
 // sent, stays. It reports whether it dropped one.

@@ -31,7 +31,7 @@ func TestTicketsOpenListClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok, err := s.Get(ctx, 501)
-	want := work.Ticket{Buyer: 501, Open: true, Lang: "uk", Name: "Olha", Last: t0}
+	want := work.Ticket{Buyer: 501, Open: true, Lang: "uk", Name: "Olha", Last: t0, BuyerAt: t0}
 	if err != nil || !ok || got != want {
 		t.Fatalf("ticket %+v %v (%v), want %+v", got, ok, err, want)
 	}
