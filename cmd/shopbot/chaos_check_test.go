@@ -147,6 +147,7 @@ type runFigures struct {
 	settled                                  bool
 	kills, crashes, rollbacks                int
 	restoredAt                               time.Time
+	noRestore                                string // why the restore on an old backup did not happen
 	rollbackNotes                            []string
 	faults                                   map[string]int
 	deliveries, dupDeliveries                int64
@@ -560,6 +561,9 @@ func (r *report) short() string {
 		}
 	}
 	restored := "no restore"
+	if f.noRestore != "" {
+		restored += " (" + f.noRestore + ")"
+	}
 	if !f.restoredAt.IsZero() {
 		restored = "restored at " + f.restoredAt.UTC().Format("15:04:05.000")
 	}

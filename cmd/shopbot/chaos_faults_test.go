@@ -38,6 +38,23 @@ type faults struct {
 	rolled int
 	// restored is when Redis was restarted on an old backup (zero: never).
 	restored time.Time
+	// noRestore says why the restore on an old backup did not happen.
+	noRestore string
+}
+
+// restoreFailed records why the restore did not happen, for the report.
+func (f *faults) restoreFailed(format string, args ...any) {
+	why := fmt.Sprintf(format, args...)
+	f.mu.Lock()
+	f.noRestore = why
+	f.mu.Unlock()
+	f.t.Errorf("chaos: %s", why)
+}
+
+func (f *faults) noRestoreWhy() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.noRestore
 }
 
 func (f *faults) restoredAt() time.Time {
@@ -271,7 +288,7 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 	path := filepath.Join(f.rs.dir, "..", "backup.rdb")
 	if err := f.rs.backup(ctx, f.cr.rdb, path); err != nil {
 		if ctx.Err() == nil {
-			f.t.Errorf("chaos: back Redis up: %v", err)
+			f.restoreFailed("back Redis up: %v", err)
 		}
 		return
 	}
@@ -285,7 +302,7 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 	f.restored = time.Now()
 	f.mu.Unlock()
 	if err := f.rs.restore(context.WithoutCancel(ctx), path); err != nil {
-		f.t.Errorf("chaos: restore Redis: %v", err)
+		f.restoreFailed("restore Redis: %v", err)
 		return
 	}
 	f.note("redis restore", fmt.Sprintf("Redis restored at %s on its backup of %s (%s old, journal window %s): %s",

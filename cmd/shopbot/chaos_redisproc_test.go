@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,11 @@ type redisServer struct {
 	dir  string // the server's data directory (AOF)
 	port int
 	log  string
+
+	// ops keeps the run's Redis faults apart: a crash, a backup and a
+	// restore each have the server to themselves (a backup taken while a
+	// crash has it down would fail, and the run would lose its restore).
+	ops sync.Mutex
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -124,6 +130,8 @@ func (s *redisServer) kill() {
 // crash kills the server with SIGKILL, keeps it down for down and starts
 // it again from its append-only file.
 func (s *redisServer) crash(down time.Duration) error {
+	s.ops.Lock()
+	defer s.ops.Unlock()
 	s.kill()
 	time.Sleep(down)
 	return s.start(true)
@@ -132,17 +140,39 @@ func (s *redisServer) crash(down time.Duration) error {
 // backup makes a point-in-time copy of the dataset (BGSAVE, then the RDB
 // file copied aside), as a nightly backup job would, and returns its path.
 func (s *redisServer) backup(ctx context.Context, rdb *redis.Client, to string) error {
-	before, err := rdb.LastSave(ctx).Result()
-	if err != nil {
-		return err
-	}
-	if err := rdb.BgSave(ctx).Err(); err != nil && !strings.Contains(err.Error(), "in progress") {
-		return err
-	}
-	for {
-		at, err := rdb.LastSave(ctx).Result()
-		if err == nil && at > before {
+	s.ops.Lock()
+	defer s.ops.Unlock()
+	// The server may be reloading its AOF after a crash, or rewriting it
+	// (BGSAVE SCHEDULE then runs the save right after): errors are retried
+	// for a while, as a backup job would. A save is done when the count of
+	// saves since the start (rdb_saves) went up and none is running.
+	var before int64
+	var err error
+	for range 600 {
+		if before, _, err = rdbSaves(ctx, rdb); err == nil {
 			break
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("INFO persistence: %w", err)
+	}
+	if err := rdb.Do(ctx, "BGSAVE", "SCHEDULE").Err(); err != nil && !strings.Contains(err.Error(), "in progress") {
+		return fmt.Errorf("BGSAVE SCHEDULE: %w", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n, status, err := rdbSaves(ctx, rdb)
+		if err == nil && n > before {
+			if status != "ok" {
+				return fmt.Errorf("BGSAVE failed (rdb_last_bgsave_status %s; see the server's log)", status)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no save within 60 s (rdb_saves %d, before %d, err %v)", n, before, err)
 		}
 		if !sleepCtx(ctx, 50*time.Millisecond) {
 			return ctx.Err()
@@ -151,10 +181,35 @@ func (s *redisServer) backup(ctx context.Context, rdb *redis.Client, to string) 
 	return copyFile(filepath.Join(s.dir, "dump.rdb"), to)
 }
 
+// rdbSaves reads how many RDB saves the server made since it started and
+// the last one's status (INFO persistence), once no save is running.
+func rdbSaves(ctx context.Context, rdb *redis.Client) (int64, string, error) {
+	info, err := rdb.Info(ctx, "persistence").Result()
+	if err != nil {
+		return 0, "", err
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	if fields["rdb_bgsave_in_progress"] != "0" {
+		return 0, "", errors.New("a save is running")
+	}
+	n, err := strconv.ParseInt(fields["rdb_saves"], 10, 64)
+	if err != nil {
+		return 0, "", fmt.Errorf("rdb_saves %q: %w", fields["rdb_saves"], err)
+	}
+	return n, fields["rdb_last_bgsave_status"], nil
+}
+
 // restore kills the server with SIGKILL, throws its data directory away,
 // starts it on the backup and turns the append-only file on again (Redis
 // rewrites it from the restored dataset).
 func (s *redisServer) restore(ctx context.Context, backup string) error {
+	s.ops.Lock()
+	defer s.ops.Unlock()
 	s.kill()
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {

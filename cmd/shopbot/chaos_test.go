@@ -226,7 +226,7 @@ func TestChaos(t *testing.T) {
 	rep := checkChaos(w, startBalance, cfg.p99Max)
 	rep.run = runFigures{
 		seed: cfg.seed, replicas: cfg.replicas, buyers: cfg.buyers, load: loadTime, settle: settleTime, settled: settled,
-		kills: kills, crashes: crashes, rollbacks: fl.rollbacks(), restoredAt: fl.restoredAt(), rollbackNotes: fl.rollbackNotes(),
+		kills: kills, crashes: crashes, rollbacks: fl.rollbacks(), restoredAt: fl.restoredAt(), noRestore: fl.noRestoreWhy(), rollbackNotes: fl.rollbackNotes(),
 		faults: fl.faultCounts(), dupDeliveries: feed.dups.Load(), deliveries: feed.delivered.Load(),
 		failedDeliveries: feed.failures.Load(), attempts: sh.attempts.Load(), abandoned: sh.abandoned.Load(),
 		declined: sh.declined.Load(), noInvoice: sh.noInvoice.Load(), payTimeouts: sh.payErrors.Load(),
