@@ -209,6 +209,9 @@ type Quote struct {
 	Cancelled bool
 	// Lang is the language the buyer saw the quote in.
 	Lang string
+	// Watermark is the newest upstream order number the store had seen
+	// when the quote was saved (state.Quote.Watermark); the store sets it.
+	Watermark int64
 }
 
 // Expired reports whether the quote may no longer be paid at now.

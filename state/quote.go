@@ -39,6 +39,15 @@ type Quote struct {
 	// Lang is the language the buyer saw the quote in ("" before it was
 	// kept), for what the shop tells them of it later.
 	Lang string `json:"lang,omitempty"`
+	// Watermark is the newest upstream order number the store had seen
+	// when the quote was saved (0: none yet). Every create for a payment
+	// of the quote comes later, so the order made from it looks for an
+	// earlier create of itself above this number: a bound that holds
+	// however late the order is made (a payment update delivered again
+	// after the store was restored on a backup that held the quote but
+	// not the order). A build that does not know the field makes the
+	// order as before, above the newest number seen then.
+	Watermark int64 `json:"wm,omitempty"`
 }
 
 // Expired reports whether the quote may no longer be paid at now.

@@ -60,10 +60,12 @@ func (p *Checkout) Paid(ctx context.Context, m Payment) {
 // is never refunded here: state.ErrRecordTooNew, and a replica of the
 // newer build settles it (its update, or its Stars sweep).
 //
-// repair says the sweep found the charge without an order: Redis may have
-// lost the order after it was placed upstream, so the new order looks for
-// its create above the orphan scan's mark (everything below it is claimed
-// or reported) rather than above the newest number seen now.
+// The order looks for an earlier create of itself above the quote's
+// watermark (state.Quote.Watermark), however late it is made. repair says
+// the sweep found the charge without an order: for a quote without a
+// watermark, the order then looks above the orphan scan's mark (everything
+// below it is claimed or reported) rather than above the newest number
+// seen now.
 func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, repair bool) (reviewed bool, err error) {
 	if done, err := p.chargeDone(ctx, c.ID); err != nil || done {
 		return false, err
@@ -90,7 +92,8 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 		return false, err
 	}
 	order := p.newOrder(q, lang, state.PayStars, c.ID, c.Amount, c.At)
-	if repair {
+	if repair && order.Watermark == 0 {
+		// A quote saved without a watermark (by an older build).
 		if mark, err := p.Orders.OrphanMark(ctx); err == nil && mark > 0 {
 			order.Watermark = mark
 		}
@@ -250,6 +253,9 @@ func (p *Checkout) newOrder(q *state.Quote, lang locales.Lang, method, charge st
 		QuoteID: q.ID, ChatID: q.ChatID, UserID: q.UserID, Lang: string(lang), Line: q.Line, Item: item,
 		UpstreamUSD: q.UpstreamUSD, ShopUSD: q.ShopUSD, PayMethod: method, ChargeID: charge,
 		PromoCode: q.PromoCode, DiscountUSD: q.DiscountUSD, PaidAt: paidAt.UTC(),
+		// Its creates come after the quote: the order looks above the
+		// newest number seen then, not when it is made (0: then).
+		Watermark: q.Watermark,
 	}
 	if method == state.PayStars {
 		o.Stars = stars

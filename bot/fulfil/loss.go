@@ -21,12 +21,18 @@ import (
 // loss mark, records.Orders.NoteLoss), and an unclaimed upstream order at
 // or below the mark is:
 //   - never this order's when the order was paid after the loss was
-//     noticed (its creates came after the mark);
+//     noticed, by more than the clocks may be apart (its creates came
+//     after the mark);
 //   - this order's only when the journal names this order's charge as
 //     the one whose create made it, or may have made it (an open attempt);
 //   - otherwise a possible match: the order goes to review (after the
 //     usual wait for the replica that made it to put it back), and the
 //     admin decides whose it is.
+
+// lossClockMargin is how much later than the loss was noticed an order
+// must have been paid to be "paid after" it: the payment's date is
+// Telegram's clock and the loss's ours, and the two may be apart.
+const lossClockMargin = time.Minute
 
 // errLossPending means this process noticed a loss of writes it could not
 // yet record: nothing unclaimed can be sorted out until it has.

@@ -93,7 +93,7 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.R
 			if u.Number <= lossMark {
 				// Made before Redis lost writes; its claim may be what
 				// was lost (loss.go).
-				if o.PaidAt.After(lossAt) {
+				if o.PaidAt.After(lossAt.Add(lossClockMargin)) {
 					continue // this order was paid after: not its create
 				}
 				if !f.journalNames(o, u.Number, att) {

@@ -16,20 +16,29 @@ import (
 // version of the record ("v", state.QuoteVersion) beside the quote's
 // fields.
 type Quotes struct {
-	rdb redis.UniversalClient
-	p   string
+	rdb  redis.UniversalClient
+	p    string
+	hint string // the orders' newest upstream number seen (Orders.UpstreamHint)
 }
 
 // NewQuotes returns the quote store under prefix.
 func NewQuotes(rdb redis.UniversalClient, prefix string) *Quotes {
-	return &Quotes{rdb: rdb, p: prefix + "quote:"}
+	return &Quotes{rdb: rdb, p: prefix + "quote:", hint: prefix + orderTag + "upstream:newest"}
 }
 
-// Save stores q, giving it an id when it has none. Redis drops it
+// Save stores q, giving it an id when it has none, and its watermark (the
+// newest upstream number seen now) when it has none. Redis drops it
 // QuoteKeep after it expires.
 func (s *Quotes) Save(ctx context.Context, q *state.Quote) error {
 	if q.ID == "" {
 		q.ID = newQuoteID()
+	}
+	if q.Watermark == 0 {
+		n, err := s.rdb.Get(ctx, s.hint).Int64()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("save quote %s: read the upstream watermark: %w", q.ID, err)
+		}
+		q.Watermark = n
 	}
 	b, err := json.Marshal(storedQuote{V: state.QuoteVersion, Quote: q})
 	if err != nil {

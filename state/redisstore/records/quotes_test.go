@@ -57,3 +57,38 @@ func TestLimiterAllowsLimitPerWindow(t *testing.T) {
 		}
 	}
 }
+
+// A quote keeps the newest upstream number the store had seen when it was
+// saved: the order made from it later looks above that, not above what is
+// newest then. A number set before is kept on a save again.
+func TestQuoteSavedWithTheUpstreamWatermarkOfItsTime(t *testing.T) {
+	r := statetest.New(t)
+	qs := records.NewQuotes(r.Client, r.Prefix)
+	orders := records.NewOrders(r.Client, r.Prefix)
+	now := time.Now()
+	fresh := func() *state.Quote {
+		return &state.Quote{Line: "giftcards", Item: "apple-us-10", Quantity: 1, UpstreamUSD: decimal.NewFromInt(10),
+			ShopUSD: decimal.NewFromInt(11), Stars: 846, ChatID: 7, UserID: 7, Created: now, Expires: now.Add(15 * time.Minute)}
+	}
+	q := fresh()
+	if err := qs.Save(t.Context(), q); err != nil || q.Watermark != 0 {
+		t.Fatalf("save on a store that has seen no upstream order: watermark %d, %v", q.Watermark, err)
+	}
+	if err := orders.NoteUpstream(t.Context(), 1041); err != nil {
+		t.Fatal(err)
+	}
+	q = fresh()
+	if err := qs.Save(t.Context(), q); err != nil {
+		t.Fatal(err)
+	}
+	if err := orders.NoteUpstream(t.Context(), 1077); err != nil {
+		t.Fatal(err)
+	}
+	if err := qs.Save(t.Context(), q); err != nil {
+		t.Fatal(err)
+	}
+	got, err := qs.Load(t.Context(), q.ID)
+	if err != nil || got.Watermark != 1041 {
+		t.Fatalf("watermark %d (%v), want 1041, the newest seen when the quote was first saved", got.Watermark, err)
+	}
+}
