@@ -282,6 +282,10 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 		}
 		return true
 	}
+	if f.cfg.wipe {
+		f.wipeRedis(ctx, wait)
+		return
+	}
 	if !wait(int64(f.cfg.purchases) / 6) {
 		return
 	}
@@ -308,6 +312,26 @@ func (f *faults) restoreLoop(ctx context.Context, loadDone <-chan struct{}) {
 	f.note("redis restore", fmt.Sprintf("Redis restored at %s on its backup of %s (%s old, journal window %s): %s",
 		time.Now().UTC().Format("15:04:05.000"), backedUp.UTC().Format("15:04:05.000"), time.Since(backedUp).Round(time.Second),
 		f.cfg.journalKeep, lostOrders(now, orderIDs(context.WithoutCancel(ctx), f.cr))))
+}
+
+// wipeRedis kills the run's Redis with SIGKILL a third of the way into
+// the purchases and starts it with no data at all, as after its volume
+// was lost: the shop must rebuild what Telegram's Star transactions, the
+// upstream and its journal prove, and list the rest for an admin.
+func (f *faults) wipeRedis(ctx context.Context, wait func(int64) bool) {
+	if !wait(int64(f.cfg.purchases) / 3) {
+		return
+	}
+	now := orderIDs(ctx, f.cr)
+	f.mu.Lock()
+	f.restored = time.Now()
+	f.mu.Unlock()
+	if err := f.rs.restore(context.WithoutCancel(ctx), ""); err != nil {
+		f.restoreFailed("restart Redis empty: %v", err)
+		return
+	}
+	f.note("redis restore", fmt.Sprintf("Redis came back empty at %s (its data lost): %s",
+		time.Now().UTC().Format("15:04:05.000"), lostOrders(now, orderIDs(context.WithoutCancel(ctx), f.cr))))
 }
 
 // note counts a Redis fault of kind and keeps its description for the report.

@@ -220,8 +220,10 @@ func (s *redisServer) restore(ctx context.Context, backup string) error {
 			return err
 		}
 	}
-	if err := copyFile(backup, filepath.Join(s.dir, "dump.rdb")); err != nil {
-		return err
+	if backup != "" { // none: the server comes back empty, its volume lost
+		if err := copyFile(backup, filepath.Join(s.dir, "dump.rdb")); err != nil {
+			return err
+		}
 	}
 	if err := s.start(false); err != nil {
 		return err

@@ -272,6 +272,7 @@ type chaosConfig struct {
 	// With its own Redis (CHAOS_REDIS=own, the default when redis-server is on the PATH):
 	redisCrashes int           // CHAOS_REDIS_CRASHES: SIGKILLs of Redis, restarted from its AOF (default 2)
 	restores     int           // CHAOS_RESTORES: restarts on a backup older than the journal window (default 1; 0 or 1)
+	wipe         bool          // CHAOS_WIPE=1: the restore is onto an empty Redis (its volume lost), a third of the way in
 	journalKeep  time.Duration // CHAOS_JOURNAL_KEEP: the replicas' JOURNAL_KEEP (default 90s, so a backup can be older within the run)
 	foreign      int           // CHAOS_FOREIGN_PURCHASES: purchases of another shop with the same token and journal directory before the run (default 30; 0 = none)
 	logDir       string        // CHAOS_LOG_DIR: keep the replicas' logs there (default a temporary directory)
@@ -280,8 +281,8 @@ type chaosConfig struct {
 }
 
 func (c chaosConfig) String() string {
-	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d redis_crashes=%d restores=%d journal_keep=%s foreign=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
-		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.redisCrashes, c.restores, c.journalKeep, c.foreign, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
+	return fmt.Sprintf("purchases=%d replicas=%d buyers=%d seed=%d kill_every=%s fault_every=%s rollbacks=%d redis_crashes=%d restores=%d wipe=%v journal_keep=%s foreign=%d dup_rate=%.2f settle=%s load_max=%s p99_max=%s redis_db=%d",
+		c.purchases, c.replicas, c.buyers, c.seed, c.killEvery, c.faultGap, c.rollbacks, c.redisCrashes, c.restores, c.wipe, c.journalKeep, c.foreign, c.dupRate, c.settle, c.loadMax, c.p99Max, c.redisDB)
 }
 
 func loadChaosConfig(t *testing.T) chaosConfig {
@@ -327,6 +328,7 @@ func loadChaosConfig(t *testing.T) chaosConfig {
 		redisCrashes: intVar("CHAOS_REDIS_CRASHES", 2),
 		restores:     min(intVar("CHAOS_RESTORES", 1), 1),
 		journalKeep:  durVar("CHAOS_JOURNAL_KEEP", 90*time.Second),
+		wipe:         os.Getenv("CHAOS_WIPE") == "1",
 		foreign:      intVar("CHAOS_FOREIGN_PURCHASES", 30),
 		logDir:       os.Getenv("CHAOS_LOG_DIR"),
 		debug:        os.Getenv("CHAOS_DEBUG") != "",
