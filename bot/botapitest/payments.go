@@ -287,7 +287,7 @@ func (s *Server) payLocked(ctx context.Context, chatID int64, currency string, t
 	if opts.LoseUpdate {
 		copies = 0
 	}
-	res.ChargeID, res.MessageID, res.UpdateIDs = s.completePayment(chatID, res.Currency, res.TotalAmount, res.Payload, opts.ChargeID, copies)
+	res.ChargeID, res.MessageID, res.UpdateIDs = s.completePayment(chatID, res.Currency, res.TotalAmount, res.Payload, opts.ChargeID, copies, time.Time{})
 	return res, nil
 }
 
@@ -326,7 +326,15 @@ func (s *Server) PreCheckoutAnswer(id string) (answered, ok bool) {
 // generated) is recorded like Pay does; a known chargeID only pushes the
 // message again. It returns the charge id.
 func (s *Server) PushSuccessfulPayment(chatID int64, payload string, amount int64, chargeID string) string {
-	id, _, _ := s.completePayment(chatID, "XTR", amount, payload, chargeID, 1)
+	id, _, _ := s.completePayment(chatID, "XTR", amount, payload, chargeID, 1, time.Time{})
+	return id
+}
+
+// PushSuccessfulPaymentAt is PushSuccessfulPayment for a charge paid at
+// (its Star transaction and its message dated then): the update of an
+// old payment, as Telegram delivers again one it could not hand over.
+func (s *Server) PushSuccessfulPaymentAt(chatID int64, payload string, amount int64, chargeID string, at time.Time) string {
+	id, _, _ := s.completePayment(chatID, "XTR", amount, payload, chargeID, 1, at)
 	return id
 }
 
@@ -353,8 +361,11 @@ func (s *Server) AddStarPayment(chatID int64, payload string, amount int64, at t
 
 // completePayment records a charge and pushes copies of its
 // successful_payment message.
-func (s *Server) completePayment(chatID int64, currency string, amount int64, payload, chargeID string, copies int) (string, int, []int64) {
+func (s *Server) completePayment(chatID int64, currency string, amount int64, payload, chargeID string, copies int, at time.Time) (string, int, []int64) {
 	s.mu.Lock()
+	if at.IsZero() {
+		at = s.now()
+	}
 	if chargeID == "" {
 		chargeID = fmt.Sprintf("stxTEST%012d", s.nextSeqLocked())
 	}
@@ -363,10 +374,11 @@ func (s *Server) completePayment(chatID int64, currency string, amount int64, pa
 		ch := &charge{id: chargeID, user: user, chatID: chatID, amount: amount, currency: currency, payload: payload}
 		s.charges[chargeID] = ch
 		if currency == "XTR" {
-			s.transactions = append(s.transactions, s.paymentTxLocked(ch, s.now()))
+			s.insertTxLocked(s.paymentTxLocked(ch, at))
 		}
 	}
 	m := s.userMessageLocked(chatID)
+	m.Date = at.Unix()
 	m.SuccessfulPayment = &types.SuccessfulPayment{
 		Currency:                currency,
 		TotalAmount:             amount,

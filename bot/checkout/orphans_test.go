@@ -87,6 +87,11 @@ func TestLostQuoteChargeNeedsTheWorkersWordToBeRefunded(t *testing.T) {
 	paid := checkout.Payment{UserID: chat, ChatID: chat, Currency: "XTR", Total: 120, Payload: "q:lostinacrash", At: time.Now()}
 
 	rdb := statetest.New(t)
+	// The store is older than the charge (a running shop records its
+	// epoch at start).
+	if _, err := work.NewPayments(rdb.Client, rdb.Prefix).StoreEpoch(ctx, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	c, tg, reviews := newCheckout(rdb, nil)
 	first := paid
 	first.ChargeID = "charge-1"

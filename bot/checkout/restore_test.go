@@ -11,6 +11,7 @@ import (
 	"shopbot/bot/storefront"
 	"shopbot/state"
 	"shopbot/state/redisstore/records"
+	"shopbot/state/redisstore/work"
 )
 
 // The store comes back on a backup that holds the quote but not the order
@@ -76,5 +77,38 @@ func TestPaymentUpdateAgainAfterARestoreIsNotBoughtTwice(t *testing.T) {
 	}
 	if o, _ := s.pay.Orders.Get(ctx, again.ID); o.Status == state.OrderDelivered && o.UpstreamNumber != bought {
 		t.Fatalf("delivered with upstream order %d, want %d", o.UpstreamNumber, bought)
+	}
+}
+
+// Redis came back empty moments after a payment, and the payment's update
+// is handled only now (Telegram delivers it again). Its quote is gone with
+// the store, and every upstream order above the orphan scan's new mark is
+// claimed: but that mark was set by the empty store at the newest
+// upstream order, so "all claimed" says nothing of creates made for the
+// charge before. Paid before the store's epoch, it is listed for review,
+// never refunded on that word.
+func TestOldPaymentUpdateOnAStoreThatCameBackEmptyIsListedNotRefunded(t *testing.T) {
+	s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+		o.Reseller = upstreamHere
+		o.Fulfil = fulfil.Config{OrphanEvery: 50 * time.Millisecond, OrphanAfter: time.Minute, Tick: 10 * time.Millisecond}
+	}, nil)
+	s.startedSweep()
+	s.waitOrphanMark()
+	ctx := context.Background()
+	epoch, err := work.NewPayments(s.Rdb.Client, s.Rdb.Prefix).StoreEpoch(ctx, time.Now()) // recorded at the start
+	if err != nil {
+		t.Fatal(err)
+	}
+	charge := s.Fake.PushSuccessfulPaymentAt(chat, "q:gonewiththestore", 120, "", epoch.Add(-2*time.Second))
+	var rv *state.ChargeReview
+	if !s.Until(func() bool { rv, err = s.reviews().Get(ctx, charge); return err == nil }) {
+		t.Fatalf("the charge was never listed for review (refunded: %v)", s.Fake.Refunded(charge))
+	}
+	if rv.Reason != state.ReviewBeforeStore {
+		t.Fatalf("listed as %q, want %q", rv.Reason, state.ReviewBeforeStore)
+	}
+	s.sweep()
+	if s.Fake.Refunded(charge) {
+		t.Fatal("a charge older than the store was refunded")
 	}
 }

@@ -193,8 +193,21 @@ func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string
 		return false, err
 	}
 	if !sent {
-		// The store existed when the charge was made (the callers check),
-		// yet holds neither the quote nor its invoice: a Redis crash took
+		epoch, err := p.storeEpoch(ctx)
+		if err != nil {
+			return false, err
+		}
+		if c.At.Before(epoch) {
+			// Paid before this store existed (an update of an old payment
+			// handled after Redis came back empty): its order may have
+			// lived, and been delivered, in the store that is gone, and
+			// the upstream orders it may have bought are below the orphan
+			// scan's new mark, where "all claimed" says nothing.
+			p.log.Warn("payment older than the store whose quote is gone; listed for review", "charge", c.ID, "user", c.UserID)
+			return true, p.review(ctx, c, state.ReviewBeforeStore, nil)
+		}
+		// The store existed when the charge was made, yet holds neither
+		// the quote nor its invoice: a Redis crash took
 		// them, and perhaps an order made for the charge with them. Such
 		// an order's upstream create would be unclaimed now; when every
 		// upstream order since the orphan scan's mark is claimed, nothing
