@@ -95,6 +95,7 @@ type Config struct {
 
 // Lifecycle steps passed to Config.Failpoint.
 const (
+	FailpointListing   = "listing"   // the loss mark read, before the upstream listing of a placement or reconcile
 	FailpointIntent    = "intent"    // placing written, before the POST
 	FailpointCreated   = "created"   // the upstream order exists, not yet stored
 	FailpointPlaced    = "placed"    // the upstream number is stored

@@ -403,3 +403,60 @@ func TestRestoreJustBeforeAPlacementIsNoticedBeforeAnythingUnclaimedIsTaken(t *t
 		}
 	}
 }
+
+// The same restore, but it lands while a placement is between reading the
+// loss mark and listing the upstream, and the process's canary watch
+// notices it before the placement's own fence checks: the fence finds the
+// canary as this process saw it last, but the loss noticed since the
+// listing began sends the placement to look again, with the new mark.
+// Without that, the listing's claims (read after the restore) and its
+// mark (read before) disagree, and the gift card the restore forgot,
+// delivered to another buyer, is taken.
+func TestLossNoticedByTheWatchDuringAListingIsNoticedByItsFence(t *testing.T) {
+	s := newShop(t)
+	s.Cfg.CanaryEvery = 10 * time.Millisecond
+	var target atomic.Int64 // the order whose listing waits
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.Cfg.Failpoint = func(step string, id int64) error {
+		if step == fulfil.FailpointListing && id == target.Load() && target.CompareAndSwap(id, 0) {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	var passed atomic.Int64
+	s.Run(s.withJournal(agingJournal(t, t.TempDir(), &passed)))
+	s.WaitWatermark()
+	ctx := context.Background()
+	// a is paid before the backup; its first listing waits.
+	a := s.PaidUnscheduled(giftCards(1), state.PayStars)
+	target.Store(a.ID)
+	if err := s.Sched.Put(ctx, fulfil.OrderJob(a.ID), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("order a never listed")
+	}
+	restore := s.Rdb.Snapshot(t) // the backup: a paid, nothing of b
+	b := s.Paid(giftCards(1), state.PayStars)
+	ub := s.WaitDelivered(b.ID).UpstreamNumber
+	passed.Store(int64(fulfil.JournalKeep + 3*time.Minute))
+	restore()
+	// The canary watch notices and records the loss while a waits.
+	if !s.Until(func() bool { mark, _, err := s.Orders.Loss(ctx); return err == nil && mark >= ub }) {
+		t.Fatal("the canary watch never recorded the loss")
+	}
+	close(release)
+	ra := s.WaitStatusIn(a.ID, state.OrderNeedsReview, state.OrderDelivered)
+	if ra.UpstreamNumber == ub {
+		t.Fatalf("order a took upstream order %d, delivered to another buyer before the restore", ub)
+	}
+	for _, up := range s.Sim.Orders() {
+		if n := int64(up.Number); n != ra.UpstreamNumber {
+			s.Foreign[up.Number] = true // the restore took its claim: in the admin's hands
+			s.External = s.External.Add(up.ChargedUSD)
+		}
+	}
+}

@@ -46,6 +46,10 @@ var errLossNoticed = errors.New("redis lost writes while reading claims; looking
 // second, and whether this process noticed one it has not recorded yet.
 type lossMark struct {
 	sync.Mutex
+	// noticed counts the losses this process noticed: a listing that
+	// began before one and sorted out unclaimed orders after it read
+	// claims from a store that may have lost them since (look's fence).
+	noticed int64
 	pending bool
 	read    time.Time // when mark and at were read (zero: never)
 	mark    int64
@@ -85,6 +89,13 @@ func (f *Fulfiller) lossPending() bool {
 	f.loss.Lock()
 	defer f.loss.Unlock()
 	return f.loss.pending
+}
+
+// lossesNoticed is how many losses of writes this process has noticed.
+func (f *Fulfiller) lossesNoticed() int64 {
+	f.loss.Lock()
+	defer f.loss.Unlock()
+	return f.loss.noticed
 }
 
 // lastLoss returns the last loss of writes on record (mark 0: none), or

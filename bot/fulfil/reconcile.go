@@ -38,8 +38,12 @@ type found struct {
 // newest number seen is recorded for orders paid later.
 func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.Request, above int64) (*found, error) {
 	res := &found{}
+	noticed := f.lossesNoticed() // before the mark and the claims are read
 	lossMark, lossAt, err := f.lastLoss(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.fail(FailpointListing, o.ID); err != nil {
 		return nil, err
 	}
 	// A complete journal tells whose an unclaimed order may be (see
@@ -132,12 +136,15 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.R
 		// store may have come back on a backup a moment ago: a claim it
 		// forgot is no proof that nobody holds the order (its codes may be
 		// in a buyer's hands). A loss noticed here is recorded (loss.go)
-		// and the order looks again.
+		// and the order looks again. A loss this process noticed another
+		// way since the listing began (its canary watch, another order's
+		// fence) counts the same: the claims may have been read after it,
+		// and the mark before.
 		lost, err := f.canaryLost(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("check the store for lost writes: %w", err)
 		}
-		if lost {
+		if lost || f.lossesNoticed() != noticed {
 			return nil, errLossNoticed
 		}
 	}

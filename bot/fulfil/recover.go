@@ -116,6 +116,9 @@ func (f *Fulfiller) canaryLost(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	f.log.Error("redis lost recent writes; putting back the journaled upstream orders")
+	f.loss.Lock()
+	f.loss.noticed++ // before the mark is recorded: a listing under way looks again (look)
+	f.loss.Unlock()
 	f.done.Lock()
 	f.done.m = nil // what was back may be lost again
 	f.done.Unlock()
