@@ -69,7 +69,7 @@ func main() {
 	flag.IntVar(&c.purchaseBuyers, "purchase-buyers", 10, "buyers purchasing at once in the purchase mode")
 	flag.StringVar(&c.clusterURL, "cluster", "", "a Redis Cluster the bots use instead of -redis (redis://host:port?addr=host:port...); the benchmark deletes its shopbot:v1: and floor: keys")
 	replicas := flag.String("replicas", "", "also run the shop as this many replicas behind one webhook, each count in turn (1,2,4), and compare them with the first")
-	flag.DurationVar(&c.idle, "idle", 3*time.Second, "with -replicas: how long the replicas idle before the buyers come, to count Redis's commands of their background work")
+	flag.DurationVar(&c.idle, "idle", 3*time.Second, "with -replicas and -purchases: how long the shop idles before the buyers come, to count its background work (Redis commands, CPU)")
 	flag.Parse()
 	var err error
 	if c.replicas, err = parseReplicas(*replicas); err != nil {

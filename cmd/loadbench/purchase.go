@@ -55,6 +55,19 @@ type purchaseResult struct {
 	reads   int64           // upstream status reads (GET /orders/{number})
 	cpu     time.Duration
 	redis   redisCounters // what Redis did during the run
+	elapsed time.Duration
+	// idleOpsRate is Redis's commands a second with the shop idle, before
+	// the purchases.
+	idleOpsRate float64
+}
+
+// netOps is the Redis commands per purchase but for the shop's idle rate
+// over the run.
+func (r purchaseResult) netOps() float64 {
+	if r.paid == 0 {
+		return 0
+	}
+	return (float64(r.redis.ops) - r.idleOpsRate*r.elapsed.Seconds()) / float64(r.paid)
 }
 
 func (r purchaseResult) pct(p float64) time.Duration {
@@ -134,10 +147,27 @@ func purchaseRun(ctx context.Context, c config, rdb redis.UniversalClient, label
 		return res, err
 	}
 	reads0 := reads.reads.Load()
+	if c.idle > 0 {
+		// The shop's background work (its workers' polls, its jobs) goes
+		// on through the purchases: its rate idle is taken off the run's
+		// commands for the purchases' own.
+		idle0, err := readCounters(ctx, rdb)
+		if err != nil {
+			return res, err
+		}
+		start := time.Now()
+		sleep(ctx, c.idle)
+		idle1, err := readCounters(ctx, rdb)
+		if err != nil {
+			return res, err
+		}
+		res.idleOpsRate = float64(idle1.since(idle0).ops) / time.Since(start).Seconds()
+	}
 	redis0, err := readCounters(ctx, rdb)
 	if err != nil {
 		return res, err
 	}
+	start := time.Now()
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -170,6 +200,7 @@ func purchaseRun(ctx context.Context, c config, rdb redis.UniversalClient, label
 		}()
 	}
 	wg.Wait()
+	res.elapsed = time.Since(start)
 	cpu1, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return res, err
@@ -418,7 +449,7 @@ func postRaw(ctx context.Context, client *http.Client, url string, raw []byte) e
 // shipped shop to the baseline.
 func reportPurchases(w io.Writer, c config, rdbInfo string, rs []purchaseResult) {
 	fmt.Fprintf(w, "\n%d gift-card purchases, %d buyers at a time; the upstream completes an order at its second status read; Redis: %s\n\n", c.purchases, c.purchaseBuyers, rdbInfo)
-	fmt.Fprintf(w, "| run | paid | failed | payment to codes p50 | p99 | max | status reads per order | CPU per purchase | Redis ops per purchase | Redis CPU per purchase |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| run | paid | failed | payment to codes p50 | p99 | max | status reads per order | CPU per purchase | Redis ops per purchase | the same but for the idle shop's (ops/s) | Redis CPU per purchase |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		per, ops := 0.0, 0.0
 		var cpu, rcpu time.Duration
@@ -427,9 +458,14 @@ func reportPurchases(w io.Writer, c config, rdbInfo string, rs []purchaseResult)
 			ops = float64(r.redis.ops) / float64(r.paid)
 			cpu, rcpu = r.cpu/time.Duration(r.paid), r.redis.cpu/time.Duration(r.paid)
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %v | %v | %v | %.1f | %v | %.0f | %v |\n", r.name, r.paid, r.failed,
+		fmt.Fprintf(w, "| %s | %d | %d | %v | %v | %v | %.1f | %v | %.0f | %.0f (%.0f) | %v |\n", r.name, r.paid, r.failed,
 			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.pct(1).Round(time.Millisecond), per, cpu.Round(time.Microsecond),
-			ops, rcpu.Round(time.Microsecond))
+			ops, r.netOps(), r.idleOpsRate, rcpu.Round(time.Microsecond))
+	}
+	for _, r := range rs {
+		if warn := r.redis.shared(); warn != "" {
+			fmt.Fprintf(w, "%s:%s\n", r.name, warn)
+		}
 	}
 	if len(rs) > 0 && rs[0].paid > 0 {
 		fmt.Fprintf(w, "\nRedis commands per purchase (%s; the walk through the menus, the payment, the fulfilment and its jobs): %s\n", rs[0].name, rs[0].redis.top(8, float64(rs[0].paid)))

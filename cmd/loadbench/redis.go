@@ -97,6 +97,10 @@ type redisCounters struct {
 	calls   map[string]int64
 	masters map[string]redisCounters // each master's ops and CPU, by address
 	reads   int64                    // the INFO commands of this reading
+	// others is how many clients of the server's other databases were
+	// connected at either reading (one server only: a cluster has one
+	// database). Their commands are in the counters too.
+	others int
 }
 
 // readCounters reads INFO stats, cpu and commandstats from every master.
@@ -111,6 +115,13 @@ func readCounters(ctx context.Context, rdb redis.UniversalClient) (redisCounters
 			return err
 		}
 		one := parseCounters(info)
+		if _, ok := rdb.(*redis.Client); ok {
+			list, err := m.ClientList(ctx).Result()
+			if err != nil {
+				return err
+			}
+			one.others = otherClients(list, m.Options().DB)
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if _, ok := rdb.(*redis.ClusterClient); ok {
@@ -121,6 +132,7 @@ func readCounters(ctx context.Context, rdb redis.UniversalClient) (redisCounters
 		}
 		sum.ops += one.ops
 		sum.reads++
+		sum.others += one.others
 		sum.cpu += one.cpu
 		for k, v := range one.calls {
 			sum.calls[k] += v
@@ -154,11 +166,44 @@ func parseCounters(info string) redisCounters {
 	return r
 }
 
+// otherClients counts the clients of CLIENT LIST's text connected to
+// another database than db. A connection still being set up (its last
+// command HELLO or AUTH, before its SELECT) is on database 0 for a moment
+// and is not counted.
+func otherClients(list string, db int) int {
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		other, setup := false, false
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "db="); ok && v != strconv.Itoa(db) {
+				other = true
+			}
+			if v, ok := strings.CutPrefix(f, "cmd="); ok && (v == "hello" || v == "auth" || v == "NULL") {
+				setup = true
+			}
+		}
+		if other && !setup {
+			n++
+		}
+	}
+	return n
+}
+
+// shared warns when other databases' clients were connected: the
+// counters are the server's, and include their commands.
+func (r redisCounters) shared() string {
+	if r.others == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (warning: %d clients of other databases of this Redis were connected, and their commands are in these figures: use a Redis of the benchmark's own)", r.others)
+}
+
 // since is what Redis did between earlier and r, but for earlier's own
 // INFO commands (a server counts a command once it has run, so r's are
 // not in r).
 func (r redisCounters) since(earlier redisCounters) redisCounters {
-	d := redisCounters{ops: r.ops - earlier.ops - earlier.reads, cpu: r.cpu - earlier.cpu, calls: map[string]int64{}}
+	d := redisCounters{ops: r.ops - earlier.ops - earlier.reads, cpu: r.cpu - earlier.cpu, calls: map[string]int64{},
+		others: max(r.others, earlier.others)}
 	for k, v := range r.calls {
 		if n := v - earlier.calls[k]; n > 0 {
 			d.calls[k] = n
@@ -209,7 +254,7 @@ func (r redisCounters) split(per int) string {
 
 // plus is r and o together (runs pooled).
 func (r redisCounters) plus(o redisCounters) redisCounters {
-	sum := redisCounters{ops: r.ops + o.ops, cpu: r.cpu + o.cpu, calls: map[string]int64{}}
+	sum := redisCounters{ops: r.ops + o.ops, cpu: r.cpu + o.cpu, calls: map[string]int64{}, others: max(r.others, o.others)}
 	for k, v := range r.calls {
 		sum.calls[k] += v
 	}

@@ -103,6 +103,10 @@ func measureReplicaRun(ctx context.Context, c config, rdb redis.UniversalClient,
 	defer d.close()
 
 	if c.idle > 0 {
+		cpu0, err := procsCPU(procs)
+		if err != nil {
+			return res, err
+		}
 		idle0, err := readCounters(ctx, rdb)
 		if err != nil {
 			return res, err
@@ -113,7 +117,11 @@ func measureReplicaRun(ctx context.Context, c config, rdb redis.UniversalClient,
 		if err != nil {
 			return res, err
 		}
-		res.idle, res.idleFor = idle1.since(idle0), time.Since(start)
+		cpu1, err := procsCPU(procs)
+		if err != nil {
+			return res, err
+		}
+		res.idle, res.idleFor, res.idleCPU = idle1.since(idle0), time.Since(start), cpu1-cpu0
 	}
 
 	cpu0, err := procsCPU(procs)
@@ -182,6 +190,14 @@ func loadAverage() string {
 	return f[0]
 }
 
+// coreShare is cpu used over d as a share of one core ("1.5%").
+func coreShare(cpu, d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(cpu)/float64(d))
+}
+
 // perCore is how many updates one core-second serves at cpu per update.
 func perCore(cpu time.Duration) float64 {
 	if cpu <= 0 {
@@ -195,16 +211,21 @@ func perCore(cpu time.Duration) float64 {
 func reportReplicas(w io.Writer, c config, rdbInfo string, rs []result) {
 	fmt.Fprintf(w, "\nReplicas of the shop on one Redis deployment: %d buyers, %d presses each after /start, think %v; updates spread over the replicas in turn; Redis: %s\n", c.buyers, c.presses, c.think, rdbInfo)
 	fmt.Fprintf(w, "Machine: %d cores (GOMAXPROCS of each replica: the machine's), load average %s at the end; the replicas, Redis and the benchmark's buyers and fake Telegram share them\n\n", runtime.NumCPU(), loadAverage())
-	fmt.Fprintf(w, "| replicas | updates | lost | updates/s | p50 | p99 | CPU per update (replicas summed) | updates per core-second | Redis ops per update | Redis CPU per update | Redis idle ops/s | peak RSS of a replica |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| replicas | updates | lost | updates/s | p50 | p99 | CPU per update (replicas summed) | updates per core-second | Redis ops per update | Redis CPU per update | idle: replicas' CPU | idle: Redis ops/s | idle: Redis CPU | peak RSS of a replica |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(w, "| %d | %d | %d | %.0f | %v | %v | %v | %.0f | %.1f | %v | %.0f | %d MiB |\n", r.replicas, r.updates, r.lost, r.rate(),
+		fmt.Fprintf(w, "| %d | %d | %d | %.0f | %v | %v | %v | %.0f | %.1f | %v | %s | %.0f | %s | %d MiB |\n", r.replicas, r.updates, r.lost, r.rate(),
 			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.cpuPer().Round(time.Microsecond), perCore(r.cpuPer()),
-			r.redisOpsPer(), r.redisCPUPer().Round(time.Microsecond), r.idleOps(), r.peakRSSKB/1024)
+			r.redisOpsPer(), r.redisCPUPer().Round(time.Microsecond), coreShare(r.idleCPU, r.idleFor), r.idleOps(), coreShare(r.idle.cpu, r.idleFor), r.peakRSSKB/1024)
 		if r.problems > 0 {
 			fmt.Fprintf(w, "  %s: %d Bot API schema violations\n", r.name, r.problems)
 		}
 	}
 	fmt.Fprintln(w)
+	for _, r := range rs {
+		if warn := r.redis.plus(r.idle).shared(); warn != "" {
+			fmt.Fprintf(w, "%s:%s\n", r.name, warn)
+		}
+	}
 	base := rs[0]
 	for _, r := range rs[1:] {
 		fmt.Fprintf(w, "%s / %d: throughput %.2fx, p50 %.2fx, p99 %.2fx, CPU per update %.2fx, Redis ops per update %.2fx, Redis CPU per update %.2fx\n",

@@ -19,6 +19,9 @@ func report(w io.Writer, c config, rs []result) {
 		if r.problems > 0 {
 			fmt.Fprintf(w, "  %s: %d Bot API schema violations\n", r.name, r.problems)
 		}
+		if warn := r.redis.shared(); warn != "" {
+			fmt.Fprintf(w, "  %s, Redis ops per update:%s\n", r.name, warn)
+		}
 	}
 	var floor, shop, bc, app *result
 	for i := range rs {

@@ -56,6 +56,7 @@ type result struct {
 	replicas  int             // the replica mode: the shop's processes
 	idle      redisCounters   // the replica mode: what Redis did with the replicas idle
 	idleFor   time.Duration   // for this long
+	idleCPU   time.Duration   // the replicas' CPU then, summed
 }
 
 // idleOps is the Redis commands a second with the replicas idle.
