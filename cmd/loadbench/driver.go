@@ -11,6 +11,7 @@ import (
 	"shopbot/state/redisstore/records"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,10 +33,14 @@ type event struct {
 }
 
 // driver plays Telegram for the buyers: it posts their updates to the
-// bot's webhook and routes the bot's calls back to their chats.
+// bot's webhook and routes the bot's calls back to their chats. With
+// several webhooks (replicas of the shop behind one URL) it takes them in
+// turn, update by update, as a round-robin load balancer would.
 type driver struct {
 	fake    *botapitest.Server
-	url     string
+	urls    []string
+	turn    atomic.Uint64
+	posted  []atomic.Int64 // updates posted to each of urls
 	client  *http.Client
 	timeout time.Duration
 	mu      sync.Mutex
@@ -44,9 +49,9 @@ type driver struct {
 	stop    func()
 }
 
-func newDriver(fake *botapitest.Server, url string, timeout time.Duration) *driver {
+func newDriver(fake *botapitest.Server, urls []string, timeout time.Duration) *driver {
 	tr := &http.Transport{MaxIdleConnsPerHost: 100, MaxConnsPerHost: 100, DialContext: (&net.Dialer{}).DialContext}
-	d := &driver{fake: fake, url: url, timeout: timeout, chats: map[int64]chan event{},
+	d := &driver{fake: fake, urls: urls, posted: make([]atomic.Int64, len(urls)), timeout: timeout, chats: map[int64]chan event{},
 		client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 	calls, stop := fake.Subscribe()
 	d.stop = stop
@@ -55,6 +60,13 @@ func newDriver(fake *botapitest.Server, url string, timeout time.Duration) *driv
 }
 
 func (d *driver) close() { d.stop() }
+
+// next is the webhook the next update goes to.
+func (d *driver) next() string {
+	i := int((d.turn.Add(1) - 1) % uint64(len(d.urls)))
+	d.posted[i].Add(1)
+	return d.urls[i]
+}
 
 func (d *driver) route(calls <-chan calls.Call) {
 	for c := range calls {
@@ -94,11 +106,9 @@ func (d *driver) route(calls <-chan calls.Call) {
 	}
 }
 
-// ready waits until the bot listens and, when it sets a webhook (the
-// shop does; the floor is simply served), has set it.
-func (d *driver) ready(ctx context.Context, exited chan error, setsWebhook bool) error {
-	host := strings.TrimPrefix(d.url, "http://")
-	host, _, _ = strings.Cut(host, "/")
+// ready waits until the bot on addr listens and fake has seen webhooks
+// setWebhook calls.
+func ready(ctx context.Context, fake *botapitest.Server, addr string, exited chan error, webhooks int) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		select {
@@ -107,9 +117,9 @@ func (d *driver) ready(ctx context.Context, exited chan error, setsWebhook bool)
 			return fmt.Errorf("the bot exited: %v", err)
 		default:
 		}
-		if conn, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			conn.Close()
-			if !setsWebhook || d.fake.Webhook().URL != "" {
+			if len(fake.CallsFor("setWebhook")) >= webhooks {
 				return nil
 			}
 		}
@@ -155,7 +165,7 @@ func (b *buyer) actUntil(ctx context.Context, upd types.Update, want func(*types
 		b.d.queries.Store(query, b.chat)
 	}
 	start := time.Now()
-	if err := postJSON(b.d.client, b.d.url, upd); err != nil {
+	if err := postJSON(b.d.client, b.d.next(), upd); err != nil {
 		return 0, err
 	}
 	timeout := time.NewTimer(b.d.timeout)
@@ -234,7 +244,7 @@ func (b *buyer) next(rng *rand.Rand) string {
 // file_id the admin sent it with is sent again to each buyer) and a button
 // into the shop, to every buyer; it returns once the broadcast is under
 // way.
-func startBroadcast(ctx context.Context, d *driver, rdb *redis.Client, n int) error {
+func startBroadcast(ctx context.Context, d *driver, rdb redis.UniversalClient, n int) error {
 	users := records.NewUsers(rdb, redisstore.DefaultPrefix)
 	for i := range n {
 		if err := users.Started(ctx, int64(broadcastBuyer+i), time.Now()); err != nil {

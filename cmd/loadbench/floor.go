@@ -13,7 +13,8 @@ import (
 
 	tgbot "github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
-	"github.com/redis/go-redis/v9"
+
+	"shopbot/state/redisstore"
 )
 
 // runFloor is the floor the shop is measured against: a go-telegram/bot
@@ -24,11 +25,14 @@ import (
 func runFloor() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt, err := redis.ParseURL(os.Getenv("REDIS_URL"))
+	e := redisstore.Endpoint{Mode: redisstore.ModeSingle, URL: os.Getenv("REDIS_URL")}
+	if u := os.Getenv("REDIS_CLUSTER_URL"); u != "" {
+		e = redisstore.Endpoint{Mode: redisstore.ModeCluster, URL: u}
+	}
+	rdb, _, err := redisstore.NewClient(e)
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	menu := &models.InlineKeyboardMarkup{}
 	for i := range lines {

@@ -11,9 +11,13 @@
 //	go run ./cmd/loadbench -bots shop -broadcast 5000 -rounds 3  # browsing with and without a photo broadcast to 5,000
 //	go run ./cmd/loadbench -webapp                  # the Mini App's API beside the chat
 //	go run ./cmd/loadbench -bots= -purchases 200    # payment to codes, 200 purchases
+//	go run ./cmd/loadbench -bots= -replicas 1,2,4 -buyers 400 -think 0  # 1, 2 and 4 shop processes on one Redis
+//	go run ./cmd/loadbench -bots= -replicas 1,2,4 -cluster 'redis://127.0.0.1:7001?addr=127.0.0.1:7002'  # on a Redis Cluster
 //
 // It needs a Redis it may flush (-redis, default database 15 of the local
-// server) and the go tool (it builds the shop).
+// server; or -cluster, whose shop and floor keys it deletes) and the go
+// tool (it builds the shop). Its Redis figures are the servers' own
+// counters (INFO), so another client of the same server adds to them.
 package main
 
 import (
@@ -38,8 +42,11 @@ type config struct {
 	timeout         time.Duration
 	logDir          string
 	webapp          bool
-	purchases       int // the purchase mode (purchase.go): paid purchases to time
-	purchaseBuyers  int // buyers purchasing at once
+	purchases       int           // the purchase mode (purchase.go): paid purchases to time
+	purchaseBuyers  int           // buyers purchasing at once
+	clusterURL      string        // a Redis Cluster instead of redisURL
+	replicas        []int         // the replica mode (replicas.go): counts of shop processes
+	idle            time.Duration // the replica mode: the replicas' idle window before the buyers
 }
 
 func main() {
@@ -60,7 +67,15 @@ func main() {
 	flag.BoolVar(&c.webapp, "webapp", false, "also run the shop with the Mini App on, the buyers browsing its API, and compare with the chat")
 	flag.IntVar(&c.purchases, "purchases", 0, "also time this many paid purchases from the payment to the codes (the shop as shipped and a baseline); -bots= for these alone")
 	flag.IntVar(&c.purchaseBuyers, "purchase-buyers", 10, "buyers purchasing at once in the purchase mode")
+	flag.StringVar(&c.clusterURL, "cluster", "", "a Redis Cluster the bots use instead of -redis (redis://host:port?addr=host:port...); the benchmark deletes its shopbot:v1: and floor: keys")
+	replicas := flag.String("replicas", "", "also run the shop as this many replicas behind one webhook, each count in turn (1,2,4), and compare them with the first")
+	flag.DurationVar(&c.idle, "idle", 3*time.Second, "with -replicas and -purchases: how long the shop idles before the buyers come, to count its background work (Redis commands, CPU)")
 	flag.Parse()
+	var err error
+	if c.replicas, err = parseReplicas(*replicas); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)

@@ -54,6 +54,20 @@ type purchaseResult struct {
 	toCodes []time.Duration // payment to codes in the chat, sorted
 	reads   int64           // upstream status reads (GET /orders/{number})
 	cpu     time.Duration
+	redis   redisCounters // what Redis did during the run
+	elapsed time.Duration
+	// idleOpsRate is Redis's commands a second with the shop idle, before
+	// the purchases.
+	idleOpsRate float64
+}
+
+// netOps is the Redis commands per purchase but for the shop's idle rate
+// over the run.
+func (r purchaseResult) netOps() float64 {
+	if r.paid == 0 {
+		return 0
+	}
+	return (float64(r.redis.ops) - r.idleOpsRate*r.elapsed.Seconds()) / float64(r.paid)
 }
 
 func (r purchaseResult) pct(p float64) time.Duration {
@@ -80,7 +94,7 @@ func (h *readCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // measurePurchases runs the purchase mode against the shop binary: as
 // shipped, then the baseline.
-func measurePurchases(ctx context.Context, c config, rdb *redis.Client, shopBin, upstreamURL string, sim *resellersim.Sim, reads *readCounter) ([]purchaseResult, error) {
+func measurePurchases(ctx context.Context, c config, rdb redis.UniversalClient, shopBin, upstreamURL string, sim *resellersim.Sim, reads *readCounter) ([]purchaseResult, error) {
 	sim.SetBehavior(resellersim.LineGiftCard, resellersim.Behavior{Mode: resellersim.Complete, CompleteOnRead: 2})
 	sim.SetBalance(decimal.NewFromInt(1_000_000))
 	sim.SetStock(simcatalog.DemoGiftCard, 1_000_000) // Apple Gift Card 10 USD: never sold out here
@@ -104,7 +118,7 @@ func measurePurchases(ctx context.Context, c config, rdb *redis.Client, shopBin,
 
 // purchaseRun starts the shop, has the buyers make c.purchases purchases
 // and stops it.
-func purchaseRun(ctx context.Context, c config, rdb *redis.Client, label, logPath, shopBin, upstreamURL string, reads *readCounter, env []string) (purchaseResult, error) {
+func purchaseRun(ctx context.Context, c config, rdb redis.UniversalClient, label, logPath, shopBin, upstreamURL string, reads *readCounter, env []string) (purchaseResult, error) {
 	res := purchaseResult{name: label}
 	fake, err := botapitest.New(botapitest.WithToken(token), botapitest.OnViolation(func(err error) {
 		fmt.Fprintln(os.Stderr, "Bot API schema violation:", err)
@@ -113,7 +127,7 @@ func purchaseRun(ctx context.Context, c config, rdb *redis.Client, label, logPat
 		return res, err
 	}
 	defer fake.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
+	if err := clearRedis(ctx, rdb); err != nil {
 		return res, err
 	}
 	bp, err := startBot(ctx, c, fake, upstreamURL, []string{shopBin, "run"}, env, logPath)
@@ -133,6 +147,27 @@ func purchaseRun(ctx context.Context, c config, rdb *redis.Client, label, logPat
 		return res, err
 	}
 	reads0 := reads.reads.Load()
+	if c.idle > 0 {
+		// The shop's background work (its workers' polls, its jobs) goes
+		// on through the purchases: its rate idle is taken off the run's
+		// commands for the purchases' own.
+		idle0, err := readCounters(ctx, rdb)
+		if err != nil {
+			return res, err
+		}
+		start := time.Now()
+		sleep(ctx, c.idle)
+		idle1, err := readCounters(ctx, rdb)
+		if err != nil {
+			return res, err
+		}
+		res.idleOpsRate = float64(idle1.since(idle0).ops) / time.Since(start).Seconds()
+	}
+	redis0, err := readCounters(ctx, rdb)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -165,12 +200,18 @@ func purchaseRun(ctx context.Context, c config, rdb *redis.Client, label, logPat
 		}()
 	}
 	wg.Wait()
+	res.elapsed = time.Since(start)
 	cpu1, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
 	res.reads = reads.reads.Load() - reads0
+	redis1, err := readCounters(ctx, rdb)
+	if err != nil {
+		return res, err
+	}
+	res.redis = redis1.since(redis0)
 	slices.Sort(res.toCodes)
 	return res, ctx.Err()
 }
@@ -408,41 +449,28 @@ func postRaw(ctx context.Context, client *http.Client, url string, raw []byte) e
 // shipped shop to the baseline.
 func reportPurchases(w io.Writer, c config, rdbInfo string, rs []purchaseResult) {
 	fmt.Fprintf(w, "\n%d gift-card purchases, %d buyers at a time; the upstream completes an order at its second status read; Redis: %s\n\n", c.purchases, c.purchaseBuyers, rdbInfo)
-	fmt.Fprintf(w, "| run | paid | failed | payment to codes p50 | p99 | max | status reads per order | CPU per purchase |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| run | paid | failed | payment to codes p50 | p99 | max | status reads per order | CPU per purchase | Redis ops per purchase | the same but for the idle shop's (ops/s) | Redis CPU per purchase |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		per := 0.0
+		per, ops := 0.0, 0.0
+		var cpu, rcpu time.Duration
 		if r.paid > 0 {
 			per = float64(r.reads) / float64(r.paid)
+			ops = float64(r.redis.ops) / float64(r.paid)
+			cpu, rcpu = r.cpu/time.Duration(r.paid), r.redis.cpu/time.Duration(r.paid)
 		}
-		cpu := time.Duration(0)
-		if r.paid > 0 {
-			cpu = r.cpu / time.Duration(r.paid)
+		fmt.Fprintf(w, "| %s | %d | %d | %v | %v | %v | %.1f | %v | %.0f | %.0f (%.0f) | %v |\n", r.name, r.paid, r.failed,
+			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.pct(1).Round(time.Millisecond), per, cpu.Round(time.Microsecond),
+			ops, r.netOps(), r.idleOpsRate, rcpu.Round(time.Microsecond))
+	}
+	for _, r := range rs {
+		if warn := r.redis.shared(); warn != "" {
+			fmt.Fprintf(w, "%s:%s\n", r.name, warn)
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %v | %v | %v | %.1f | %v |\n", r.name, r.paid, r.failed,
-			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.pct(1).Round(time.Millisecond), per, cpu.Round(time.Microsecond))
+	}
+	if len(rs) > 0 && rs[0].paid > 0 {
+		fmt.Fprintf(w, "\nRedis commands per purchase (%s; the walk through the menus, the payment, the fulfilment and its jobs): %s\n", rs[0].name, rs[0].redis.top(8, float64(rs[0].paid)))
 	}
 	if len(rs) == 2 {
 		fmt.Fprintf(w, "\nshipped / baseline: payment to codes p50 %.2fx, p99 %.2fx\n", ratio(rs[0].pct(0.50), rs[1].pct(0.50)), ratio(rs[0].pct(0.99), rs[1].pct(0.99)))
 	}
-}
-
-// redisInfo says how the Redis the bots use keeps writes: the codes wait
-// for their claim to be 3 s old unless every write survives a crash.
-func redisInfo(ctx context.Context, rdb *redis.Client) string {
-	v := "?"
-	if info, err := rdb.Info(ctx, "server").Result(); err == nil {
-		for _, l := range strings.Split(info, "\n") {
-			if s, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
-				v = s
-			}
-		}
-	}
-	get := func(k string) string {
-		m, err := rdb.ConfigGet(ctx, k).Result()
-		if err != nil {
-			return "?"
-		}
-		return m[k]
-	}
-	return fmt.Sprintf("%s, appendonly %s, appendfsync %s", v, get("appendonly"), get("appendfsync"))
 }

@@ -8,16 +8,19 @@ import (
 
 func report(w io.Writer, c config, rs []result) {
 	fmt.Fprintf(w, "\n%d buyers, %d presses each after /start, think %v (GOMAXPROCS of each bot: the machine's)\n\n", c.buyers, c.presses, c.think)
-	fmt.Fprintf(w, "| bot | updates (Mini App: requests) | lost | updates/s | p50 | p99 | CPU per update | peak RSS |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| bot | updates (Mini App: requests) | lost | updates/s | p50 | p99 | CPU per update | peak RSS | Redis ops per update |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		extra := ""
 		if r.broadcast > 0 {
 			extra = fmt.Sprintf(" (%d broadcast photos sent during the run)", r.broadcast)
 		}
-		fmt.Fprintf(w, "| %s%s | %d | %d | %.0f | %v | %v | %v | %d MiB |\n", r.name, extra, r.updates, r.lost, r.rate(),
-			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.cpuPer().Round(time.Microsecond), r.peakRSSKB/1024)
+		fmt.Fprintf(w, "| %s%s | %d | %d | %.0f | %v | %v | %v | %d MiB | %.1f |\n", r.name, extra, r.updates, r.lost, r.rate(),
+			r.pct(0.50).Round(time.Millisecond), r.pct(0.99).Round(time.Millisecond), r.cpuPer().Round(time.Microsecond), r.peakRSSKB/1024, r.redisOpsPer())
 		if r.problems > 0 {
 			fmt.Fprintf(w, "  %s: %d Bot API schema violations\n", r.name, r.problems)
+		}
+		if warn := r.redis.shared(); warn != "" {
+			fmt.Fprintf(w, "  %s, Redis ops per update:%s\n", r.name, warn)
 		}
 	}
 	var floor, shop, bc, app *result

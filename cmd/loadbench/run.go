@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"shopbot/bot/botapitest"
 	"shopbot/locales"
 	"shopbot/reseller/resellersim"
+	"shopbot/state/redisstore"
 )
 
 const (
@@ -50,6 +52,19 @@ type result struct {
 	broadcast int             // broadcast photos sent during the run
 	problems  int             // Bot API schema violations
 	roundsP99 []time.Duration // the p99 of each round pooled in (-rounds)
+	redis     redisCounters   // what Redis did during the run
+	replicas  int             // the replica mode: the shop's processes
+	idle      redisCounters   // the replica mode: what Redis did with the replicas idle
+	idleFor   time.Duration   // for this long
+	idleCPU   time.Duration   // the replicas' CPU then, summed
+}
+
+// idleOps is the Redis commands a second with the replicas idle.
+func (r result) idleOps() float64 {
+	if r.idleFor <= 0 {
+		return 0
+	}
+	return float64(r.idle.ops) / r.idleFor.Seconds()
 }
 
 func (r result) rate() float64 { return float64(r.updates) / r.elapsed.Seconds() }
@@ -66,6 +81,22 @@ func (r result) cpuPer() time.Duration {
 	return r.cpu / time.Duration(r.updates)
 }
 
+// redisOpsPer is the Redis commands per update.
+func (r result) redisOpsPer() float64 {
+	if r.updates == 0 {
+		return 0
+	}
+	return float64(r.redis.ops) / float64(r.updates)
+}
+
+// redisCPUPer is Redis's CPU per update.
+func (r result) redisCPUPer() time.Duration {
+	if r.updates == 0 {
+		return 0
+	}
+	return r.redis.cpu / time.Duration(r.updates)
+}
+
 func run(c config) error {
 	m, err := measureAll(c)
 	if err != nil {
@@ -73,6 +104,9 @@ func run(c config) error {
 	}
 	if len(m.results) > 0 {
 		report(os.Stdout, c, m.results)
+	}
+	if len(m.replicas) > 0 {
+		reportReplicas(os.Stdout, c, m.redis, m.replicas)
 	}
 	if len(m.purchases) > 0 {
 		reportPurchases(os.Stdout, c, m.redis, m.purchases)
@@ -83,23 +117,21 @@ func run(c config) error {
 // measured is what one loadbench run measured.
 type measured struct {
 	results   []result         // the bots of -bots
+	replicas  []result         // the replica mode, one result per count of replicas
 	purchases []purchaseResult // the purchase mode
-	redis     string           // how the Redis keeps writes (the purchase mode)
+	redis     string           // which Redis and how it keeps writes
 }
 
-// measureAll runs every bot of c.bots in turn, then the purchase mode.
+// measureAll runs every bot of c.bots in turn, then the replica mode and
+// the purchase mode.
 func measureAll(c config) (measured, error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt, err := redis.ParseURL(c.redisURL)
+	rdb, err := openRedis(ctx, c.endpoint())
 	if err != nil {
-		return measured{}, fmt.Errorf("-redis: %w", err)
+		return measured{}, err
 	}
-	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return measured{}, fmt.Errorf("redis at %s: %w (start redis-server, or pass -redis)", c.redisURL, err)
-	}
 	dir, err := os.MkdirTemp("", "loadbench")
 	if err != nil {
 		return measured{}, err
@@ -169,9 +201,14 @@ func measureAll(c config) (measured, error) {
 			results = pool(results, r)
 		}
 	}
-	m := measured{results: results}
+	m := measured{results: results, redis: redisInfo(ctx, rdb)}
+	if len(c.replicas) > 0 {
+		fmt.Fprintf(os.Stderr, "machine: %d cores, load average %s\n", runtime.NumCPU(), loadAverage())
+		if m.replicas, err = measureReplicas(ctx, c, rdb, shopBin, upstreamURL); err != nil {
+			return measured{}, err
+		}
+	}
 	if c.purchases > 0 {
-		m.redis = redisInfo(ctx, rdb)
 		if m.purchases, err = measurePurchases(ctx, c, rdb, shopBin, upstreamURL, sim, reads); err != nil {
 			return measured{}, err
 		}
@@ -209,6 +246,7 @@ func pool(results []result, r result) []result {
 		p.peakRSSKB = max(p.peakRSSKB, r.peakRSSKB)
 		p.broadcast += r.broadcast
 		p.problems += r.problems
+		p.redis = p.redis.plus(r.redis)
 		p.latencies = append(p.latencies, r.latencies...)
 		slices.Sort(p.latencies)
 		p.roundsP99 = append(p.roundsP99, r.roundsP99...)
@@ -225,7 +263,7 @@ const (
 )
 
 // measure starts one bot, drives the buyers through it and stops it.
-func measure(ctx context.Context, c config, rdb *redis.Client, label string, argv []string, upstreamURL string, broadcast int) (result, error) {
+func measure(ctx context.Context, c config, rdb redis.UniversalClient, label string, argv []string, upstreamURL string, broadcast int) (result, error) {
 	res := result{name: label}
 	app := broadcast == appRun
 	broadcast = max(broadcast, 0)
@@ -242,7 +280,7 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 		return res, err
 	}
 	defer fake.Close()
-	if err := rdb.FlushDB(ctx).Err(); err != nil {
+	if err := clearRedis(ctx, rdb); err != nil {
 		return res, err
 	}
 	var env []string
@@ -270,38 +308,23 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	if err != nil {
 		return res, err
 	}
-	sent0 := len(fake.CallsFor("sendPhoto"))
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range c.buyers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := d.buyer(int64(firstBuyer + i))
-			rng := rand.New(rand.NewPCG(uint64(i), 7))
-			if c.think > 0 { // arrive spread over one think time
-				sleep(ctx, time.Duration(rng.Int64N(int64(c.think))))
-			}
-			var lat []time.Duration
-			var lost int
-			if app {
-				lat, lost = newAppBuyer(d.client, addr, int64(firstBuyer+i)).browseApp(ctx, c.presses, c.think, rng)
-			} else {
-				lat, lost = b.browse(ctx, c.presses, c.think, rng)
-			}
-			mu.Lock()
-			res.latencies = append(res.latencies, lat...)
-			res.lost += lost
-			mu.Unlock()
-		}()
+	redis0, err := readCounters(ctx, rdb)
+	if err != nil {
+		return res, err
 	}
-	wg.Wait()
-	res.elapsed = time.Since(start)
+	sent0 := len(fake.CallsFor("sendPhoto"))
+	lat, lost, elapsed := drive(ctx, c, d, addr, app)
+	res.latencies, res.lost, res.elapsed = lat, lost, elapsed
 	cpu1, err := cpuTime(cmd.Process.Pid)
 	if err != nil {
 		return res, err
 	}
+	redis1, err := readCounters(ctx, rdb)
+	if err != nil {
+		return res, err
+	}
 	res.cpu = cpu1 - cpu0
+	res.redis = redis1.since(redis0)
 	res.peakRSSKB = peakRSS(cmd.Process.Pid)
 	res.updates = len(res.latencies)
 	if broadcast > 0 {
@@ -315,19 +338,79 @@ func measure(ctx context.Context, c config, rdb *redis.Client, label string, arg
 	return res, ctx.Err()
 }
 
+// drive has c.buyers buyers browse through d (the Mini App's API on addr
+// when app), all at once, and returns the latencies of their answered
+// actions, how many were lost and how long it took.
+func drive(ctx context.Context, c config, d *driver, addr string, app bool) (lat []time.Duration, lost int, elapsed time.Duration) {
+	var mu sync.Mutex
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range c.buyers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := d.buyer(int64(firstBuyer + i))
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			if c.think > 0 { // arrive spread over one think time
+				sleep(ctx, time.Duration(rng.Int64N(int64(c.think))))
+			}
+			var l []time.Duration
+			var n int
+			if app {
+				l, n = newAppBuyer(d.client, addr, int64(firstBuyer+i)).browseApp(ctx, c.presses, c.think, rng)
+			} else {
+				l, n = b.browse(ctx, c.presses, c.think, rng)
+			}
+			mu.Lock()
+			lat = append(lat, l...)
+			lost += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return lat, lost, time.Since(start)
+}
+
 // botProc is a bot's process started for a run, with the driver that
 // plays Telegram for it.
 type botProc struct {
-	cmd  *exec.Cmd
-	d    *driver
-	addr string // where it serves its webhook
-	stop func() // stops the bot (SIGTERM, then SIGKILL after 20 s) and the driver
+	*proc
+	d *driver
 }
 
-// startBot starts argv as a bot behind fake, its environment botEnv's and
-// env, its output in logPath, and waits until it serves (the shop, "run",
-// until it has set its webhook).
+// startBot starts argv as a bot behind fake (startProc) with a driver
+// that delivers the buyers' updates to it.
 func startBot(ctx context.Context, c config, fake *botapitest.Server, upstreamURL string, argv, env []string, logPath string) (*botProc, error) {
+	webhooks := 0
+	if argv[len(argv)-1] == "run" {
+		webhooks = 1
+	}
+	p, err := startProc(ctx, c, fake, upstreamURL, argv, env, logPath, webhooks)
+	if err != nil {
+		return nil, err
+	}
+	d := newDriver(fake, []string{p.hook()}, c.timeout)
+	stop := p.stop
+	p.stop = func() { d.close(); stop() }
+	return &botProc{proc: p, d: d}, nil
+}
+
+// proc is a bot's process started for a run.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string // where it serves its webhook
+	stop func() // stops the bot: SIGTERM, then SIGKILL after 20 s
+}
+
+// hook is the URL of the process's webhook.
+func (p *proc) hook() string { return "http://" + p.addr + hookPath }
+
+// startProc starts argv as a bot behind fake, its environment botEnv's and
+// env, its output in logPath, and waits until it serves and fake has seen
+// webhooks setWebhook calls (the shop, "run", sets its webhook at every
+// start: the n-th replica of a run waits for the n-th; 0 for the floor,
+// which is simply served).
+func startProc(ctx context.Context, c config, fake *botapitest.Server, upstreamURL string, argv, env []string, logPath string, webhooks int) (*proc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -345,9 +428,7 @@ func startBot(ctx context.Context, c config, fake *botapitest.Server, upstreamUR
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	d := newDriver(fake, "http://"+addr+hookPath, c.timeout)
-	p := &botProc{cmd: cmd, d: d, addr: addr, stop: func() {
-		d.close()
+	p := &proc{cmd: cmd, addr: addr, stop: func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -357,7 +438,7 @@ func startBot(ctx context.Context, c config, fake *botapitest.Server, upstreamUR
 		}
 		logFile.Close()
 	}}
-	if err := d.ready(ctx, exited, argv[len(argv)-1] == "run"); err != nil {
+	if err := ready(ctx, fake, addr, exited, webhooks); err != nil {
 		p.stop()
 		return nil, fmt.Errorf("%w (log: %s)", err, logPath)
 	}
@@ -365,14 +446,18 @@ func startBot(ctx context.Context, c config, fake *botapitest.Server, upstreamUR
 }
 
 // botEnv is a bot's environment: the fake Telegram, the upstream, the
-// Redis and the webhook served on addr. The metrics listener is off, so
+// Redis (one server, or -cluster's cluster) and the webhook served on addr. The metrics listener is off, so
 // two benchmarks on one machine (or a shop running beside it) never meet
 // on its port.
 func botEnv(c config, fake *botapitest.Server, upstreamURL, addr string) []string {
+	single, cluster := c.redisURL, ""
+	if e := c.endpoint(); e.Mode == redisstore.ModeCluster {
+		single, cluster = "", e.URL
+	}
 	return append(os.Environ(),
 		"TELEGRAM_TOKEN="+token, "TELEGRAM_API_URL="+fake.URL(),
 		"RESELLER_BASE_URL="+upstreamURL, "RESELLER_API_KEY="+upstreamID,
-		"REDIS_URL="+c.redisURL, "REDIS_SENTINEL_URL=", "REDIS_CLUSTER_URL=",
+		"REDIS_URL="+single, "REDIS_SENTINEL_URL=", "REDIS_CLUSTER_URL="+cluster,
 		"WEBHOOK_URL=https://loadbench.example"+hookPath, "WEBHOOK_SECRET="+secret,
 		"HTTP_ADDR="+addr, "ADMIN_IDS="+strconv.Itoa(admin), "METRICS_ADDR=off",
 	)
