@@ -57,10 +57,15 @@ const (
 	AuditBroadcastStop = "broadcast.stop" // a broadcast stopped
 	AuditTicketReply   = "ticket.reply"   // a support ticket answered
 	AuditTicketClose   = "ticket.close"   // a support ticket closed by staff
+	AuditChargeRefund  = "charge.refund"  // a Star charge listed for review refunded
+	AuditChargeSettle  = "charge.settle"  // a Star charge listed for review settled with no money moved
 )
 
 // AuditOrder is the audit target of order id.
 func AuditOrder(id int64) string { return "order " + strconv.FormatInt(id, 10) }
+
+// AuditCharge is the audit target of a Star charge (its Telegram charge id).
+func AuditCharge(id string) string { return "charge " + id }
 
 // AuditBuyer is the audit target of a buyer (their wallet, their ticket).
 func AuditBuyer(id int64) string { return "buyer " + strconv.FormatInt(id, 10) }

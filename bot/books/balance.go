@@ -73,8 +73,23 @@ func (r *Books) starsSection(ctx context.Context, env *flows.Env) string {
 
 // pendingSection sums what buyers paid for the orders not yet finished
 // (paid, placing, placed, refunding, needs review): Stars for Stars
-// payments, USD for wallet payments.
+// payments, USD for wallet payments; then the Star charges waiting for
+// review (/charges), which have no order, and those whose refund an admin
+// decided and is under way.
 func (r *Books) pendingSection(ctx context.Context, env *flows.Env) (string, error) {
+	orders, err := r.pendingOrders(ctx, env)
+	if err != nil {
+		return "", err
+	}
+	charges, err := r.pendingCharges(ctx, env)
+	if err != nil || charges == "" {
+		return orders, err
+	}
+	return orders + "\n" + charges, nil
+}
+
+// pendingOrders is the part of pendingSection about orders.
+func (r *Books) pendingOrders(ctx context.Context, env *flows.Env) (string, error) {
 	ids, err := r.orders.Unfinished(ctx)
 	if err != nil {
 		return "", err
@@ -119,4 +134,26 @@ func (r *Books) pendingSection(ctx context.Context, env *flows.Env) (string, err
 		text += "\n" + env.N("rep.bal.pending_refunding", refunding)
 	}
 	return text, nil
+}
+
+// pendingCharges is the part of pendingSection about the Star charges
+// listed for review that no admin resolved yet ("" when there are none).
+func (r *Books) pendingCharges(ctx context.Context, env *flows.Env) (string, error) {
+	if r.reviews == nil {
+		return "", nil
+	}
+	waiting, refunding, err := r.reviews.Totals(ctx)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	if waiting.N > 0 {
+		parts = append(parts, env.N("rep.bal.charges_review", waiting.N, "stars", locales.Stars(env.Lang, waiting.Stars),
+			"usd", locales.Money(env.Lang, r.starsUSD(waiting.Stars))))
+	}
+	if refunding.N > 0 {
+		parts = append(parts, env.N("rep.bal.charges_refunding", refunding.N, "stars", locales.Stars(env.Lang, refunding.Stars),
+			"usd", locales.Money(env.Lang, r.starsUSD(refunding.Stars))))
+	}
+	return strings.Join(parts, "\n"), nil
 }

@@ -92,8 +92,16 @@ type Deps struct {
 	// one); nil: not logged.
 	AuditLog *records.AuditLog
 	// Reviews is the admins' review list of Star charges, which the
-	// reconciliation counts as explained.
+	// reconciliation counts as explained, /balance counts and /charges
+	// lists and resolves.
 	Reviews *records.ChargeReviews
+	// Refunds gives back a charge an admin decided to refund from
+	// /charges (checkout's Stars refund); nil: the shop takes no Stars,
+	// and /charges only settles.
+	Refunds Refunder
+	// Quotes are the stored quotes: what a listed charge bought, while
+	// its quote is kept; nil: not shown.
+	Quotes *records.Quotes
 	// Schedule is the daily job's own schedule (sched.NewNamedSchedule
 	// "books"); Runs records its runs.
 	Schedule *sched.Schedule
@@ -105,8 +113,8 @@ type Deps struct {
 }
 
 // Books are the shop's money reports for admins: /balance,
-// /transactions, /stats, /export, /reconcile (and its daily job) and
-// /credit.
+// /transactions, /stats, /export, /reconcile (and its daily job), /credit
+// and /charges (the Star charges listed for review).
 type Books struct {
 	opts     Options
 	tg       Telegram
@@ -124,6 +132,8 @@ type Books struct {
 	audit    *records.CreditAudit // /credit's audit of its credits
 	auditLog *records.AuditLog
 	reviews  *records.ChargeReviews
+	refunds  Refunder
+	quotes   *records.Quotes
 	sched    *sched.Schedule     // the daily job's
 	runs     *work.ReconcileRuns // the daily job's runs
 }
@@ -153,11 +163,12 @@ func New(opts Options, d Deps) *Books {
 		orders: d.Orders, wallets: d.Wallets, users: d.Users, sessions: d.Sessions, refs: d.Referrals,
 		engine: d.Engine, log: d.Log, now: d.Now,
 		audit: d.Audit, auditLog: d.AuditLog, reviews: d.Reviews, sched: d.Schedule, runs: d.Runs,
+		refunds: d.Refunds, quotes: d.Quotes,
 	}
 }
 
-// Register adds /balance, /transactions, /stats, /credit, /export and
-// /reconcile, and their flows, to the engine.
+// Register adds /balance, /transactions, /stats, /credit, /export,
+// /reconcile and /charges, and their flows, to the engine.
 func (r *Books) Register(e *flows.Engine) {
 	e.AdminCommand("balance", flows.PermBooksRead, "cmd.balance", r.balance)
 	e.AdminCommand("stats", flows.PermBooksRead, "cmd.stats", r.stats)
@@ -171,10 +182,20 @@ func (r *Books) Register(e *flows.Engine) {
 	e.AdminCommand("export", flows.PermExport, "cmd.export", r.export)
 	e.AdminCommand("credit", flows.PermCredit, "cmd.credit", r.creditCommand(e))
 	e.AdminFlow(flowCredit, flows.PermCredit, "cmd.credit", creditFlow{r})
+	// /charges is read by whoever reads the books; refunding a charge
+	// needs the right to refund, and saying it was settled (no money
+	// moves) the right to resolve an order in review with the upstream.
+	e.AdminCommand("charges", flows.PermBooksRead, "cmd.charges", r.chargesCommand(e))
+	e.AdminFlow(flowCharges, flows.PermBooksRead, "cmd.charges", chgFlow{r}).
+		Action(actChgRefund, flows.PermOrdersRefund, "chg.perm.refund").
+		Action(actChgRefundOK, flows.PermOrdersRefund, "chg.perm.refund").
+		Action(actChgSettle, flows.PermOrdersRetry, "chg.perm.settle").
+		Action(actChgSettleOK, flows.PermOrdersRetry, "chg.perm.settle")
 }
 
-// Run carries the daily reconciliation on until ctx ends.
-func (r *Books) Run(ctx context.Context) { r.runReconcile(ctx) }
+// Run carries the daily reconciliation and the retry of cut-short charge
+// refunds on until ctx ends.
+func (r *Books) Run(ctx context.Context) { runBoth(ctx, r.runReconcile, r.runChargeRefunds) }
 
 // upstreamProblem says in the admin's language why an upstream call
 // failed; the details go to the log.

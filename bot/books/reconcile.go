@@ -374,7 +374,10 @@ read:
 			}
 		}
 		kv := []any{"charge", locales.Escape(tx.ID), "stars", tx.Amount, "user", tx.User, "at", tx.Date}
-		if _, err := r.reviews.Get(ctx, tx.ID); err == nil {
+		if rv, err := r.reviews.Get(ctx, tx.ID); err == nil {
+			if rv.Resolution != nil && rv.Resolution.Status == state.ChargeSettled {
+				continue // an admin said it was delivered or handled elsewhere (/charges)
+			}
 			rep.add("charge:"+tx.ID, "rep.rec.item.charge_review", kv...)
 			continue
 		} else if !errors.Is(err, state.ErrNoChargeReview) {

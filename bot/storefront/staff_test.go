@@ -221,9 +221,9 @@ func TestCommandMenusPerRole(t *testing.T) {
 	without := slices.DeleteFunc(slices.Clone(buyers), func(c string) bool { return c == "orders" })
 	want := map[int64][]string{
 		0:          buyers,
-		owner:      append(slices.Clone(without), "orders", "order", "tickets", "balance", "stats", "transactions", "reconcile", "export", "credit", "promo", "broadcast", "reviews"),
+		owner:      append(slices.Clone(without), "orders", "order", "tickets", "balance", "stats", "transactions", "reconcile", "charges", "export", "credit", "promo", "broadcast", "reviews"),
 		agent:      append(slices.Clone(without), "orders", "order", "tickets", "reviews"),
-		accountant: append(slices.Clone(without), "orders", "order", "balance", "stats", "transactions", "reconcile", "export"),
+		accountant: append(slices.Clone(without), "orders", "order", "balance", "stats", "transactions", "reconcile", "charges", "export"),
 	}
 	calls := menuCalls(t, s)
 	seen := map[int64]map[string]bool{}

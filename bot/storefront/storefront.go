@@ -254,6 +254,9 @@ func (a appReferrals) PrepareInvite(ctx context.Context, user flows.User) (strin
 // App's path + "admin/").
 func (s *Shop) Console() *console.Console { return s.console }
 
+// Books returns the shop's books (/balance, /charges, ...).
+func (s *Shop) Books() *books.Books { return s.books }
+
 // Run serves the shop until ctx is cancelled (bot.Bot.Run with the
 // shop's features).
 func (s *Shop) Run(ctx context.Context) error { return s.Bot.Run(ctx, s.handed) }
@@ -384,10 +387,15 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	s.admin.Register(engine)
 	booksOpts := opts.Books
 	booksOpts.Wallet = walletOn(opts)
+	var refunds books.Refunder // no Stars refunds without checkout
+	if s.Checkout != nil {
+		refunds = s.Checkout
+	}
 	s.books = books.New(booksOpts, books.Deps{
 		Telegram: s.Bot, Upstream: booksUp, Stars: booksStars{s.Bot}, Alerts: s.Alerts,
 		Orders: s.orders, Wallets: s.wallets, Users: s.Users, Sessions: s.Queue, Referrals: s.referralStore(),
 		Audit: records.NewCreditAudit(rdb, prefix), AuditLog: s.Audit, Reviews: chargeReviews,
+		Refunds: refunds, Quotes: records.NewQuotes(rdb, prefix),
 		Schedule: sched.NewNamedSchedule(rdb, prefix, "books"), Runs: work.NewReconcileRuns(rdb, prefix),
 		Engine: engine, Log: log, Now: now,
 	})

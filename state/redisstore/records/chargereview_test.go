@@ -4,6 +4,8 @@ import (
 	"errors"
 	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,5 +72,145 @@ func TestChargeReviewListsAChargeOnce(t *testing.T) {
 	}
 	if ok, err := rv.Alerted(ctx, "stx1"); err != nil || !ok {
 		t.Fatalf("alerted after: %v %v", ok, err)
+	}
+}
+
+// Eight decisions about one charge at once (two admins, two replicas, a
+// double press): exactly one wins, every other sees it; the charge leaves
+// the waiting list (and its Stars the totals), stays listed for Get and
+// for Add (the sweep does not list it again), and counts as alerted.
+func TestChargeResolveLetsExactlyOneDecisionWin(t *testing.T) {
+	r := statetest.New(t)
+	rv := records.NewChargeReviews(r.Client, r.Prefix)
+	ctx := t.Context()
+	paid := time.Now().Add(-48 * time.Hour).UTC()
+	for i, id := range []string{"stxA", "stxB", "stxC"} {
+		if _, err := rv.Add(ctx, state.ChargeReview{ChargeID: id, UserID: 7, Stars: int64(100 * (i + 1)), PaidAt: paid, Reason: state.ReviewBeforeStore}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w, f, err := rv.Totals(ctx); err != nil || w != (records.ChargeTotals{N: 3, Stars: 600}) || f != (records.ChargeTotals{}) {
+		t.Fatalf("totals before: %+v %+v %v", w, f, err)
+	}
+	type result struct {
+		won bool
+		res *state.ChargeResolution
+	}
+	results := make(chan result, 8)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		status := state.ChargeRefunding
+		if i%2 == 1 {
+			status = state.ChargeSettled
+		}
+		wg.Go(func() {
+			won, res, err := rv.Resolve(ctx, "stxB", state.ChargeResolution{Status: status, By: state.Actor{ID: int64(100 + i), Role: "owner", Via: state.ViaChat}, At: time.Now()})
+			if err != nil {
+				t.Error(err)
+			}
+			results <- result{won, res}
+		})
+	}
+	wg.Wait()
+	close(results)
+	var winner *state.ChargeResolution
+	wins := 0
+	var all []result
+	for r := range results {
+		all = append(all, r)
+		if r.won {
+			wins++
+			winner = r.res
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d decisions won, want 1", wins)
+	}
+	for _, r := range all {
+		if r.res == nil || r.res.By.ID != winner.By.ID || r.res.Status != winner.Status {
+			t.Fatalf("a decision saw %+v, the winner is %+v", r.res, winner)
+		}
+	}
+	got, err := rv.Get(ctx, "stxB")
+	if err != nil || got.Resolution == nil || got.Resolution.By.ID != winner.By.ID || got.Stars != 200 {
+		t.Fatalf("get after: %+v %v", got, err)
+	}
+	if added, err := rv.Add(ctx, state.ChargeReview{ChargeID: "stxB", Reason: state.ReviewQuoteGone}); err != nil || added {
+		t.Fatalf("listed again after its resolution: %v %v", added, err)
+	}
+	if ok, _ := rv.Alerted(ctx, "stxB"); !ok {
+		t.Fatal("a resolved charge is not counted as alerted")
+	}
+	if n, _ := rv.Len(ctx); n != 2 {
+		t.Fatalf("%d waiting, want 2", n)
+	}
+	list, err := rv.List(ctx, 0, 10)
+	if err != nil || len(list) != 2 || list[0].ChargeID != "stxA" || list[1].ChargeID != "stxC" {
+		t.Fatalf("waiting list %+v %v", list, err)
+	}
+	w, f, err := rv.Totals(ctx)
+	if err != nil || w != (records.ChargeTotals{N: 2, Stars: 400}) {
+		t.Fatalf("waiting after: %+v %v", w, err)
+	}
+	refunding := winner.Status == state.ChargeRefunding
+	if want := map[bool]records.ChargeTotals{true: {N: 1, Stars: 200}}[refunding]; f != want {
+		t.Fatalf("refunding after: %+v, want %+v", f, want)
+	}
+	if _, _, err := rv.Resolve(ctx, "nope", state.ChargeResolution{Status: state.ChargeSettled}); !errors.Is(err, state.ErrNoChargeReview) {
+		t.Fatalf("resolve unknown: %v", err)
+	}
+	if _, _, err := rv.Resolve(ctx, "stxA", state.ChargeResolution{Status: state.ChargeRefunded}); err == nil {
+		t.Fatal("a finished refund taken as a decision")
+	}
+}
+
+// A refund decided and cut short is listed for the retry once its time
+// has passed, finished once, and then leaves the refunding list.
+func TestChargeRefundIsFinishedOnce(t *testing.T) {
+	r := statetest.New(t)
+	rv := records.NewChargeReviews(r.Client, r.Prefix)
+	ctx := t.Context()
+	if _, err := rv.Add(ctx, state.ChargeReview{ChargeID: "stxR", UserID: 7, Stars: 300, Reason: state.ReviewQuoteGone}); err != nil {
+		t.Fatal(err)
+	}
+	decided := time.Now().Add(-3 * time.Minute)
+	by := state.Actor{ID: 42, Role: "owner", Via: state.ViaChat}
+	if won, _, err := rv.Resolve(ctx, "stxR", state.ChargeResolution{Status: state.ChargeRefunding, By: by, At: decided}); err != nil || !won {
+		t.Fatalf("decide: %v %v", won, err)
+	}
+	if list, err := rv.Refunding(ctx, decided, 10); err != nil || len(list) != 0 {
+		t.Fatalf("listed before its time: %+v %v", list, err)
+	}
+	list, err := rv.Refunding(ctx, time.Now(), 10)
+	if err != nil || len(list) != 1 || list[0].ChargeID != "stxR" || list[0].Resolution == nil || list[0].Resolution.Status != state.ChargeRefunding || list[0].Resolution.By != by {
+		t.Fatalf("refunding: %+v %v", list, err)
+	}
+	done := state.ChargeResolution{Status: state.ChargeRefunded, By: by, At: decided, DoneAt: time.Now()}
+	var wg sync.WaitGroup
+	var firsts atomic.Int64
+	for range 4 {
+		wg.Go(func() {
+			first, err := rv.FinishRefund(ctx, "stxR", done)
+			if err != nil {
+				t.Error(err)
+			}
+			if first {
+				firsts.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if firsts.Load() != 1 {
+		t.Fatalf("finished %d times", firsts.Load())
+	}
+	got, err := rv.Get(ctx, "stxR")
+	if err != nil || got.Resolution.Status != state.ChargeRefunded || got.Resolution.DoneAt.IsZero() || got.Resolution.By != by {
+		t.Fatalf("after: %+v %v", got.Resolution, err)
+	}
+	if list, _ := rv.Refunding(ctx, time.Now(), 10); len(list) != 0 {
+		t.Fatalf("still refunding: %+v", list)
+	}
+	if _, f, _ := rv.Totals(ctx); f.N != 0 {
+		t.Fatalf("refunding totals %+v", f)
 	}
 }
