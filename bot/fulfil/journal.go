@@ -34,6 +34,17 @@ type attempts struct {
 	// bound is, for an answered attempt, the newest number of its type
 	// right after the answer: its create, if any, is not above it.
 	bound map[string]int64
+	// creator is the charge whose create made each upstream number the
+	// journal holds a create of (written before the number was stored).
+	creator map[int64]string
+}
+
+// madeByAnother reports whether the journal names a charge other than
+// charge as the maker of upstream order n: then n is never charge's own,
+// whatever Redis lost of its claim (its maker's order puts it back).
+func (a attempts) madeByAnother(charge string, n int64) bool {
+	c, ok := a.creator[n]
+	return ok && c != charge
 }
 
 // could reports whether attempt e's create could have taken number n.
@@ -49,12 +60,15 @@ func (f *Fulfiller) readAttempts() attempts {
 		f.log.Warn("read the journal", "err", err)
 	}
 	done := map[string]bool{}
+	a := attempts{answered: map[string]bool{}, bound: map[string]int64{}, creator: map[int64]string{}}
 	for _, e := range list {
 		if e.Kind == state.JournalCreated || e.Kind == state.JournalNone {
 			done[e.Attempt] = true
 		}
+		if e.Kind == state.JournalCreated && e.Number != 0 {
+			a.creator[e.Number] = e.Charge
+		}
 	}
-	a := attempts{answered: map[string]bool{}, bound: map[string]int64{}}
 	for _, e := range list {
 		switch {
 		case e.Kind == state.JournalIntent && !done[e.Attempt]:

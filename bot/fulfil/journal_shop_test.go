@@ -460,3 +460,51 @@ func TestLossNoticedByTheWatchDuringAListingIsNoticedByItsFence(t *testing.T) {
 		}
 	}
 }
+
+// Two purchases of the same gift card. B's attempt is open (its worker
+// died after the intent, before the POST: nothing was bought for it) when
+// A's create makes upstream order X; then Redis comes back on a backup
+// from before A, and X is unclaimed. B's open attempt "could" have made X,
+// but the journal holds A's create of X: X is never B's. B finds nothing
+// of its own and places again; X waits for its maker's order.
+func TestUnclaimedOrderTheJournalSaysAnotherChargeMadeIsNeverAdopted(t *testing.T) {
+	s := newShop(t)
+	var target atomic.Int64
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.Cfg.Failpoint = func(step string, id int64) error {
+		if step == fulfil.FailpointIntent && id == target.Load() && target.CompareAndSwap(id, 0) {
+			close(entered)
+			<-release
+			return errors.New("the worker dies before the POST")
+		}
+		return nil
+	}
+	s.Run(s.withJournal(keptJournal(t, t.TempDir())))
+	s.WaitWatermark()
+	ctx := context.Background()
+	b := s.PaidUnscheduled(giftCards(1), state.PayStars)
+	target.Store(b.ID)
+	if err := s.Sched.Put(ctx, fulfil.OrderJob(b.ID), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("order b never wrote its intent")
+	}
+	restore := s.Rdb.Snapshot(t) // the backup: b placing, nothing of a
+	a := s.Paid(giftCards(1), state.PayStars)
+	x := s.WaitDelivered(a.ID).UpstreamNumber
+	restore()
+	close(release)
+	rb := s.WaitStatusIn(b.ID, state.OrderNeedsReview, state.OrderDelivered)
+	if rb.UpstreamNumber == x {
+		t.Fatalf("order b took upstream order %d, which a's create made (the journal says so)", x)
+	}
+	for _, up := range s.Sim.Orders() {
+		if n := int64(up.Number); n != rb.UpstreamNumber {
+			s.Foreign[up.Number] = true // a's: its order the restore took
+			s.External = s.External.Add(up.ChargedUSD)
+		}
+	}
+}

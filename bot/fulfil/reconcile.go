@@ -48,10 +48,10 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.R
 	}
 	// A complete journal tells whose an unclaimed order may be (see
 	// journal.go); gift cards and other fungible kinds need not know.
+	made := f.readAttempts() // who made what, as far as this host's journal knows
 	var att *attempts
 	if !r.Fungible() && f.journalComplete(ctx) {
-		a := f.readAttempts()
-		att = &a
+		att = &made
 	}
 	covered := att != nil && f.journalCovers(o)
 	for u, err := range f.up.AllOrders(ctx, &reseller.OrdersOptions{Limit: 100, Type: r.Type}) {
@@ -80,6 +80,12 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.R
 			continue // another order's
 		case err != nil && !errors.Is(err, state.ErrOrderNotFound):
 			return nil, err
+		}
+		if err != nil && made.madeByAnother(o.ChargeID, u.Number) {
+			// Unclaimed, but the journal names another charge's create as
+			// its maker: a loss took that order's claim, and that order
+			// puts it back (recover). Never this order's.
+			continue
 		}
 		if err != nil {
 			// Unclaimed. One an order in review names, or one reported as
