@@ -27,13 +27,25 @@ const maxStreak = 16
 
 // work claims chats and handles their updates on at most Workers goroutines
 // until stop is cancelled; in-flight updates then finish under workCtx.
+//
+// A hint (b.ready) names a chat to claim in one round trip; the shard scan
+// (Queue.Claim) finds the rest: chats whose hint was dropped (the hint
+// channel was full, or the chat was busy when its hint was taken), whose
+// streak ended, whose flood wait or lease ran out, or that another replica
+// accepted. Hints keep coming while the workers are saturated, so a scan
+// also comes first whenever the last one is IdlePoll old, the waiting hint
+// kept for the next turn: a scan claims one of the chats ready without a
+// hint (the oldest of a shard first) at least every IdlePoll, not only once
+// the hints pause. Unsaturated, a scan
+// follows every claim anyway, so this adds no Redis commands.
 func (b *Bot) work(stop, workCtx context.Context) {
 	sem := make(chan struct{}, b.opts.Workers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	idle := time.NewTimer(0)
 	defer idle.Stop()
-	var hint int64 // a chat this process just stored an update for
+	var hint int64          // a chat this process just stored an update for
+	scanned := b.opts.Now() // when the shards were last scanned
 	for {
 		select {
 		case <-stop.Done():
@@ -46,28 +58,34 @@ func (b *Bot) work(stop, workCtx context.Context) {
 			default:
 			}
 		}
+		now := b.opts.Now()
+		scan := hint == 0 || now.Sub(scanned) >= b.opts.IdlePoll
 		var c *intake.Claim
 		var err error
-		hinted := hint != 0
-		if hinted {
-			c, err = b.Queue.ClaimChat(stop, hint, b.opts.Now())
-			hint = 0
+		if scan {
+			scanned = now
+			c, err = b.Queue.Claim(stop, now)
 		} else {
-			c, err = b.Queue.Claim(stop, b.opts.Now())
+			c, err = b.Queue.ClaimChat(stop, hint, now)
+			hint = 0
 		}
 		if err != nil && stop.Err() == nil {
 			b.log.Error("claim a chat", "err", err)
 		}
 		if c == nil {
 			<-sem
-			if hinted && err == nil {
-				continue // that chat is busy or done; look for other work at once
+			if err == nil && (!scan || hint != 0) {
+				continue // that chat is busy or done, or a hint waits: look again at once
 			}
 			idle.Reset(b.opts.IdlePoll)
+			ready := b.ready
+			if hint != 0 {
+				ready = nil // keep the waiting hint
+			}
 			select {
 			case <-stop.Done():
 				return
-			case hint = <-b.ready:
+			case hint = <-ready:
 			case <-b.wake:
 			case <-idle.C:
 			}
