@@ -31,6 +31,9 @@ type Options struct {
 	// SweepWindow how far back it reads the Star transactions (default 30 days).
 	SweepEvery  time.Duration
 	SweepWindow time.Duration
+	// SweepDueCheck is how often a process looks for a sweep another
+	// asked for (work.Payments.SweepDueAt; default 2 s).
+	SweepDueCheck time.Duration
 	// CheckTimeout bounds the upstream checks of a pre-checkout query,
 	// which Telegram wants answered within 10 s (default 7 s).
 	CheckTimeout time.Duration
@@ -117,6 +120,9 @@ func New(opts Options, d Deps) *Checkout {
 	}
 	if opts.SweepEvery <= 0 {
 		opts.SweepEvery = 10 * time.Minute
+	}
+	if opts.SweepDueCheck <= 0 {
+		opts.SweepDueCheck = 2 * time.Second
 	}
 	if opts.SweepWindow <= 0 {
 		opts.SweepWindow = 30 * 24 * time.Hour

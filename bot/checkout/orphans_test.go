@@ -22,6 +22,14 @@ type fakeTelegram struct {
 	mu       sync.Mutex
 	refunded []string
 	sent     []string
+	reads    int // getStarTransactions calls
+}
+
+// starReads returns how many times the Star transactions were read.
+func (f *fakeTelegram) starReads() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
 }
 
 func (f *fakeTelegram) Send(_ context.Context, _ int64, text string, _ [][]flows.Button) (int, error) {
@@ -37,6 +45,9 @@ func (f *fakeTelegram) CreateInvoiceLink(context.Context, checkout.Invoice) (str
 }
 func (f *fakeTelegram) AnswerPreCheckout(context.Context, string, string) error { return nil }
 func (f *fakeTelegram) StarTransactions(context.Context, int, int) ([]checkout.StarTransaction, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
 	return nil, nil
 }
 
@@ -67,9 +78,14 @@ func (allClaimed) ChargeRefunded(context.Context, string) (bool, error) { return
 // faked; orphans (nil: no fulfilment worker) is the worker's view of
 // unclaimed upstream orders.
 func newCheckout(rdb *statetest.Redis, orphans checkout.Orphans) (*checkout.Checkout, *fakeTelegram, *records.ChargeReviews) {
+	return newCheckoutWith(rdb, orphans, checkout.Options{Stars: true})
+}
+
+// newCheckoutWith is newCheckout with opts.
+func newCheckoutWith(rdb *statetest.Redis, orphans checkout.Orphans, opts checkout.Options) (*checkout.Checkout, *fakeTelegram, *records.ChargeReviews) {
 	tg := &fakeTelegram{}
 	reviews := records.NewChargeReviews(rdb.Client, rdb.Prefix)
-	c := checkout.New(checkout.Options{Stars: true}, checkout.Deps{
+	c := checkout.New(opts, checkout.Deps{
 		Telegram: tg, Alerts: noAlerts{}, Orphans: orphans, Engine: flows.NewEngine(nil, locales.En),
 		Payments: work.NewPayments(rdb.Client, rdb.Prefix), Quotes: records.NewQuotes(rdb.Client, rdb.Prefix),
 		Orders: records.NewOrders(rdb.Client, rdb.Prefix), Wallets: records.NewWallets(rdb.Client, rdb.Prefix),

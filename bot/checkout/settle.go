@@ -230,7 +230,7 @@ func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string
 			}
 			if known {
 				p.log.Info("payment whose quote is gone waits for unclaimed upstream orders to be claimed", "charge", c.ID, "user", c.UserID)
-				time.AfterFunc(min(wait/10, time.Minute), p.SweepSoon)
+				p.sweepDueIn(ctx, min(wait/10, time.Minute))
 				return false, errSettleLater
 			}
 		}

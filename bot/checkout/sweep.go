@@ -13,23 +13,64 @@ import (
 )
 
 // Run records the store's epoch, runs the sweep at start and then
-// every SweepEvery until ctx ends. Sweep logs what goes wrong itself.
+// every SweepEvery until ctx ends, and sooner when one is due: asked for by
+// SweepSoon, or recorded in Redis by any process (a charge that must be
+// looked at again soon, sweepDueIn), which every process looks for every
+// SweepDueCheck, so the process that asked may die without the sweep
+// being lost. Sweep logs what goes wrong itself.
 func (p *Checkout) Run(ctx context.Context) {
 	if _, err := p.storeEpoch(ctx); err != nil && ctx.Err() == nil {
 		p.log.Warn("record the store epoch", "err", err)
 	}
-	t := time.NewTicker(p.opts.SweepEvery)
+	t := time.NewTicker(p.opts.SweepDueCheck)
 	defer t.Stop()
-	for {
-		if n, _ := p.Sweep(ctx); n > 0 {
+	var next time.Time // the periodic sweep's
+	sweep := func() {
+		started := p.now()
+		n, err := p.Sweep(ctx)
+		if n > 0 {
 			p.log.Info("payment sweep repaired payments", "count", n)
 		}
+		if errors.Is(err, ErrSweepBusy) || ctx.Err() != nil {
+			return // the due, if any, waits for the sweep under way or the next look
+		}
+		// A sweep ran (a charge it could not settle is retried by the next
+		// periodic one): a due from before it is met.
+		if err := p.pay.SweepDone(ctx, started); err != nil {
+			p.log.Warn("payment sweep: clear the due", "err", err)
+		}
+		next = started.Add(p.opts.SweepEvery)
+	}
+	sweep()
+	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
 		case <-p.kick:
+			sweep()
+		case <-t.C:
+			now := p.now()
+			if !now.Before(next) {
+				sweep()
+				continue
+			}
+			if at, ok, err := p.pay.SweepDue(ctx); err != nil {
+				if ctx.Err() == nil {
+					p.log.Warn("payment sweep: read the due", "err", err)
+				}
+			} else if ok && !now.Before(at) {
+				sweep()
+			}
 		}
+	}
+}
+
+// sweepDueIn asks for a sweep in d, of any process (Run): recorded in
+// Redis, so it survives this process; kept in memory when Redis refuses.
+func (p *Checkout) sweepDueIn(ctx context.Context, d time.Duration) {
+	if err := p.pay.SweepDueAt(ctx, p.now().Add(d)); err != nil {
+		p.log.Warn("payment sweep: note a sweep due; this process runs it", "err", err)
+		time.AfterFunc(d, p.SweepSoon)
 	}
 }
 

@@ -278,6 +278,56 @@ return 0`)
 
 func (s *Payments) sweepLock() string { return s.p + "sweep-lock" }
 
+func (s *Payments) sweepDue() string { return s.p + "sweep-due" }
+
+// sweepDueScript: KEYS[1] due. ARGV[1] unix ms. Keeps the earliest due.
+var sweepDueScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '')
+if cur == nil or tonumber(ARGV[1]) < cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000)
+end
+return 1`)
+
+// sweepDoneScript: KEYS[1] due. ARGV[1] unix ms the sweep started at.
+// Clears a due at or before it (one set since, for later, stays).
+var sweepDoneScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '')
+if cur ~= nil and cur <= tonumber(ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+end
+return 1`)
+
+// SweepDueAt records that a payment sweep must run at or after at (the
+// earliest of such times is kept): a charge that must be looked at again
+// soon is not left to the one process that noted it, which may die.
+func (s *Payments) SweepDueAt(ctx context.Context, at time.Time) error {
+	if err := sweepDueScript.Run(ctx, s.rdb, []string{s.sweepDue()}, at.UnixMilli()).Err(); err != nil {
+		return fmt.Errorf("note a payment sweep due: %w", err)
+	}
+	return nil
+}
+
+// SweepDue returns when a sweep is due (ok false: none is).
+func (s *Payments) SweepDue(ctx context.Context) (at time.Time, ok bool, err error) {
+	ms, err := s.rdb.Get(ctx, s.sweepDue()).Int64()
+	if errors.Is(err, redis.Nil) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read the payment sweep due: %w", err)
+	}
+	return time.UnixMilli(ms), true, nil
+}
+
+// SweepDone records that a sweep that started at started finished: a due
+// at or before then is met.
+func (s *Payments) SweepDone(ctx context.Context, started time.Time) error {
+	if err := sweepDoneScript.Run(ctx, s.rdb, []string{s.sweepDue()}, started.UnixMilli()).Err(); err != nil {
+		return fmt.Errorf("clear the payment sweep due: %w", err)
+	}
+	return nil
+}
+
 // LockSweep takes the lock of the payment sweep for ttl, or returns nil
 // when another process holds it.
 func (s *Payments) LockSweep(ctx context.Context, ttl time.Duration) (*SweepLock, error) {
