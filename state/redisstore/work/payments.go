@@ -280,49 +280,40 @@ func (s *Payments) sweepLock() string { return s.p + "sweep-lock" }
 
 func (s *Payments) sweepDue() string { return s.p + "sweep-due" }
 
-// sweepDueScript: KEYS[1] due. ARGV[1] unix ms. Keeps the earliest due.
-var sweepDueScript = redis.NewScript(`
-local cur = tonumber(redis.call('GET', KEYS[1]) or '')
-if cur == nil or tonumber(ARGV[1]) < cur then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000)
-end
-return 1`)
-
-// sweepDoneScript: KEYS[1] due. ARGV[1] unix ms the sweep started at.
-// Clears a due at or before it (one set since, for later, stays).
-var sweepDoneScript = redis.NewScript(`
-local cur = tonumber(redis.call('GET', KEYS[1]) or '')
-if cur ~= nil and cur <= tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[1])
-end
-return 1`)
-
-// SweepDueAt records that a payment sweep must run at or after at (the
-// earliest of such times is kept): a charge that must be looked at again
-// soon is not left to the one process that noted it, which may die.
+// SweepDueAt records that a payment sweep must run at or after at: a
+// charge that must be looked at again soon is not left to the one process
+// that noted it, which may die. Each such time is kept (to the second)
+// until a sweep that started at or after it finished (SweepDone).
 func (s *Payments) SweepDueAt(ctx context.Context, at time.Time) error {
-	if err := sweepDueScript.Run(ctx, s.rdb, []string{s.sweepDue()}, at.UnixMilli()).Err(); err != nil {
+	sec := (at.UnixMilli() + 999) / 1000 * 1000 // up to the second: requests of one sweep share a member
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, s.sweepDue(), redis.Z{Score: float64(sec), Member: strconv.FormatInt(sec, 10)})
+		p.Expire(ctx, s.sweepDue(), 24*time.Hour)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("note a payment sweep due: %w", err)
 	}
 	return nil
 }
 
-// SweepDue returns when a sweep is due (ok false: none is).
+// SweepDue returns the earliest time a sweep is due at (ok false: none is).
 func (s *Payments) SweepDue(ctx context.Context) (at time.Time, ok bool, err error) {
-	ms, err := s.rdb.Get(ctx, s.sweepDue()).Int64()
-	if errors.Is(err, redis.Nil) {
-		return time.Time{}, false, nil
-	}
+	zs, err := s.rdb.ZRangeWithScores(ctx, s.sweepDue(), 0, 0).Result()
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("read the payment sweep due: %w", err)
 	}
-	return time.UnixMilli(ms), true, nil
+	if len(zs) == 0 {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(int64(zs[0].Score)), true, nil
 }
 
-// SweepDone records that a sweep that started at started finished: a due
-// at or before then is met.
+// SweepDone records that a sweep that started at started finished: the
+// dues at or before then are met; those asked for later (by this sweep
+// too) stay.
 func (s *Payments) SweepDone(ctx context.Context, started time.Time) error {
-	if err := sweepDoneScript.Run(ctx, s.rdb, []string{s.sweepDue()}, started.UnixMilli()).Err(); err != nil {
+	if err := s.rdb.ZRemRangeByScore(ctx, s.sweepDue(), "-inf", strconv.FormatInt(started.UnixMilli(), 10)).Err(); err != nil {
 		return fmt.Errorf("clear the payment sweep due: %w", err)
 	}
 	return nil

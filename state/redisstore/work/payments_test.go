@@ -274,3 +274,40 @@ func TestPaymentsWalletPending(t *testing.T) {
 		t.Fatalf("not dropped as listed: %+v", got)
 	}
 }
+
+// A sweep meets the dues asked for before it started; one asked for later
+// (by the sweep itself, for a charge to look at again in 30 s) stays,
+// whatever earlier due it met.
+func TestSweepDueAskedForDuringASweepOutlivesIt(t *testing.T) {
+	r := statetest.New(t)
+	pay := work.NewPayments(r.Client, r.Prefix)
+	ctx := t.Context()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, ok, err := pay.SweepDue(ctx); err != nil || ok {
+		t.Fatalf("a due on a new store: %v %v", ok, err)
+	}
+	if err := pay.SweepDueAt(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	// The sweep starts a second later and, as it goes, puts a charge off.
+	started := now.Add(time.Second)
+	if err := pay.SweepDueAt(ctx, started.Add(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok, err := pay.SweepDue(ctx); err != nil || !ok || !at.Equal(now) {
+		t.Fatalf("due %v %v %v, want the earliest, %v", at, ok, err, now)
+	}
+	if err := pay.SweepDone(ctx, started); err != nil {
+		t.Fatal(err)
+	}
+	at, ok, err := pay.SweepDue(ctx)
+	if err != nil || !ok || !at.Equal(started.Add(30*time.Second)) {
+		t.Fatalf("after the sweep: due %v %v %v, want the one it asked for, %v", at, ok, err, started.Add(30*time.Second))
+	}
+	if err := pay.SweepDone(ctx, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := pay.SweepDue(ctx); err != nil || ok {
+		t.Fatalf("a due after every sweep it asked for: %v %v", ok, err)
+	}
+}
