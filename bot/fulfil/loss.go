@@ -118,14 +118,11 @@ func (f *Fulfiller) lastLoss(ctx context.Context) (mark int64, at time.Time, err
 
 // journalNames reports whether the journal names the order's charge as
 // the one whose create made upstream order n, or may have made it (an
-// attempt of the charge still open that could have taken n).
-func (f *Fulfiller) journalNames(o *state.Order, n int64, att *attempts) bool {
+// attempt of the charge still open that could have taken n; att is the
+// listing's reading of the journal).
+func (f *Fulfiller) journalNames(o *state.Order, n int64, att attempts) bool {
 	if e, ok, err := f.journal.ByCharge(state.JournalCreated, o.ChargeID); err == nil && ok && e.Number == n {
 		return true
-	}
-	if att == nil {
-		a := f.readAttempts()
-		att = &a
 	}
 	return att.mine(o.ChargeID, n)
 }

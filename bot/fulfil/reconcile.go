@@ -106,7 +106,7 @@ func (f *Fulfiller) look(ctx context.Context, o *state.Order, r *upstreamorder.R
 				if o.PaidAt.After(lossAt.Add(lossClockMargin)) {
 					continue // this order was paid after: not its create
 				}
-				if !f.journalNames(o, u.Number, att) {
+				if !f.journalNames(o, u.Number, made) {
 					res.possible = append(res.possible, u)
 					continue
 				}
