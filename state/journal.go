@@ -142,7 +142,11 @@ type Journal struct {
 	broken  time.Time
 	damaged int                 // damaged lines read
 	foreign map[JournalShop]int // entries of other shops, not applied
-	told    map[JournalShop]bool
+	// continues are the earlier stores of the shop's bot and account that
+	// its store continues (redisstore.Lineage), newest first: their
+	// entries are the shop's own.
+	continues []int64
+	told      map[JournalShop]bool
 	// canaryName is this process's canary file (journal_canary.go).
 	canaryName string
 }
@@ -187,6 +191,17 @@ func OpenJournal(dir string, keep time.Duration, now func() time.Time) (*Journal
 // read again for the shop's entries (those this process wrote for another
 // shop are no longer applied).
 func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
+	return j.BindLineage(shop, nil, log)
+}
+
+// BindLineage is Bind for a store that continues earlier stores of the
+// same bot and account (continues, newest first: redisstore.Lineage): a
+// store that came back empty, or a shop moved to a new Redis, takes the
+// entries of the store it continues as its own, so the journal refills it
+// with what the old one had not finished. The directory remembers the
+// latest store its shop bound (LastStore), which a process that creates
+// the next store names as the one it continues.
+func (j *Journal) BindLineage(shop JournalShop, continues []int64, log *slog.Logger) error {
 	if j == nil {
 		return nil
 	}
@@ -195,7 +210,8 @@ func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
 	if log != nil {
 		j.log = log
 	}
-	if shop == j.shop {
+	continues = slices.DeleteFunc(slices.Clone(continues), func(e int64) bool { return e == 0 || e == shop.Store })
+	if shop == j.shop && slices.Equal(continues, j.continues) {
 		return nil
 	}
 	since := j.now()
@@ -204,8 +220,19 @@ func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
 		if since, err = j.sinceOf(shop); err != nil {
 			return err
 		}
+		for _, e := range continues {
+			// The directory held the earlier store's entries since its
+			// own first use: the journal is complete from then on.
+			if t, ok := j.sinceIfAny(JournalShop{Bot: shop.Bot, Account: shop.Account, Store: e}); ok && t.Before(since) {
+				since = t
+			}
+		}
+		if err := j.noteStore(shop, continues); err != nil {
+			return err
+		}
 	}
-	j.shop, j.since = shop, since
+	j.shop, j.since, j.continues = shop, since, continues
+	clear(j.told)
 	j.entries, j.damaged = nil, 0
 	clear(j.foreign)
 	for name, off := range j.offsets {
@@ -214,6 +241,80 @@ func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
 		}
 	}
 	return nil
+}
+
+// storeRecord is the directory's record of the latest store a shop (bot
+// and account) bound, and the stores that one continued.
+type storeRecord struct {
+	Bot       int64     `json:"bot"`
+	Account   string    `json:"account"`
+	Store     int64     `json:"store"`
+	Continues []int64   `json:"continues,omitempty"`
+	At        time.Time `json:"at"`
+}
+
+// storePath is the file of the latest store of the bot and account.
+func (j *Journal) storePath(bot int64, account string) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s", bot, account))
+	return filepath.Join(j.dir, "store-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// noteStore records shop's store as the latest its bot and account bound,
+// unless a newer one is on record (a process still bound to a store that
+// came back empty never names the old store again).
+func (j *Journal) noteStore(shop JournalShop, continues []int64) error {
+	path := j.storePath(shop.Bot, shop.Account)
+	if data, err := os.ReadFile(path); err == nil {
+		var rec storeRecord
+		if json.Unmarshal(data, &rec) == nil && rec.Store >= shop.Store {
+			return nil
+		}
+	}
+	data, err := json.Marshal(storeRecord{Bot: shop.Bot, Account: shop.Account, Store: shop.Store, Continues: continues, At: j.now().UTC()})
+	if err != nil {
+		return err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tmp := path + "." + hex.EncodeToString(b[:]) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("journal: record the store: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("journal: record the store: %w", err)
+	}
+	return nil
+}
+
+// LastStore returns the latest store the bot and account bound a journal
+// in this directory to, and the stores that one continued, newest first
+// (none for a journal in memory, or a directory that never served them):
+// the lineage a new store of the shop continues.
+func (j *Journal) LastStore(bot int64, account string) []int64 {
+	if j == nil || j.dir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(j.storePath(bot, account))
+	if err != nil {
+		return nil
+	}
+	var rec storeRecord
+	if json.Unmarshal(data, &rec) != nil || rec.Bot != bot || rec.Account != account || rec.Store == 0 {
+		return nil
+	}
+	return append([]int64{rec.Store}, rec.Continues...)
+}
+
+// Continues returns the stores the journal's store continues, newest
+// first (BindLineage).
+func (j *Journal) Continues() []int64 {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.continues)
 }
 
 // Shop returns the shop the journal is bound to.
@@ -231,6 +332,9 @@ func (j *Journal) Shop() JournalShop {
 func (j *Journal) ownLocked(e JournalEntry) bool {
 	if e.Shop == j.shop {
 		return true
+	}
+	if e.Shop.Bot == j.shop.Bot && e.Shop.Account == j.shop.Account && slices.Contains(j.continues, e.Shop.Store) {
+		return true // the store this one continues
 	}
 	if !j.told[e.Shop] {
 		j.told[e.Shop] = true
@@ -281,11 +385,28 @@ func (j *Journal) Covers(t time.Time) bool {
 	return !from.Before(j.since) && !from.Before(j.now().Add(-j.keep)) && from.After(j.broken)
 }
 
+// sincePath is the file that records since when the directory has held
+// shop's entries.
+func (j *Journal) sincePath(shop JournalShop) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%d", shop.Bot, shop.Account, shop.Store))
+	return filepath.Join(j.dir, "shop-"+hex.EncodeToString(sum[:8])+".since")
+}
+
+// sinceIfAny returns since when the directory has held shop's entries, if
+// it ever did.
+func (j *Journal) sinceIfAny(shop JournalShop) (time.Time, bool) {
+	v, err := os.ReadFile(j.sincePath(shop))
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(v)))
+	return t, err == nil
+}
+
 // sinceOf returns since when the directory has held shop's entries, made
 // at its first use with shop (a file named by the shop's fingerprint).
 func (j *Journal) sinceOf(shop JournalShop) (time.Time, error) {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%d", shop.Bot, shop.Account, shop.Store))
-	path := filepath.Join(j.dir, "shop-"+hex.EncodeToString(sum[:8])+".since")
+	path := j.sincePath(shop)
 	v, err := createOnce(path, j.now().UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return time.Time{}, err

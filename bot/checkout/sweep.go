@@ -252,6 +252,11 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 		after = sent
 	}
 	if !after {
+		// The journal of the store this one continues may hold its paid
+		// order (the store came back empty while it was under way).
+		if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
+			return rebuilt, err
+		}
 		p.log.Warn("sweep: payment older than the store; listed for review", "charge", c.ID, "user", c.UserID)
 		return false, p.review(ctx, c, state.ReviewBeforeStore, listed)
 	}

@@ -106,6 +106,9 @@ func (p *Checkout) sweepTopup(ctx context.Context, tx StarTransaction, epoch tim
 		if err != nil || told {
 			return false, err // credited, indexed and told: done
 		}
+		if chargeOf(tx).At.Before(epoch) {
+			return false, nil // credited in the store this one continues: its wallet was restored with it
+		}
 	}
 	if done, err := p.pay.Refunded(ctx, tx.ID); err != nil {
 		return false, err

@@ -66,12 +66,23 @@ func (f *Fulfiller) watchRollback(ctx context.Context) {
 	t := time.NewTicker(f.cfg.CanaryEvery)
 	defer t.Stop()
 	until := f.now().Add(repairFor)
-	if seen, err := f.journal.LastCanary(); err != nil {
+	seen, err := f.journal.LastCanary()
+	if err != nil {
 		f.log.Warn("read the canary values the journal kept", "err", err)
 	} else {
 		f.canary.Remember(seen)
 	}
 	f.noteJournal(ctx)
+	if err == nil && len(seen) == 0 && len(f.journal.Continues()) > 0 {
+		// The first process of a store that continues an earlier one (it
+		// came back empty while no process ran): everything the earlier
+		// store held is lost, which no canary of this store can tell.
+		f.log.Warn("the store continues an earlier store that is gone; recording the loss")
+		f.loss.Lock()
+		f.loss.noticed++
+		f.loss.Unlock()
+		f.noteLoss(ctx)
+	}
 	f.checkCanary(ctx)
 	f.noteCanary()
 	f.recover(ctx)

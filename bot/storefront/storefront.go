@@ -259,7 +259,11 @@ func (s *Shop) Books() *books.Books { return s.books }
 
 // Run serves the shop until ctx is cancelled (bot.Bot.Run with the
 // shop's features).
-func (s *Shop) Run(ctx context.Context) error { return s.Bot.Run(ctx, s.handed) }
+func (s *Shop) Run(ctx context.Context) error {
+	s.restoreWallets(ctx)
+	go s.archiveBalances(ctx)
+	return s.Bot.Run(ctx, s.handed)
+}
 
 // bindJournal names the shop the journal's entries belong to: the bot, the
 // upstream account and the store, whose epoch it records when the store is
@@ -271,15 +275,29 @@ func bindJournal(ctx context.Context, opts Options, rdb redisstore.Client) error
 	if opts.Reseller != nil {
 		shop.Account = opts.Reseller.AccountFingerprint()
 	}
-	epoch, err := redisstore.StoreEpoch(ctx, rdb, opts.Prefix, opts.Now())
+	lin, err := redisstore.StoreLineage(ctx, rdb, opts.Prefix, opts.Now(), storeLineage(opts.Journal, shop))
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	shop.Store = epoch.UnixMilli()
+	shop.Store = lin.Epoch.UnixMilli()
 	if old := opts.Journal.Shop(); old != shop && old != (state.JournalShop{}) {
-		opts.Logger.Warn("the store's epoch changed (a flushed or new Redis): the journal's earlier entries are not applied to it", "was", old.String(), "now", shop.String())
+		opts.Logger.Warn("the store's epoch changed (a flushed or new Redis)", "was", old.String(), "now", shop.String(), "continues", lin.Continues)
 	}
-	return opts.Journal.Bind(shop, opts.Logger)
+	if len(lin.Continues) > 0 {
+		opts.Logger.Info("the store continues earlier stores of this bot and account: their journal entries and wallets are this store's", "store", shop.Store, "continues", lin.Continues)
+	}
+	return opts.Journal.BindLineage(shop, lin.Continues, opts.Logger)
+}
+
+// storeLineage returns the stores a store of shop (bot and account)
+// created now continues: the store the journal is bound to and what that
+// one continues (Redis came back empty under this process), else the
+// latest store the journal's directory served (every process was down).
+func storeLineage(j *state.Journal, shop state.JournalShop) []int64 {
+	if cur := j.Shop(); cur.Bot == shop.Bot && cur.Account == shop.Account && cur.Store != 0 {
+		return append([]int64{cur.Store}, j.Continues()...)
+	}
+	return j.LastStore(shop.Bot, shop.Account)
 }
 
 // wire builds the features and registers their commands, buttons and flows
@@ -299,6 +317,10 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	s.Reviews = records.NewReviews(rdb, prefix)
 	s.Promos.Now = now
 	s.wallets.Durable, s.wallets.Now = s.durable, now
+	s.wallets.Archive = state.OpenArchive(opts.Journal, state.ArchiveKeep)
+	s.wallets.ArchiveFailed = func(user int64, ref string, err error) {
+		log.Error("archive a wallet movement (the daily record of balances catches up)", "user", user, "ref", ref, "err", err)
+	}
 	schedule := sched.NewSchedule(rdb, prefix)
 	chargeReviews := records.NewChargeReviews(rdb, prefix)
 	chargeReviews.Now = now
@@ -369,9 +391,11 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 		OnDelivered: onDelivered, Audit: s.Audit,
 	}, opts.Fulfil)
 	if opts.Checkout != nil {
+		payments := work.NewPayments(rdb, prefix)
+		payments.Lineage = func() []int64 { return storeLineage(journal, journal.Shop()) }
 		s.Checkout = checkout.New(*opts.Checkout, checkout.Deps{
 			Telegram: s.Bot, Alerts: s.Alerts, Orphans: s.ful, Engine: engine,
-			Payments: work.NewPayments(rdb, prefix), Quotes: records.NewQuotes(rdb, prefix),
+			Payments: payments, Quotes: records.NewQuotes(rdb, prefix),
 			Orders: s.orders, Wallets: s.wallets, Schedule: schedule, Reviews: chargeReviews, Journal: journal,
 			Promos: s.Promos, Log: log, Now: now,
 		})
@@ -437,6 +461,7 @@ func (s *Shop) lost(opts Options, rdb redisstore.Client) {
 	if err := bindJournal(ctx, opts, rdb); err != nil {
 		opts.Logger.Warn("read the store epoch after a loss", "err", err)
 	}
+	s.restoreWallets(ctx)
 	if s.Checkout != nil {
 		s.Checkout.SweepSoon()
 	}

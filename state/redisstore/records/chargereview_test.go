@@ -34,6 +34,31 @@ func TestStoreEpochIsSetOnce(t *testing.T) {
 	}
 }
 
+// A store records the earlier stores it continues once, when it is
+// created, and never after: a later caller's (or a flushed store's own
+// replica's) idea of the lineage changes nothing.
+func TestStoreLineageIsWrittenOnlyWithTheEpoch(t *testing.T) {
+	r := statetest.New(t)
+	now := time.UnixMilli(time.Now().UnixMilli())
+	old := now.Add(-time.Hour).UnixMilli()
+	l, err := redisstore.StoreLineage(t.Context(), r.Client, r.Prefix, now, []int64{old, old - 5, 0, now.Add(time.Hour).UnixMilli()})
+	if err != nil || !l.Epoch.Equal(now) || len(l.Continues) != 2 || l.Continues[0] != old || l.Continues[1] != old-5 {
+		t.Fatalf("created: %+v %v, want epoch %v continuing %d and %d (no zero, nothing newer than the store)", l, err, now, old, old-5)
+	}
+	again, err := redisstore.StoreLineage(t.Context(), r.Client, r.Prefix, now.Add(time.Minute), []int64{now.Add(-time.Second).UnixMilli()})
+	if err != nil || !again.Epoch.Equal(now) || len(again.Continues) != 2 || again.Continues[0] != old {
+		t.Fatalf("read again: %+v %v, want the lineage written with the epoch", again, err)
+	}
+	if e, err := redisstore.StoreEpoch(t.Context(), r.Client, r.Prefix, time.Now()); err != nil || !e.Equal(now) {
+		t.Fatalf("StoreEpoch: %v %v", e, err)
+	}
+	// A first store continues nothing.
+	first, err := redisstore.StoreLineage(t.Context(), r.Client, r.Prefix+"new:", now, nil)
+	if err != nil || len(first.Continues) != 0 {
+		t.Fatalf("a first store: %+v %v", first, err)
+	}
+}
+
 func TestChargeReviewListsAChargeOnce(t *testing.T) {
 	r := statetest.New(t)
 	rv := records.NewChargeReviews(r.Client, r.Prefix)

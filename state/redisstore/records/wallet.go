@@ -37,6 +37,13 @@ type Wallets struct {
 	// be confirmed durable returns an error wrapping ErrNotDurable; as
 	// movements are idempotent by ref, the caller simply tries again.
 	Durable *redisstore.Durability
+	// Archive, when set, receives every movement as it is made (with the
+	// balance after it), outside Redis: a store that comes back empty
+	// rebuilds the wallets from it (Restore). A movement it could not take
+	// is reported to ArchiveFailed; the daily record of every balance
+	// (ArchiveBalances) catches up with it.
+	Archive       *state.Archive
+	ArchiveFailed func(user int64, ref string, err error)
 }
 
 // NewWallets returns the wallet store under prefix.
@@ -49,9 +56,33 @@ func (w *Wallets) keys(userID int64) []string {
 	return []string{p + "bal", p + "led", p + "refs"}
 }
 
-// walletMoveScript: KEYS bal, led, refs. ARGV: ref, signed cents, entry JSON.
-// Returns {code, balance}: 0 moved, 1 duplicate ref, -1 insufficient funds,
-// -2 ref reused for another amount.
+// seqKey counts the wallet's movements (the archive orders a wallet's
+// facts by it); restoredKey records the earlier stores whose archived
+// wallet was restored into it (Restore). Both in the wallet's slot.
+func (w *Wallets) seqKey(userID int64) string {
+	return w.p + "{wallet:" + itoa(userID) + "}:seq"
+}
+
+func (w *Wallets) restoredKey(userID int64) string {
+	return w.p + "{wallet:" + itoa(userID) + "}:restored"
+}
+
+// archive hands a movement just made to the archive.
+func (w *Wallets) archive(userID int64, e state.Entry, balance decimal.Decimal, seq int64) {
+	if w.Archive == nil {
+		return
+	}
+	e.Balance = balance
+	err := w.Archive.Append(state.ArchiveEntry{Kind: state.ArchiveWallet, User: userID, Seq: seq, Balance: balance, Entry: &e})
+	if err != nil && w.ArchiveFailed != nil {
+		w.ArchiveFailed(userID, e.Ref, err)
+	}
+}
+
+// walletMoveScript: KEYS bal, led, refs, seq. ARGV: ref, signed cents,
+// entry JSON. Returns {code, balance, seq}: 0 moved (seq: the wallet's
+// movements now), 1 duplicate ref, -1 insufficient funds, -2 ref reused
+// for another amount.
 var walletMoveScript = redis.NewScript(`
 local prev = redis.call('HGET', KEYS[3], ARGV[1])
 if prev then
@@ -65,7 +96,7 @@ redis.call('INCRBY', KEYS[1], ARGV[2])
 local bal = redis.call('GET', KEYS[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('LPUSH', KEYS[2], bal .. '\n' .. ARGV[3])
-return {0, bal}`)
+return {0, bal, redis.call('INCR', KEYS[4])}`)
 
 // cents validates a movement amount and returns it in cents.
 func cents(amount decimal.Decimal) (int64, error) {
@@ -90,15 +121,19 @@ func (w *Wallets) move(ctx context.Context, userID int64, signed int64, e state.
 		return decimal.Zero, false, err
 	}
 	keys := w.keys(userID)
-	res, err := walletMoveScript.Run(ctx, w.rdb, keys, e.Ref, signed, doc).Slice()
+	res, err := walletMoveScript.Run(ctx, w.rdb, append(keys, w.seqKey(userID)), e.Ref, signed, doc).Slice()
 	if err != nil {
 		return decimal.Zero, false, err
 	}
 	bal := fromCents(res[1])
-	if code, _ := res[0].(int64); code == 0 && w.Durable != nil {
-		if err := w.Durable.SyncWritten(ctx, keys[1]); err != nil { // the ledger: never emptied
-			return bal, false, fmt.Errorf("wallet movement %s: %w", e.Ref, err)
+	if code, _ := res[0].(int64); code == 0 {
+		if w.Durable != nil {
+			if err := w.Durable.SyncWritten(ctx, keys[1]); err != nil { // the ledger: never emptied
+				return bal, false, fmt.Errorf("wallet movement %s: %w", e.Ref, err)
+			}
 		}
+		seq, _ := res[2].(int64)
+		w.archive(userID, e, bal, seq)
 	}
 	switch code, _ := res[0].(int64); code {
 	case 1:

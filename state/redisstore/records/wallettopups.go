@@ -96,7 +96,7 @@ func (w *Wallets) Topup(ctx context.Context, id string) (*state.WalletTopup, err
 }
 
 // topupSettleScript credits a top-up charge or decides its refund, once.
-// KEYS: bal, led, refs, the top-up record, the charge's decision. ARGV:
+// KEYS: bal, led, refs, the top-up record, the charge's decision, seq. ARGV:
 // ref, cents (as read from the record, "0" when none), entry JSON, charge
 // id, stars paid, paid at ms, grace ms, max balance cents (0: none),
 // wallet on ("1"/"0"), decision TTL ms, paid record TTL ms, the newest
@@ -140,7 +140,7 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('LPUSH', KEYS[2], bal .. '\n' .. ARGV[3])
 redis.call('HSET', KEYS[4], 'paid', ARGV[4])
 redis.call('PEXPIRE', KEYS[4], ARGV[11])
-return {0, bal, ''}`)
+return {0, bal, '', redis.call('INCR', KEYS[6])}`)
 
 // topupDecideScript decides the refund of a charge that names no top-up
 // of its payer, unless it was credited. KEYS: refs, the decision. ARGV:
@@ -221,7 +221,7 @@ func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules st
 		on = "1"
 	}
 	rec := w.topupKey(c.Payer, c.TopupID)
-	res, err := topupSettleScript.Run(ctx, w.rdb, []string{keys[0], keys[1], keys[2], rec, dec},
+	res, err := topupSettleScript.Run(ctx, w.rdb, []string{keys[0], keys[1], keys[2], rec, dec, w.seqKey(c.Payer)},
 		ref, cents, doc, c.ChargeID, c.Stars, c.PaidAt.UnixMilli(), rules.Grace.Milliseconds(), maxCents, on,
 		topupDecisionKeep.Milliseconds(), state.TopupKeep.Milliseconds(), state.TopupVersion).Slice()
 	if err != nil {
@@ -233,6 +233,12 @@ func (w *Wallets) SettleTopup(ctx context.Context, c state.TopupCharge, rules st
 		return state.TopupOutcome{Topup: t}, fmt.Errorf("wallet top-up %s: %w", c.TopupID, state.ErrRecordTooNew)
 	case 0, 1:
 		out.Credited, out.Fresh = true, code == 0
+		if code == 0 {
+			var e state.Entry
+			_ = json.Unmarshal(doc, &e)
+			seq, _ := res[3].(int64)
+			w.archive(c.Payer, e, out.Balance, seq)
+		}
 		// Also for a credit made before: its own wait may have failed.
 		if err := w.sync(ctx, keys[1], c.ChargeID); err != nil {
 			return out, err

@@ -24,6 +24,10 @@ type Payments struct {
 	rdb    redis.UniversalClient
 	prefix string // the shop's key prefix
 	p      string // prefix + "pay:"
+	// Lineage, when set, names the stores a store created by StoreEpoch
+	// continues (redisstore.StoreLineage): the one the process served,
+	// when Redis came back empty under it.
+	Lineage func() []int64
 }
 
 // NewPayments returns the payment bookkeeping under prefix.
@@ -34,7 +38,12 @@ func NewPayments(rdb redis.UniversalClient, prefix string) *Payments {
 // StoreEpoch returns when the store was created, recording now when this
 // is the first time (see redisstore.StoreEpoch).
 func (s *Payments) StoreEpoch(ctx context.Context, now time.Time) (time.Time, error) {
-	return redisstore.StoreEpoch(ctx, s.rdb, s.prefix, now)
+	var prev []int64
+	if s.Lineage != nil {
+		prev = s.Lineage()
+	}
+	l, err := redisstore.StoreLineage(ctx, s.rdb, s.prefix, now, prev)
+	return l.Epoch, err
 }
 
 // InvoiceLimiter returns the limiter of limit invoices per window, under

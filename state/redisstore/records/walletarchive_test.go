@@ -1,0 +1,113 @@
+package records_test
+
+import (
+	"testing"
+	"time"
+
+	"shopbot/state"
+	"shopbot/state/redisstore/records"
+	"shopbot/state/statetest"
+)
+
+// archivedWallets returns a wallet store of a new Redis store archiving
+// into dir as store epoch of bot 1, account "a", continuing the stores in
+// continues.
+func archivedWallets(t *testing.T, dir string, store int64, continues ...int64) *records.Wallets {
+	t.Helper()
+	r := statetest.New(t)
+	j, err := state.OpenJournal(dir, time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	if err := j.BindLineage(state.JournalShop{Bot: 1, Account: "a", Store: store}, continues, nil); err != nil {
+		t.Fatal(err)
+	}
+	w := records.NewWallets(r.Client, r.Prefix)
+	w.Archive = state.OpenArchive(j, state.ArchiveKeep)
+	w.ArchiveFailed = func(user int64, ref string, err error) { t.Errorf("archive %d %s: %v", user, ref, err) }
+	return w
+}
+
+// Every movement is archived as it is made, and a store that comes back
+// empty gets each wallet back from the archive once: its balance, its
+// ledger and its refs (a top-up charge or a wallet payment is never
+// credited or taken again; a ref that names a shop order by its number is
+// kept apart, as the new store numbers its orders anew). A buyer who moved
+// money in the new store before the restore keeps it too.
+func TestWalletsComeBackFromTheArchiveOnce(t *testing.T) {
+	dir := t.TempDir()
+	ctx := t.Context()
+	old := archivedWallets(t, dir, 1000)
+	if _, _, err := old.Credit(ctx, 7, walletUSD("50"), "admin:gift", "admin credit", "admin:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Debit(ctx, 7, walletUSD("12.30"), "pay:quote:q1", "order"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := old.Credit(ctx, 7, walletUSD("2.00"), "refund:order:5", "refund of order 5", "refund"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := old.Credit(ctx, 9, walletUSD("5"), "admin:other", "admin credit", "admin:1"); err != nil {
+		t.Fatal(err)
+	}
+	// The new store (an empty Redis) continues it; buyer 9 was credited
+	// there before the restore ran.
+	fresh := archivedWallets(t, dir, 2000, 1000)
+	if _, _, err := fresh.Credit(ctx, 9, walletUSD("1"), "admin:new", "admin credit", "admin:1"); err != nil {
+		t.Fatal(err)
+	}
+	entries, damaged, err := fresh.Archive.Read([]int64{1000})
+	if err != nil || damaged != 0 {
+		t.Fatalf("read the archive: %v (%d damaged)", err, damaged)
+	}
+	facts := state.Wallets(entries)
+	if len(facts) != 2 {
+		t.Fatalf("%d wallets in the archive, want 2", len(facts))
+	}
+	for _, f := range facts {
+		if done, err := fresh.Restore(ctx, 1000, f); err != nil || !done {
+			t.Fatalf("restore %d: %v %v", f.User, done, err)
+		}
+		if done, err := fresh.Restore(ctx, 1000, f); err != nil || done {
+			t.Fatalf("restore %d again: %v %v, want nothing done", f.User, done, err)
+		}
+	}
+	if bal, _ := fresh.Balance(ctx, 7); !bal.Equal(walletUSD("39.70")) {
+		t.Fatalf("buyer 7 has %s, want 39.70", bal)
+	}
+	if bal, _ := fresh.Balance(ctx, 9); !bal.Equal(walletUSD("6")) {
+		t.Fatalf("buyer 9 has %s, want 6 (5 restored, 1 credited in the new store)", bal)
+	}
+	if n, _ := fresh.LedgerLen(ctx, 7); n != 3 {
+		t.Fatalf("buyer 7's ledger has %d lines, want 3", n)
+	}
+	if led, _ := fresh.Ledger(ctx, 9, 0, 10); len(led) != 2 || led[0].Ref != "admin:new" || led[1].Ref != "admin:other" {
+		t.Fatalf("buyer 9's ledger %+v, want the new store's credit first, then the restored one", led)
+	}
+	// The wallet payment is not taken again, the admin credit not given
+	// again; the new store's order 5 gets its own refund.
+	if bal, err := fresh.Debit(ctx, 7, walletUSD("12.30"), "pay:quote:q1", "order"); err != nil || !bal.Equal(walletUSD("39.70")) {
+		t.Fatalf("the restored payment taken again: %s %v", bal, err)
+	}
+	if _, dup, err := fresh.Credit(ctx, 7, walletUSD("50"), "admin:gift", "admin credit", "admin:1"); err != nil || !dup {
+		t.Fatalf("the restored credit given again: dup=%v %v", dup, err)
+	}
+	if _, dup, err := fresh.Credit(ctx, 7, walletUSD("1.00"), "refund:order:5", "refund of order 5", "refund"); err != nil || dup {
+		t.Fatalf("the new store's order 5 refund: dup=%v %v, want credited", dup, err)
+	}
+	// A store that later continues this one finds the restored balances
+	// (and what moved since) in its own archive.
+	later, _, _ := fresh.Archive.Read([]int64{2000, 1000})
+	for _, f := range state.Wallets(later) {
+		want := map[int64]string{7: "40.70", 9: "6"}[f.User]
+		if !f.Balance.Equal(walletUSD(want)) {
+			t.Fatalf("the archive's newest balance of %d is %s, want %s", f.User, f.Balance, want)
+		}
+	}
+	// The daily record of every balance.
+	all, err := fresh.ArchiveBalances(ctx)
+	if err != nil || len(all) != 2 || all[0].User != 7 || !all[0].Balance.Equal(walletUSD("40.70")) || all[0].Seq == 0 {
+		t.Fatalf("balances %+v %v", all, err)
+	}
+}
