@@ -47,6 +47,10 @@ type payShop struct {
 	pay    *checkout.Checkout
 	sim    *resellersim.Sim
 	client *reseller.Client
+	// stop stops b; again builds and runs another bot with the same
+	// options over journal j (a restarted process), and makes it s's.
+	stop  func() time.Duration
+	again func(j *state.Journal)
 }
 
 func newPayShop(t *testing.T, stars, wallet bool) *payShop {
@@ -82,7 +86,8 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*storefront.Opt
 	if pmod != nil {
 		pmod(&popts)
 	}
-	b := h.NewBot(func(o *storefront.Options) {
+	var journal *state.Journal // set by again
+	opts := func(o *storefront.Options) {
 		o.Admins = []int64{payAdmin}
 		if mod != nil {
 			mod(o)
@@ -98,7 +103,11 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*storefront.Opt
 			o.Now = func() time.Time { return time.Now().Add(-time.Second) }
 		}
 		o.Checkout = &popts
-	})
+		if journal != nil {
+			o.Journal = journal
+		}
+	}
+	b := h.NewBot(opts)
 	pay := b.Checkout
 	sh := &shop.Shop{
 		Catalog: catalog.New(client, work.NewCache(h.Rdb.Client, h.Rdb.Prefix), time.Minute),
@@ -111,9 +120,17 @@ func newPayShopBefore(t *testing.T, stars, wallet bool, mod func(*storefront.Opt
 	if before != nil {
 		before(b)
 	}
-	h.Run(b)
+	ps := &payShop{Harness: h, b: b, pay: pay, sim: sim, client: client, stop: h.Run(b)}
 	h.Listening() // set up: polling starts after the commands are registered
-	return &payShop{Harness: h, b: b, pay: pay, sim: sim, client: client}
+	ps.again = func(j *state.Journal) {
+		journal = j
+		b := h.NewBot(opts)
+		sh := *sh
+		sh.Promos = catalog.Promos{Store: b.Promos}
+		lines.Register(b.Engine, &sh)
+		ps.b, ps.pay, ps.stop = b, b.Checkout, h.Run(b)
+	}
+	return ps
 }
 
 // quote stores a live quote of the buyer for n Apple 10 USD cards at the

@@ -6,12 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"shopbot/bot/botapitest"
+	"shopbot/bot/checkout"
 	"shopbot/bot/fulfil"
 	"shopbot/bot/storefront"
+	"shopbot/reseller/resellersim"
 	"shopbot/state"
+	"shopbot/state/redisstore"
 	"shopbot/state/redisstore/records"
 	"shopbot/state/redisstore/work"
+	"shopbot/state/statetest"
 )
 
 // The store comes back on a backup that holds the quote but not the order
@@ -110,5 +116,192 @@ func TestOldPaymentUpdateOnAStoreThatCameBackEmptyIsListedNotRefunded(t *testing
 	s.sweep()
 	if s.Fake.Refunded(charge) {
 		t.Fatal("a charge older than the store was refunded")
+	}
+}
+
+// openJournal opens a process's journal in dir.
+func openJournal(t *testing.T, dir string) *state.Journal {
+	t.Helper()
+	j, err := state.OpenJournal(dir, fulfil.JournalKeep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	return j
+}
+
+// wipe empties the shop's Redis as a lost volume would: every key of the
+// shop is gone.
+func (s *payShop) wipe() {
+	s.T.Helper()
+	statetest.DeletePrefix(context.Background(), s.Rdb.Client, s.Rdb.Prefix)
+	if n, _ := s.Rdb.Client.Exists(context.Background(), s.Rdb.Prefix+redisstore.StoreEpochKey).Result(); n != 0 {
+		s.T.Fatal("the store's epoch survived the wipe")
+	}
+}
+
+// Redis loses its volume while the shop is down and comes back empty; the
+// shop starts again on it with its journal's directory. The new store
+// continues the old one: the buyer's wallet is back (balance, movements,
+// and the refs that keep a payment from being taken twice), and the
+// wallet purchase the journal still holds is not charged again.
+func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
+	dir := t.TempDir()
+	first := openJournal(t, dir)
+	s := newPayShopWith(t, false, true, func(o *storefront.Options) {
+		o.Reseller, o.Journal = upstreamHere, first
+	}, nil)
+	ctx := context.Background()
+	if _, _, err := s.pay.Wallets.Credit(ctx, chat, decimal.NewFromInt(100), "admin:gift-1", "admin credit", "admin:9001"); err != nil {
+		t.Fatal(err)
+	}
+	q := s.quote(2)
+	s.checkout(q)
+	o := s.order(q.ID)
+	if !s.Until(func() bool {
+		got, err := s.pay.Orders.Get(ctx, o.ID)
+		return err == nil && got.Status == state.OrderDelivered
+	}) {
+		t.Fatal("the wallet purchase was never delivered")
+	}
+	bal, _ := s.pay.Wallets.Balance(ctx, chat)
+	lines, _ := s.pay.Wallets.LedgerLen(ctx, chat)
+	oldStore := first.Shop().Store
+	s.stop()
+	s.wipe()
+
+	next := openJournal(t, dir)
+	s.again(next)
+	if got := next.Continues(); len(got) != 1 || got[0] != oldStore {
+		t.Fatalf("the new store continues %v, want [%d]", got, oldStore)
+	}
+	if !s.Until(func() bool { b, err := s.pay.Wallets.Balance(ctx, chat); return err == nil && b.Equal(bal) }) {
+		b, _ := s.pay.Wallets.Balance(ctx, chat)
+		t.Fatalf("the wallet holds %s after the store came back empty, want %s", b, bal)
+	}
+	if n, _ := s.pay.Wallets.LedgerLen(ctx, chat); n != lines {
+		t.Fatalf("the wallet's ledger has %d lines, want %d", n, lines)
+	}
+	if _, moved, _ := s.pay.Wallets.Moved(ctx, chat, checkout.WalletRef(q.ID)); !moved {
+		t.Fatal("the wallet payment's ref is not back: it could be taken again")
+	}
+	// The journal still holds the wallet purchase: it is made again with
+	// its debit (the ref makes it once) and not bought upstream again.
+	if !s.Until(func() bool {
+		got, err := s.pay.Orders.ByCharge(ctx, checkout.WalletRef(q.ID))
+		return err == nil && got.Status == state.OrderDelivered
+	}) {
+		t.Fatal("the wallet purchase the journal holds was not rebuilt and delivered")
+	}
+	if b, _ := s.pay.Wallets.Balance(ctx, chat); !b.Equal(bal) {
+		t.Fatalf("the wallet holds %s after the purchase was rebuilt, want %s (charged once)", b, bal)
+	}
+	if n := s.sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one purchase", n)
+	}
+	// A second start of the store restores nothing again.
+	s.stop()
+	s.again(openJournal(t, dir))
+	s.Idle(s.b)
+	if b, _ := s.pay.Wallets.Balance(ctx, chat); !b.Equal(bal) {
+		t.Fatalf("the wallet holds %s after another start, want %s", b, bal)
+	}
+}
+
+// Redis loses its volume while a paid Stars purchase is at the upstream
+// (created, not yet complete), with every replica down. The shop starts
+// again on the empty store: the sweep finds the charge, older than the
+// new store, whose order the journal of the store it continues holds; the
+// order is made again, takes back its upstream order and is delivered to
+// its buyer, with no second create, no refund and nothing for review.
+func TestPaidOrderUnderWayWhenTheStoreCameBackEmptyIsDeliveredNotListed(t *testing.T) {
+	dir := t.TempDir()
+	first := openJournal(t, dir)
+	s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+		o.Reseller, o.Journal = upstreamHere, first
+		o.Fulfil = fulfil.Config{OrphanEvery: 50 * time.Millisecond, OrphanAfter: time.Minute, Settle: 200 * time.Millisecond, Tick: 10 * time.Millisecond}
+	}, nil)
+	s.startedSweep()
+	s.sim.SetBehavior("gift_card", resellersim.Behavior{Mode: resellersim.Complete, CompleteAfter: time.Hour})
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	paid := s.payInvoice(botapitest.PayOptions{})
+	o := s.order(q.ID)
+	var number int64
+	if !s.Until(func() bool {
+		got, err := s.pay.Orders.Get(ctx, o.ID)
+		number = got.UpstreamNumber
+		return err == nil && number != 0
+	}) {
+		t.Fatal("the order never reached the upstream")
+	}
+	s.stop()
+	s.wipe()
+	if err := s.sim.CompleteOrder(int(number)); err != nil {
+		t.Fatal(err)
+	}
+
+	s.again(openJournal(t, dir))
+	var got *state.Order
+	if !s.Until(func() bool {
+		var err error
+		got, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+		return err == nil && got.Status == state.OrderDelivered && !got.DeliveredAt.IsZero()
+	}) {
+		rv, _ := s.reviews().Get(ctx, paid.ChargeID)
+		t.Fatalf("the paid order was not rebuilt and delivered (order %+v, review %+v, refunded %v)", got, rv, s.Fake.Refunded(paid.ChargeID))
+	}
+	if got.UpstreamNumber != number || got.UserID != chat {
+		t.Fatalf("delivered with upstream %d to %d, want %d to %d", got.UpstreamNumber, got.UserID, number, chat)
+	}
+	if n := s.sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one payment", n)
+	}
+	if _, err := s.reviews().Get(ctx, paid.ChargeID); err == nil {
+		t.Fatal("the charge was listed for review")
+	}
+	if s.Fake.Refunded(paid.ChargeID) {
+		t.Fatal("the charge was refunded")
+	}
+	up, _ := s.sim.Order(int(number))
+	if len(up.Codes) == 0 || len(s.texts(chat, up.Codes[0])) != 1 {
+		t.Fatalf("the buyer did not get the codes once: %q", s.texts(chat, ""))
+	}
+}
+
+// A wallet top-up paid in Stars and credited before Redis lost its
+// volume: the new store continues the old one and gets the wallet back
+// from the archive, and the Stars sweep, which still lists the charge,
+// neither credits it again nor lists it for review.
+func TestTopupCreditedBeforeTheStoreCameBackEmptyIsNotCreditedAgainNorListed(t *testing.T) {
+	dir := t.TempDir()
+	s := newPayShopWith(t, true, true, func(o *storefront.Options) { o.Journal = openJournal(t, dir) }, nil)
+	s.startedSweep()
+	// Paid ten minutes ago and credited then (its update handled).
+	paidAt := time.Now().Add(-10 * time.Minute)
+	tp := s.topupRecord(chat, "10", 770, time.Now().Add(15*time.Minute))
+	charge := s.Fake.AddStarPayment(chat, "w:"+tp.ID, 770, paidAt, "")
+	if out, err := s.pay.Wallets.SettleTopup(context.Background(), state.TopupCharge{ChargeID: charge, Payer: chat, TopupID: tp.ID, Stars: 770, PaidAt: paidAt},
+		state.TopupRules{WalletOn: true, Grace: time.Minute}); err != nil || !out.Fresh {
+		t.Fatalf("credit %+v %v", out, err)
+	}
+	s.sweep()
+	s.waitBalance(chat, "10")
+	res := struct{ ChargeID string }{charge}
+	s.stop()
+	s.wipe()
+	s.again(openJournal(t, dir))
+	s.waitBalance(chat, "10")
+	s.sweep()
+	s.Idle(s.b)
+	if b := s.balance(chat); !b.Equal(usd("10")) {
+		t.Fatalf("balance %s after the sweep, want 10 (credited once)", b)
+	}
+	if _, err := s.reviews().Get(context.Background(), res.ChargeID); err == nil {
+		t.Fatal("the credited top-up was listed for review")
+	}
+	if s.Fake.Refunded(res.ChargeID) {
+		t.Fatal("the credited top-up was refunded")
 	}
 }
