@@ -19,11 +19,14 @@ import (
 
 // The archive keeps, outside Redis and for ArchiveKeep, what a store that
 // comes back empty (its volume lost, the shop moved to a new Redis) must
-// not lose with it and no system of record holds: the shop wallets. Every
-// wallet movement is appended as it is made (its ref, amount and the
-// balance after it), and every wallet's balance once a day, so the newest
-// fact of each wallet is always inside the keep. A store that continues an
-// earlier one (redisstore.Lineage) rebuilds the wallets from it.
+// not lose with it and no system of record holds: the shop wallets, and
+// which Star charge bought which delivered order. Every wallet movement is
+// appended as it is made (its ref, amount and the balance after it), and
+// every wallet's balance once a day, so the newest fact of each wallet is
+// always inside the keep; every order that reaches its end (delivered,
+// refunded) is appended then. A store that continues an earlier one
+// (redisstore.Lineage) rebuilds the wallets from it, and its Stars sweep
+// settles a charge the archive shows delivered instead of listing it.
 //
 // It lives in the journal's directory, in files of its own
 // (archive-<day>-<process>.arc, one per process and day), framed like the
@@ -46,7 +49,27 @@ const (
 	// ArchiveBalance is a wallet's balance and movement count at a moment
 	// (the daily record of every wallet).
 	ArchiveBalance = "balance"
+	// ArchiveOrder is an order that reached its end (Order): delivered
+	// or refunded.
+	ArchiveOrder = "order"
 )
+
+// ArchivedOrder is what the archive keeps of an order that reached its
+// end: enough to tell, after the store that held it is gone, that its
+// charge was delivered (or refunded), to whom and with which upstream
+// order. Never its codes.
+type ArchivedOrder struct {
+	ID        int64           `json:"id"`
+	User      int64           `json:"user"`
+	Charge    string          `json:"charge"`
+	Line      string          `json:"line"`
+	PayMethod string          `json:"pay_method"`
+	Stars     int64           `json:"stars,omitempty"`
+	ShopUSD   decimal.Decimal `json:"shop_usd"`
+	Status    string          `json:"status"`
+	Upstream  int64           `json:"upstream,omitempty"`
+	PaidAt    time.Time       `json:"paid_at"`
+}
 
 // ArchiveEntry is one entry of the archive.
 type ArchiveEntry struct {
@@ -61,6 +84,20 @@ type ArchiveEntry struct {
 	// Entry is the movement (ArchiveWallet), as the wallet's own ledger
 	// holds it.
 	Entry *Entry `json:"entry,omitempty"`
+	// Order is the order that reached its end (ArchiveOrder).
+	Order *ArchivedOrder `json:"order,omitempty"`
+}
+
+// Orders returns the orders among archive entries (Read) by charge: the
+// newest fact of each.
+func Orders(entries []ArchiveEntry) map[string]ArchivedOrder {
+	out := map[string]ArchivedOrder{}
+	for _, e := range entries {
+		if e.Kind == ArchiveOrder && e.Order != nil && e.Order.Charge != "" {
+			out[e.Order.Charge] = *e.Order
+		}
+	}
+	return out
 }
 
 // Archive is the host's long-kept record of wallet movements. A nil

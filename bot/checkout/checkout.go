@@ -78,6 +78,9 @@ type Checkout struct {
 	// undelivered, for admins.
 	Reviews *records.ChargeReviews
 	journal *state.Journal
+	// archived are the archive's orders of the stores this one continues
+	// (archived.go).
+	archived archivedOrders
 	promos  *records.Promos
 	limiter limiter
 	kick    chan struct{} // runs the sweep now (Redis lost recent writes)

@@ -164,9 +164,16 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 	}) {
 		t.Fatal("the wallet purchase was never delivered")
 	}
+	oldStore := first.Shop().Store
+	if !s.Until(func() bool { // archived right after it was delivered
+		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
+		_, ok := state.Orders(entries)[checkout.WalletRef(q.ID)]
+		return ok
+	}) {
+		t.Fatal("the delivered order was never archived")
+	}
 	bal, _ := s.pay.Wallets.Balance(ctx, chat)
 	lines, _ := s.pay.Wallets.LedgerLen(ctx, chat)
-	oldStore := first.Shop().Store
 	s.stop()
 	s.wipe()
 
@@ -185,19 +192,18 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 	if _, moved, _ := s.pay.Wallets.Moved(ctx, chat, checkout.WalletRef(q.ID)); !moved {
 		t.Fatal("the wallet payment's ref is not back: it could be taken again")
 	}
-	// The journal still holds the wallet purchase: it is made again with
-	// its debit (the ref makes it once) and not bought upstream again.
-	if !s.Until(func() bool {
-		got, err := s.pay.Orders.ByCharge(ctx, checkout.WalletRef(q.ID))
-		return err == nil && got.Status == state.OrderDelivered
-	}) {
-		t.Fatal("the wallet purchase the journal holds was not rebuilt and delivered")
-	}
+	// The journal still holds the wallet purchase, and the archive shows
+	// it delivered: it is neither charged nor bought nor sent again.
+	s.sweep()
+	s.Idle(s.b)
 	if b, _ := s.pay.Wallets.Balance(ctx, chat); !b.Equal(bal) {
-		t.Fatalf("the wallet holds %s after the purchase was rebuilt, want %s (charged once)", b, bal)
+		t.Fatalf("the wallet holds %s after the sweep, want %s (charged once)", b, bal)
 	}
 	if n := s.sim.CreateCount(); n != 1 {
 		t.Fatalf("%d upstream creates for one purchase", n)
+	}
+	if _, err := s.pay.Orders.ByCharge(ctx, checkout.WalletRef(q.ID)); err == nil {
+		t.Fatal("the delivered wallet purchase was made again")
 	}
 	// A second start of the store restores nothing again.
 	s.stop()

@@ -252,8 +252,12 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 		after = sent
 	}
 	if !after {
-		// The journal of the store this one continues may hold its paid
-		// order (the store came back empty while it was under way).
+		// The store this one continues may have delivered it (its
+		// archive), or its journal may hold the paid order (the store
+		// came back empty while it was under way).
+		if p.archivedDelivered(c.ID, c.UserID) {
+			return false, nil
+		}
 		if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
 			return rebuilt, err
 		}

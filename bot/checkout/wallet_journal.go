@@ -39,6 +39,9 @@ func (p *Checkout) sweepWalletJournal(ctx context.Context) (int, error) {
 		} else if !errors.Is(err, state.ErrOrderNotFound) {
 			return n, err
 		}
+		if p.archivedDelivered(e.Charge, o.UserID) {
+			continue // delivered by the store this one continues
+		}
 		repaired, err := p.rebuildWalletOrder(ctx, o)
 		if err != nil {
 			return n, err

@@ -2,30 +2,20 @@ package storefront
 
 import (
 	"context"
-	"errors"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"shopbot/state"
 )
 
-// The wallets' archive (state.Archive): every movement is archived as it
-// is made (records.Wallets.Archive); every wallet's balance once a day
-// (archiveBalances); and a store that continues an earlier one (it came
+// The archive (state.Archive): every wallet movement is archived as it is
+// made (records.Wallets.Archive); every wallet's balance once a day
+// (archiveBalances); every order that reaches its end (archiveOrder); and
+// a store that continues an earlier one (it came
 // back empty, or the shop moved to a new Redis) gets the earlier store's
 // wallets back once (restoreWallets), before the shop serves and again
 // whenever a replica notices the store it served is gone.
-
-// walletsRestoredKey records (after the prefix) the earlier store whose
-// wallets were restored into this one; walletsArchivedKey that one replica
-// archived every balance lately.
-const (
-	walletsRestoredKey = "store:wallets-restored"
-	walletsArchivedKey = "store:wallets-archived"
-)
 
 // archiveEvery is how often every balance is archived (by one replica);
 // archiveCheck how often each replica looks whether that is due.
@@ -43,12 +33,11 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 	if len(from) == 0 || s.wallets.Archive == nil {
 		return
 	}
-	log, key := s.opts.Logger, s.opts.Prefix+walletsRestoredKey
-	mark := strconv.FormatInt(from[0], 10)
-	if v, err := s.rdb.Get(ctx, key).Result(); err == nil && v == mark {
-		return
-	} else if err != nil && !errors.Is(err, redis.Nil) {
-		log.Warn("read whether the wallets were restored", "err", err)
+	log := s.opts.Logger
+	if done, err := s.wallets.RestoredFrom(ctx, from[0]); err != nil || done {
+		if err != nil {
+			log.Warn("read whether the wallets were restored", "err", err)
+		}
 		return
 	}
 	entries, damaged, err := s.wallets.Archive.Read(from)
@@ -68,7 +57,7 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 			total = total.Add(f.Balance)
 		}
 	}
-	if err := s.rdb.Set(ctx, key, mark, 0).Err(); err != nil {
+	if err := s.wallets.MarkRestored(ctx, from[0]); err != nil {
 		log.Warn("record that the wallets were restored", "err", err)
 	}
 	log.Warn("wallets of the store this one continues restored from the archive",
@@ -97,7 +86,7 @@ func (s *Shop) archiveBalances(ctx context.Context) {
 // archiveEvery.
 func (s *Shop) archiveBalancesOnce(ctx context.Context) {
 	log := s.opts.Logger
-	ok, err := s.rdb.SetNX(ctx, s.opts.Prefix+walletsArchivedKey, s.opts.Now().UTC().Format(time.RFC3339), archiveEvery).Result()
+	ok, err := s.wallets.ClaimBalancesRun(ctx, archiveEvery)
 	if err != nil || !ok {
 		return
 	}
@@ -107,8 +96,25 @@ func (s *Shop) archiveBalancesOnce(ctx context.Context) {
 	}
 	if err != nil {
 		log.Error("archive every wallet's balance", "err", err)
-		_ = s.rdb.Del(context.WithoutCancel(ctx), s.opts.Prefix+walletsArchivedKey).Err() // the next check tries again
+		_ = s.wallets.DropBalancesRun(context.WithoutCancel(ctx)) // the next check tries again
 		return
 	}
 	log.Info("archived every wallet's balance", "wallets", len(list))
+}
+
+// archiveOrder archives an order that reached its end (delivered or
+// refunded): a store that continues this one after it came back empty
+// settles the order's charge from it instead of listing it for review.
+func (s *Shop) archiveOrder(o *state.Order) {
+	a := s.wallets.Archive
+	if a == nil {
+		return
+	}
+	err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: o.UserID, Order: &state.ArchivedOrder{
+		ID: o.ID, User: o.UserID, Charge: o.ChargeID, Line: o.Line, PayMethod: o.PayMethod, Stars: o.Stars, ShopUSD: o.ShopUSD,
+		Status: o.Status, Upstream: o.UpstreamNumber, PaidAt: o.PaidAt,
+	}})
+	if err != nil {
+		s.opts.Logger.Error("archive an order that reached its end", "order", o.ID, "err", err)
+	}
 }

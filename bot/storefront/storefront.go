@@ -380,6 +380,7 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 	notify := onDelivered
 	onDelivered = func(ctx context.Context, o *state.Order) error {
 		s.recordPurchase(ctx, o)
+		s.archiveOrder(o)
 		return notify(ctx, o)
 	}
 	journal := opts.Journal
@@ -387,7 +388,10 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 		Orders: s.orders, Schedule: schedule, Wallets: s.wallets,
 		Upstream: opts.Reseller, Messenger: s.Bot, Alerts: s.Alerts, Chats: s.chat, Log: log, Lang: engine.DefaultLang, Now: now,
 		Durable: s.durable, OnLoss: func() { s.lost(opts, rdb) }, Journal: journal,
-		OnRefunded:  func(ctx context.Context, o *state.Order) error { return checkout.ReturnPromo(ctx, s.Promos, o) },
+		OnRefunded: func(ctx context.Context, o *state.Order) error {
+			s.archiveOrder(o)
+			return checkout.ReturnPromo(ctx, s.Promos, o)
+		},
 		OnDelivered: onDelivered, Audit: s.Audit,
 	}, opts.Fulfil)
 	if opts.Checkout != nil {

@@ -3,9 +3,11 @@ package records
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
@@ -114,4 +116,46 @@ func (w *Wallets) Restore(ctx context.Context, from int64, f state.WalletFacts) 
 		}
 	}
 	return true, nil
+}
+
+// walletsRestoredKey records (after the prefix) the earlier store whose
+// wallets were restored into this one; walletsArchivedKey that one replica
+// archived every balance lately.
+const (
+	walletsRestoredKey = "store:wallets-restored"
+	walletsArchivedKey = "store:wallets-archived"
+)
+
+// RestoredFrom reports whether the wallets of the earlier store were
+// restored into this one (MarkRestored).
+func (w *Wallets) RestoredFrom(ctx context.Context, store int64) (bool, error) {
+	v, err := w.rdb.Get(ctx, w.p+walletsRestoredKey).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read whether the wallets were restored: %w", err)
+	}
+	return v == strconv.FormatInt(store, 10), nil
+}
+
+// MarkRestored records that every wallet of the earlier store was
+// restored into this one.
+func (w *Wallets) MarkRestored(ctx context.Context, store int64) error {
+	if err := w.rdb.Set(ctx, w.p+walletsRestoredKey, store, 0).Err(); err != nil {
+		return fmt.Errorf("record that the wallets were restored: %w", err)
+	}
+	return nil
+}
+
+// ClaimBalancesRun reports whether the caller is the replica to archive
+// every balance now: none did for every. A run that failed gives the
+// claim back (DropBalancesRun), so the next look tries again.
+func (w *Wallets) ClaimBalancesRun(ctx context.Context, every time.Duration) (bool, error) {
+	return w.rdb.SetNX(ctx, w.p+walletsArchivedKey, w.Now().UTC().Format(time.RFC3339), every).Result()
+}
+
+// DropBalancesRun gives back a claim of ClaimBalancesRun.
+func (w *Wallets) DropBalancesRun(ctx context.Context) error {
+	return w.rdb.Del(ctx, w.p+walletsArchivedKey).Err()
 }
