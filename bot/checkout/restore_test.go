@@ -311,3 +311,59 @@ func TestTopupCreditedBeforeTheStoreCameBackEmptyIsNotCreditedAgainNorListed(t *
 		t.Fatal("the credited top-up was refunded")
 	}
 }
+
+// A Stars purchase delivered long before Redis lost its volume (its
+// journal entries aged out): the sweep of the store that continues the
+// old one still lists the charge, without an order, and older than the
+// store. The archive shows it delivered to the buyer who paid: it is not
+// listed for review, not refunded, not bought or sent again.
+func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T) {
+	dir := t.TempDir()
+	var passed atomic.Int64
+	aging := func() *state.Journal {
+		j, err := state.OpenJournal(dir, fulfil.JournalKeep, func() time.Time { return time.Now().Add(time.Duration(passed.Load())) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = j.Close() })
+		return j
+	}
+	first := aging()
+	s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+		o.Reseller, o.Journal = upstreamHere, first
+	}, nil)
+	s.startedSweep()
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	paid := s.payInvoice(botapitest.PayOptions{})
+	o := s.order(q.ID)
+	oldStore := first.Shop().Store
+	if !s.Until(func() bool {
+		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
+		a, ok := state.Orders(entries)[paid.ChargeID]
+		return ok && a.Status == state.OrderDelivered && a.ID == o.ID
+	}) {
+		t.Fatal("the delivered order was never archived")
+	}
+	sent := len(s.Fake.MessagesIn(chat))
+	s.stop()
+	s.wipe()
+	passed.Store(int64(fulfil.JournalKeep + 5*time.Minute)) // the journal's entries aged out
+
+	s.again(aging())
+	s.sweep()
+	s.Idle(s.b)
+	if _, err := s.reviews().Get(ctx, paid.ChargeID); err == nil {
+		t.Fatal("the delivered charge was listed for review")
+	}
+	if s.Fake.Refunded(paid.ChargeID) {
+		t.Fatal("the delivered charge was refunded")
+	}
+	if n := s.sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one payment", n)
+	}
+	if n := len(s.Fake.MessagesIn(chat)); n != sent {
+		t.Fatalf("the buyer got %d more messages", n-sent)
+	}
+}
