@@ -81,9 +81,9 @@ type Checkout struct {
 	// archived are the archive's orders of the stores this one continues
 	// (archived.go).
 	archived archivedOrders
-	promos  *records.Promos
-	limiter limiter
-	kick    chan struct{} // runs the sweep now (Redis lost recent writes)
+	promos   *records.Promos
+	limiter  limiter
+	kick     chan struct{} // runs the sweep now (Redis lost recent writes)
 }
 
 // limiter bounds the invoices a buyer asks for (redisstore.Limiter).
