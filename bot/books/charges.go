@@ -141,9 +141,9 @@ func (f chgFlow) Handle(ctx context.Context, env *flows.Env, s *flows.Session, e
 			return nil, err // the confirmation stays: Confirm again finds what won
 		}
 		s.Goto(chgStepDone)
-		s.Set(chgKeyNote, out.note())
+		s.Set(chgKeyNote, chargeNote(out))
 		s.SetInt(chgKeyOrder, out.Order)
-		answer = env.T("chg.answer." + out.noteWord())
+		answer = env.T("chg.answer." + out.Word())
 	}
 	sc, err := f.Show(ctx, env, s)
 	return &flows.Reply{Screen: sc, Save: true, Answer: answer}, err
@@ -197,50 +197,43 @@ func (f chgFlow) Show(ctx context.Context, env *flows.Env, s *flows.Session) (*f
 
 // showList is a page of the charges waiting for review.
 func (f chgFlow) showList(ctx context.Context, env *flows.Env, s *flows.Session) (*flows.Screen, error) {
-	r := f.r
-	waiting, refunding, err := r.reviews.Totals(ctx)
+	p, err := f.r.ChargesPage(ctx, int(s.Int64(chgKeyPage)), chgPerPage)
 	if err != nil {
 		return nil, err
 	}
-	pages := max(1, (waiting.N+chgPerPage-1)/chgPerPage)
-	page := min(max(0, s.Int64(chgKeyPage)), pages-1)
-	s.SetInt(chgKeyPage, page)
-	list, err := r.reviews.List(ctx, int(page)*chgPerPage, chgPerPage)
-	if err != nil {
-		return nil, err
-	}
+	s.SetInt(chgKeyPage, int64(p.Page))
 	var b strings.Builder
-	if waiting.N == 0 {
+	if p.Waiting.N == 0 {
 		b.WriteString(env.T("chg.none"))
 	} else {
-		b.WriteString(env.N("chg.title", waiting.N, "stars", locales.Stars(env.Lang, waiting.Stars),
-			"usd", locales.Money(env.Lang, r.starsUSD(waiting.Stars)), "page", page+1, "pages", pages))
+		b.WriteString(env.N("chg.title", p.Waiting.N, "stars", locales.Stars(env.Lang, p.Waiting.Stars),
+			"usd", locales.Money(env.Lang, p.Waiting.USD), "page", p.Page+1, "pages", p.Pages))
 		b.WriteString("\n" + env.T("chg.hint"))
 	}
-	if refunding.N > 0 {
-		b.WriteString("\n" + env.N("chg.refunding", refunding.N, "stars", locales.Stars(env.Lang, refunding.Stars)))
+	if p.Refunding.N > 0 {
+		b.WriteString("\n" + env.N("chg.refunding", p.Refunding.N, "stars", locales.Stars(env.Lang, p.Refunding.Stars)))
 	}
-	names := r.usernames(ctx, list)
-	ids := make([]string, 0, len(list))
+	ids := make([]string, 0, len(p.Charges))
 	var rows [][]flows.Button
-	for i, rv := range list {
+	for i := range p.Charges {
+		c := &p.Charges[i]
 		n := strconv.Itoa(i + 1)
-		ids = append(ids, rv.ChargeID)
-		b.WriteString("\n\n<b>" + n + ".</b> " + r.chargeText(ctx, env, &rv, names))
-		ref := chgRef(rv.ChargeID)
+		ids = append(ids, c.ChargeID)
+		b.WriteString("\n\n<b>" + n + ".</b> " + chargeText(env, c))
+		ref := chgRef(c.ChargeID)
 		row := []flows.Button{{Text: env.T("chg.btn.settle", "n", n), Action: actChgSettle, Arg: ref}}
-		if r.refunds != nil {
+		if f.r.refunds != nil {
 			row = append([]flows.Button{{Text: env.T("chg.btn.refund", "n", n), Action: actChgRefund, Arg: ref}}, row...)
 		}
 		rows = append(rows, row)
 	}
 	s.Set(chgKeyIDs, strings.Join(ids, " "))
 	var nav []flows.Button
-	if page > 0 {
+	if p.Page > 0 {
 		nav = append(nav, flows.Button{Text: env.T("chg.btn.prev"), Action: actChgPrev})
 	}
 	nav = append(nav, flows.Button{Text: env.T("chg.btn.reload"), Action: actChgReload})
-	if page+1 < pages {
+	if p.Page+1 < p.Pages {
 		nav = append(nav, flows.Button{Text: env.T("chg.btn.next"), Action: actChgNext})
 	}
 	return &flows.Screen{Text: b.String(), Rows: append(rows, nav)}, nil
@@ -261,7 +254,7 @@ func (f chgFlow) showCharge(ctx context.Context, env *flows.Env, s *flows.Sessio
 	if note := s.Get(chgKeyNote); s.Step == chgStepDone && note != "" {
 		b.WriteString(env.T(note, "order", s.Get(chgKeyOrder)) + "\n\n")
 	}
-	b.WriteString(r.chargeText(ctx, env, rv, r.usernames(ctx, []state.ChargeReview{*rv})))
+	b.WriteString(chargeText(env, &r.listed(ctx, []state.ChargeReview{*rv})[0]))
 	if rv.Resolution != nil || s.Step == chgStepDone {
 		if rv.Resolution != nil {
 			b.WriteString("\n\n" + r.resolutionText(env, rv))
@@ -279,39 +272,89 @@ func (f chgFlow) showCharge(ctx context.Context, env *flows.Env, s *flows.Sessio
 	return &flows.Screen{Text: b.String(), Rows: [][]flows.Button{{confirm, back[0]}}}, nil
 }
 
-// usernames are the known @usernames of the charges' buyers (none when
-// they cannot be read: the ids still show).
-func (r *Books) usernames(ctx context.Context, list []state.ChargeReview) map[int64]string {
-	if r.users == nil || len(list) == 0 {
-		return nil
+// ChargesPage is page (0 is the first; one past the last is the last) of
+// the charges waiting for review, per a page, oldest listing first, with
+// the totals: what /charges lists, and the admin console's Charges page.
+func (r *Books) ChargesPage(ctx context.Context, page, per int) (*state.ChargesPage, error) {
+	if per <= 0 {
+		return nil, fmt.Errorf("charges for review: %d a page", per)
 	}
+	p := &state.ChargesPage{Pages: 1}
+	if r.reviews == nil {
+		return p, nil
+	}
+	waiting, refunding, err := r.reviews.Totals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.Waiting = state.ChargeSum{N: waiting.N, Stars: waiting.Stars, USD: r.starsUSD(waiting.Stars)}
+	p.Refunding = state.ChargeSum{N: refunding.N, Stars: refunding.Stars, USD: r.starsUSD(refunding.Stars)}
+	p.Pages = int(max(1, (waiting.N+int64(per)-1)/int64(per)))
+	p.Page = min(max(0, page), p.Pages-1)
+	list, err := r.reviews.List(ctx, p.Page*per, per)
+	if err != nil {
+		return nil, err
+	}
+	p.Charges = r.listed(ctx, list)
+	return p, nil
+}
+
+// ChargesWaiting counts the charges waiting for review (one read: the
+// console's live count).
+func (r *Books) ChargesWaiting(ctx context.Context) (int64, error) {
+	if r.reviews == nil {
+		return 0, nil
+	}
+	return r.reviews.Len(ctx)
+}
+
+// RefundsCharges reports whether a charge listed for review may be
+// refunded: the shop takes Stars (else it only settles them).
+func (r *Books) RefundsCharges() bool { return r.refunds != nil }
+
+// listed are the charges with what /charges shows of them: the buyers'
+// known @usernames (none when they cannot be read: the ids still show),
+// the USD of their Stars, and what their quotes name while the store
+// holds them.
+func (r *Books) listed(ctx context.Context, list []state.ChargeReview) []state.ListedCharge {
+	out := make([]state.ListedCharge, len(list))
 	ids := make([]int64, len(list))
 	for i, rv := range list {
+		out[i] = state.ListedCharge{ChargeReview: rv, USD: r.starsUSD(rv.Stars)}
 		ids[i] = rv.UserID
+		if r.quotes == nil {
+			continue
+		}
+		if qid, ok := strings.CutPrefix(rv.Payload, invoicePayload); ok {
+			if q, err := r.quotes.Load(ctx, qid); err == nil {
+				out[i].Line, out[i].ItemName = q.Line, q.ItemName
+			}
+		}
 	}
-	names, err := r.users.Usernames(ctx, ids)
-	if err != nil {
-		r.log.Warn("charges for review: read usernames", "err", err)
+	if r.users != nil && len(ids) > 0 {
+		names, err := r.users.Usernames(ctx, ids)
+		if err != nil {
+			r.log.Warn("charges for review: read usernames", "err", err)
+		}
+		for i := range out {
+			out[i].Username = names[out[i].UserID]
+		}
 	}
-	return names
+	return out
 }
 
 // chargeText is a charge's lines: its id, buyer, Stars and USD, date,
 // why it is listed, and what its quote names while the store holds it.
-func (r *Books) chargeText(ctx context.Context, env *flows.Env, rv *state.ChargeReview, names map[int64]string) string {
-	buyer := "<code>" + strconv.FormatInt(rv.UserID, 10) + "</code>"
-	if name := names[rv.UserID]; name != "" {
-		buyer += " @" + locales.Escape(name)
+func chargeText(env *flows.Env, c *state.ListedCharge) string {
+	buyer := "<code>" + strconv.FormatInt(c.UserID, 10) + "</code>"
+	if c.Username != "" {
+		buyer += " @" + locales.Escape(c.Username)
 	}
-	text := env.T("chg.row", "charge", locales.Escape(rv.ChargeID), "buyer", buyer,
-		"stars", locales.Stars(env.Lang, rv.Stars), "usd", locales.Money(env.Lang, r.starsUSD(rv.Stars)),
-		"date", locales.DateTime(env.Lang, rv.PaidAt), "why", env.T(chargeReason(rv.Reason)))
-	if r.quotes != nil {
-		if qid, ok := strings.CutPrefix(rv.Payload, invoicePayload); ok {
-			if q, err := r.quotes.Load(ctx, qid); err == nil {
-				text += "\n    " + env.T("chg.row_item", "line", env.T("line."+q.Line), "item", locales.Escape(locales.Clip(q.ItemName, 80)))
-			}
-		}
+	text := env.T("chg.row", "charge", locales.Escape(c.ChargeID), "buyer", buyer,
+		"stars", locales.Stars(env.Lang, c.Stars), "usd", locales.Money(env.Lang, c.USD),
+		"date", locales.DateTime(env.Lang, c.PaidAt), "why", env.T(chargeReason(c.Reason)))
+	if c.Line != "" {
+		text += "\n    " + env.T("chg.row_item", "line", env.T("line."+c.Line), "item", locales.Escape(locales.Clip(c.ItemName, 80)))
 	}
 	return text
 }
@@ -339,41 +382,8 @@ func (r *Books) resolutionText(env *flows.Env, rv *state.ChargeReview) string {
 	return env.T("chg.res.refunded", append(kv, "done", locales.DateTime(env.Lang, res.DoneAt))...)
 }
 
-// ChargeOutcome is what came of an admin's decision about a charge listed
-// for review (ResolveCharge).
-type ChargeOutcome struct {
-	// Review is the charge as it is after the call, with its resolution
-	// (nil Resolution: nothing was resolved, see Order).
-	Review *state.ChargeReview
-	// Won says this decision is the one recorded; otherwise Review's
-	// resolution is one made before.
-	Won bool
-	// Order is the charge's order, when it turned out to have one:
-	// nothing was resolved (its order is refunded from /order N).
-	Order int64
-	// RefundErr is why a refund this decision won has not gone through
-	// yet; it is retried (FinishChargeRefunds).
-	RefundErr error
-}
-
-// note is the locale key of what the outcome says on the done step.
-func (o *ChargeOutcome) note() string { return "chg.note." + o.noteWord() }
-
-func (o *ChargeOutcome) noteWord() string {
-	switch res := o.Review.Resolution; {
-	case o.Order != 0:
-		return "order"
-	case !o.Won:
-		return "before"
-	case o.RefundErr != nil:
-		return "refund_later"
-	case res.Status == state.ChargeSettled:
-		return "settled"
-	case res.AlreadyRefunded:
-		return "already_refunded"
-	}
-	return "refunded"
-}
+// chargeNote is the locale key of what an outcome says on the done step.
+func chargeNote(o *state.ChargeOutcome) string { return "chg.note." + o.Word() }
 
 // errStarsRefundsOff: the shop takes no Stars (no checkout), so it
 // refunds none.
@@ -389,7 +399,7 @@ var errStarsRefundsOff = errors.New("no Stars refunds: payments are off")
 // refund mark keep the money and the buyer's notice to once. The decision
 // goes to the audit log once it took effect. state.ErrNoChargeReview when
 // the charge is not listed.
-func (r *Books) ResolveCharge(ctx context.Context, by state.Actor, chargeID, status string) (*ChargeOutcome, error) {
+func (r *Books) ResolveCharge(ctx context.Context, by state.Actor, chargeID, status string) (*state.ChargeOutcome, error) {
 	if status != state.ChargeRefunding && status != state.ChargeSettled {
 		return nil, fmt.Errorf("resolve charge %s: %q is not a decision", chargeID, status)
 	}
@@ -397,7 +407,7 @@ func (r *Books) ResolveCharge(ctx context.Context, by state.Actor, chargeID, sta
 	if err != nil {
 		return nil, err
 	}
-	out := &ChargeOutcome{Review: rv}
+	out := &state.ChargeOutcome{Review: rv}
 	if rv.Resolution != nil {
 		return out, nil
 	}
@@ -429,6 +439,12 @@ func (r *Books) ResolveCharge(ctx context.Context, by state.Actor, chargeID, sta
 	out.RefundErr = r.finishRefund(ctx, rv)
 	if out.RefundErr != nil {
 		r.log.Warn("refund of a charge listed for review; retried", "charge", chargeID, "err", out.RefundErr)
+	}
+	if errors.Is(out.RefundErr, state.ErrChargeHasOrder) {
+		// Its order came after the look above: said as for one found then.
+		if o, err := r.orders.ByCharge(ctx, chargeID); err == nil {
+			out.Order = o.ID
+		}
 	}
 	if again, err := r.reviews.Get(ctx, chargeID); err == nil {
 		out.Review = again

@@ -3,6 +3,7 @@ package books
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,3 +188,15 @@ func (r *Books) NewCreditRef(admin int64) string { return CreditRef(admin) }
 
 // CreditLimit is the largest single credit (MaxAdminCreditUSD).
 func (r *Books) CreditLimit() decimal.Decimal { return MaxAdminCreditUSD }
+
+// ChargeOutcomeText is what /charges says of an outcome of ResolveCharge
+// in lang, as plain text: the note of its done step and, once the charge
+// is resolved, who resolved it, how and when.
+func (r *Books) ChargeOutcomeText(lang locales.Lang, out *state.ChargeOutcome) string {
+	env := &flows.Env{Lang: lang, Now: r.now()}
+	text := env.T(chargeNote(out), "order", strconv.FormatInt(out.Order, 10))
+	if out.Review != nil && out.Review.Resolution != nil && out.Order == 0 {
+		text += " " + r.resolutionText(env, out.Review)
+	}
+	return locales.Plain(text)
+}

@@ -48,8 +48,11 @@ type apiError struct {
 	status  int
 	Code    string `json:"code"`
 	Message string `json:"message,omitempty"`
-	key     string
-	args    []any
+	// Order is the ref of an order the answer names (a charge for review
+	// that has an order by now), for the page to open.
+	Order string `json:"order,omitempty"`
+	key   string
+	args  []any
 }
 
 var (

@@ -771,3 +771,105 @@ func TestBrowserConsoleOwnerBroadcastsToALinesBuyers(t *testing.T) {
 	s.NoViolations()
 	b.noPageErrors()
 }
+
+// The owner opens the Charges page: the Star payments waiting for review
+// with their totals, buyer, Stars, date, reason and item, as /charges
+// shows them. The first press of Refund only asks; confirmed, the payment
+// is refunded once, leaves the list and is in the audit log. One that
+// another owner settled from the chat meanwhile is said to be resolved
+// before, as a notice, not an error, and moves nothing. An accountant sees
+// the list without a button (a payment listed meanwhile joins it without
+// a reload), and a refund made by hand is refused (403).
+func TestBrowserConsoleOwnerRefundsAChargeForReview(t *testing.T) {
+	s := newConsoleShop(t, nil)
+	b := newBrowser(t)
+	s.sweepDone()
+	s.listCharge("stxBROWSE1", buyer, 500, paidAt, state.ReviewQuoteGone, "Apple Gift Card 10 USD")
+	s.listCharge("stxBROWSE2", buyer, 700, paidAt.Add(time.Hour), state.ReviewBeforeStore, "")
+	s.listCharge("stxBROWSE3", buyer, 300, paidAt.Add(2*time.Hour), state.ReviewBeforeStore, "")
+	row := func(id string) string { return `#charges [data-charge="` + id + `"]` }
+
+	s.openConsole(b, owner, lightTheme)
+	b.click(`#tabs [data-tab="charges"]`)
+	b.visible(row("stxBROWSE1"))
+	if got := b.text(`#charges-waiting`); got != "Waiting for review: 3 · 1,500\u00a0⭐ (≈ $19.50)" {
+		t.Fatalf("the totals read %q", got)
+	}
+	if got := b.text(row("stxBROWSE1")); !strings.Contains(got, "500\u00a0⭐ (≈ $6.50) · buyer 5001") || !strings.Contains(got, "paid 2026-11-20 09:30 UTC") ||
+		!strings.Contains(got, "Why: its offer is no longer stored") || !strings.Contains(got, "💳 Gift cards: Apple Gift Card 10 USD") {
+		t.Fatalf("the first payment reads %q", got)
+	}
+	if got := b.eval(`[...document.querySelectorAll('#charges [data-charge]')].map((e) => e.dataset.charge).join(' ')`); got != "stxBROWSE1 stxBROWSE2 stxBROWSE3" {
+		t.Fatalf("the list's order: %q", got)
+	}
+	b.shot("console-15-owner-charges")
+
+	b.click(row("stxBROWSE1") + ` [data-action="refund"]`)
+	b.visible(row("stxBROWSE1") + ` [data-confirm="refund"]`)
+	if got := b.text(row("stxBROWSE1") + ` .charge-question`); !strings.Contains(got, "500\u00a0⭐ go back to buyer 5001") {
+		t.Fatalf("the question reads %q", got)
+	}
+	if n := s.StarRefunds("stxBROWSE1"); n != 0 {
+		t.Fatalf("the first press refunded %d times", n)
+	}
+	b.shot("console-16-owner-charge-confirm")
+	b.click(row("stxBROWSE1") + ` [data-confirm="refund"]`)
+	b.until(`document.querySelector('#notice').textContent.startsWith('✅ Refunded, and the buyer was told.')`)
+	b.until(`!document.querySelector('#charges [data-charge="stxBROWSE1"]')`)
+	if n := s.StarRefunds("stxBROWSE1"); n != 1 {
+		t.Fatalf("%d refunds", n)
+	}
+	s.WaitText(buyer, "has been refunded")
+	if got := b.text(`#charges-waiting`); got != "Waiting for review: 2 · 1,000\u00a0⭐ (≈ $13.00)" {
+		t.Fatalf("the totals after the refund read %q", got)
+	}
+
+	// Another owner settles the second payment from the chat while this
+	// owner is asked to confirm its refund (an open confirmation is not
+	// redrawn by the live poll).
+	b.click(row("stxBROWSE2") + ` [data-action="refund"]`)
+	b.visible(row("stxBROWSE2") + ` [data-confirm="refund"]`)
+	if _, err := s.b.Books().ResolveCharge(t.Context(), state.Actor{ID: owner, Role: "owner", Via: state.ViaChat}, "stxBROWSE2", state.ChargeSettled); err != nil {
+		t.Fatal(err)
+	}
+	b.click(row("stxBROWSE2") + ` [data-confirm="refund"]`)
+	b.until(`document.querySelector('#notice').textContent.startsWith('ℹ️ It was resolved before: ✅ Settled by admin')`)
+	if b.eval(`document.querySelector('#notice').className`) == "error" {
+		t.Error("the payment resolved before is shown as an error")
+	}
+	b.shot("console-17-owner-charge-resolved-before")
+	b.until(`!document.querySelector('#charges [data-charge="stxBROWSE2"]')`)
+	if n := len(s.Fake.CallsFor("refundStarPayment")); n != 1 || s.Fake.Refunded("stxBROWSE2") {
+		t.Fatalf("%d refund calls, the settled payment refunded: %v", n, s.Fake.Refunded("stxBROWSE2"))
+	}
+
+	b.click(`#tabs [data-tab="audit"]`)
+	b.visible(`#audit tr[data-action="charge.refund"]`)
+	if got := b.text(`#audit tr[data-action="charge.refund"]`); !strings.Contains(got, "Star payment for review refunded") || !strings.Contains(got, "charge stxBROWSE1") ||
+		!strings.Contains(got, "console") || !strings.Contains(got, "owner") {
+		t.Fatalf("the audit row of the refund: %q", got)
+	}
+	b.noPageErrors()
+
+	s.openConsole(b, accountant, lightTheme)
+	b.click(`#tabs [data-tab="charges"]`)
+	b.visible(row("stxBROWSE3"))
+	if b.eval(`document.querySelectorAll('#charges button').length`) != "0" {
+		t.Fatal("the accountant's list has buttons")
+	}
+	// A payment listed meanwhile joins the list and the tab's count without a reload.
+	s.listCharge("stxBROWSE4", buyer, 200, paidAt.Add(3*time.Hour), state.ReviewBeforeStore, "")
+	b.visible(row("stxBROWSE4"))
+	b.until(`(() => { const c = document.querySelector('#badge-charges'); return !c.hidden && c.textContent === '2'; })()`)
+	b.shot("console-18-accountant-charges")
+	if got := b.status("POST", "charges/stxBROWSE3/refund", `JSON.stringify({})`); got != "403" {
+		t.Fatalf("the accountant's refund by hand: %s", got)
+	}
+	if got := b.status("POST", "charges/stxBROWSE3/settle", `JSON.stringify({})`); got != "403" {
+		t.Fatalf("the accountant's settlement by hand: %s", got)
+	}
+	if rv, err := s.chargeReviews().Get(t.Context(), "stxBROWSE3"); err != nil || rv.Resolution != nil || s.StarRefunds("stxBROWSE3") != 0 {
+		t.Fatalf("the refused requests moved the payment: %+v %v", rv, err)
+	}
+	b.noPageErrors()
+}

@@ -74,6 +74,16 @@ type Books interface {
 	Credit(ctx context.Context, by state.Actor, user int64, amount decimal.Decimal, ref string) (bal decimal.Decimal, dup bool, told string, err error)
 	NewCreditRef(admin int64) string
 	CreditLimit() decimal.Decimal
+	// ChargesPage, ChargesWaiting, RefundsCharges, ResolveCharge and
+	// ChargeOutcomeText are /charges': a page of the Star charges listed
+	// for review, their count, whether the shop refunds Stars, an owner's
+	// decision about one (refund or settle, once however many decide at
+	// once; audited) and what came of it in words.
+	ChargesPage(ctx context.Context, page, per int) (*state.ChargesPage, error)
+	ChargesWaiting(ctx context.Context) (int64, error)
+	RefundsCharges() bool
+	ResolveCharge(ctx context.Context, by state.Actor, chargeID, status string) (*state.ChargeOutcome, error)
+	ChargeOutcomeText(lang locales.Lang, out *state.ChargeOutcome) string
 }
 
 // Growth is the admin side's promo codes and broadcasts (admin.Admin
@@ -189,6 +199,11 @@ func (c *Console) endpoints() []endpoint {
 		{method: "GET", route: "books/balance", perm: flows.PermBooksRead, desc: "cmd.balance", h: c.balance},
 		{method: "GET", route: "books/figures", perm: flows.PermBooksRead, desc: "cmd.stats", h: c.figures},
 		{method: "GET", route: "books/reconcile", perm: flows.PermBooksRead, desc: "cmd.reconcile", h: c.reconcile},
+		// The Star charges for review: /charges' perms, read by whoever
+		// reads the books, refunded and settled by owners.
+		{method: "GET", route: "charges", perm: flows.PermBooksRead, desc: "console.ep.charges", h: c.charges},
+		{method: "POST", route: "charges/{charge}/refund", perm: flows.PermOrdersRefund, desc: "chg.perm.refund", h: c.refundCharge},
+		{method: "POST", route: "charges/{charge}/settle", perm: flows.PermOrdersRetry, desc: "chg.perm.settle", h: c.settleCharge},
 		{method: "POST", route: "books/export", perm: flows.PermExport, desc: "console.ep.export", h: c.exportLink},
 		{method: "GET", route: "download/{token}", perm: flows.PermExport, desc: "console.ep.download", h: c.download, link: true},
 		{method: "POST", route: "credit", perm: flows.PermCredit, desc: "console.ep.credit", h: c.credit},

@@ -54,7 +54,7 @@ func TestConsoleEveryEndpointIsGated(t *testing.T) {
 		t.Fatalf("the registry's console endpoints %v, the console serves %v", names, served)
 	}
 	fill := func(route string, user int64) string {
-		r := strings.NewReplacer("{ref}", o.Ref(), "{buyer}", "5001", "{code}", "NOPE", "{id}", "999",
+		r := strings.NewReplacer("{ref}", o.Ref(), "{buyer}", "5001", "{code}", "NOPE", "{id}", "999", "{charge}", "stxNOPE",
 			"{token}", s.con.Link(user, "orders today"))
 		return r.Replace(route)
 	}

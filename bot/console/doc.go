@@ -4,9 +4,10 @@
 // It does what the chat's admin commands do, through the same code: the
 // fulfilment worker's admin operations (bot/fulfil: the refund of /order N
 // is the console's refund), support's answers and closes (bot/support),
-// the books' figures, balance, reconciliation and CSV (bot/books), the
-// admin side's promo codes and broadcasts (bot/admin), each reached
-// through the small interfaces of console.go, which storefront wires.
+// the books' figures, balance, reconciliation, CSV and Star charges for
+// review (bot/books), the admin side's promo codes and broadcasts
+// (bot/admin), each reached through the small interfaces of console.go,
+// which storefront wires.
 //
 // Who may call what is the staff gate's (flows/gate.go): every endpoint is
 // registered with the perm it needs (flows.Engine.ConsoleEndpoint) and the
@@ -25,6 +26,8 @@
 //   - tickets.go: the inbox, a thread (with its photos), reply (text or
 //     an uploaded photo) and close;
 //   - books.go: balance, figures and charts (svg.go), reconciliation, CSV;
+//   - charges.go: the Star charges listed for review (the chat's
+//     /charges), refunded or settled once;
 //   - growth.go: promo codes, referral figures, broadcasts, wallet credit;
 //   - static/: the page (index.html, console.css, console.js), embedded,
 //     no build step.

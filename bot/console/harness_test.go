@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime/multipart"
 	"net"
@@ -239,4 +240,79 @@ func (s *consoleShop) openTicket(text string) {
 	s.Command(s.b, buyer, "support", "")
 	s.SayIn(s.b, buyer, text)
 	s.WaitText(agent, text)
+}
+
+// sweepDone waits for the shop's start-up Stars sweep and runs one more
+// (after the one under way, if any), so the test's charges for review are
+// listed only as the test lists them (listCharge).
+func (s *consoleShop) sweepDone() {
+	s.T.Helper()
+	s.Wait("getStarTransactions", 1)
+	var err error
+	if !s.Until(func() bool {
+		_, err = s.b.Checkout.Sweep(context.Background())
+		return !errors.Is(err, checkout.ErrSweepBusy)
+	}) {
+		s.T.Fatal("the sweep stayed busy")
+	}
+	if err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+// chargeReviews is the shop's review list of Star charges.
+func (s *consoleShop) chargeReviews() *records.ChargeReviews {
+	return records.NewChargeReviews(s.Rdb.Client, s.Rdb.Prefix)
+}
+
+// listCharge makes a Star charge of buyer in Telegram's list, paid at,
+// and lists it for review as the payment sweep does for a charge older
+// than the store; item names what its quote bought, still stored ("":
+// the quote is gone).
+func (s *consoleShop) listCharge(id string, buyer, stars int64, at time.Time, reason, item string) {
+	s.T.Helper()
+	ctx := context.Background()
+	payload := "q:lost-" + id
+	s.Fake.AddStarPayment(buyer, payload, stars, at, id)
+	if item != "" {
+		q := &state.Quote{ID: "lost-" + id, Line: "giftcards", Item: "gc-1", ItemName: item, Quantity: 1,
+			UpstreamUSD: decimal.RequireFromString("10.35"), ShopUSD: decimal.RequireFromString("12.50"), Stars: stars,
+			ChatID: buyer, UserID: buyer, Created: time.Now(), Expires: time.Now().Add(time.Hour)}
+		if err := records.NewQuotes(s.Rdb.Client, s.Rdb.Prefix).Save(ctx, q); err != nil {
+			s.T.Fatal(err)
+		}
+	}
+	if _, err := s.chargeReviews().Add(ctx, state.ChargeReview{
+		ChargeID: id, UserID: buyer, Stars: stars, Payload: payload, PaidAt: at, Reason: reason,
+	}); err != nil {
+		s.T.Fatal(err)
+	}
+}
+
+// refundTexts are the bot's messages to a buyer saying a payment was
+// given back.
+func (s *consoleShop) refundTexts(to int64) []string {
+	var out []string
+	for _, m := range s.BotMessages(to) {
+		if strings.Contains(m.RawText, "has been refunded") {
+			out = append(out, m.RawText)
+		}
+	}
+	return out
+}
+
+// audited are the audit log's entries of action.
+func (s *consoleShop) audited(action string) []state.AuditEntry {
+	s.T.Helper()
+	all, err := records.NewAuditLog(s.Rdb.Client, s.Rdb.Prefix).Recent(context.Background(), 100)
+	if err != nil {
+		s.T.Fatal(err)
+	}
+	var out []state.AuditEntry
+	for _, e := range all {
+		if e.Action == action {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -450,9 +450,10 @@ func (c *Console) retry(q *request) (any, *apiError) {
 	return map[string]any{"done": "placing"}, nil
 }
 
-// live is what the page polls: the newest paid orders and (for those who
-// answer tickets) the open tickets with unread ones, so new ones appear
-// without a reload.
+// live is what the page polls: the newest paid orders, (for those who
+// answer tickets) the open tickets with unread ones, and (for those who
+// read the books) how many Star charges wait for review, so new ones
+// appear without a reload.
 func (c *Console) live(q *request) (any, *apiError) {
 	ctx := q.r.Context()
 	list, err := c.d.Orders.List(ctx, 0, 10, state.OrderFilter{})
@@ -472,6 +473,9 @@ func (c *Console) live(q *request) (any, *apiError) {
 			}
 		}
 		out["tickets"], out["unread"] = len(ts), unread
+	}
+	if e := c.chargesLive(q, out); e != nil {
+		return nil, e
 	}
 	return out, nil
 }

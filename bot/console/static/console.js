@@ -127,6 +127,7 @@
     { id: 'orders', need: 'GET orders', draw: drawOrders },
     { id: 'tickets', need: 'GET tickets', draw: drawTickets },
     { id: 'books', need: 'GET books/figures', draw: drawBooks },
+    { id: 'charges', need: 'GET charges', draw: drawCharges },
     { id: 'growth', need: 'GET promos', draw: drawGrowth },
     { id: 'wallet', need: 'POST credit', draw: drawCredit },
     { id: 'audit', need: 'GET audit', draw: drawAudit },
@@ -135,7 +136,7 @@
   function drawTabs() {
     const nav = $('#tabs');
     nav.replaceChildren(...TABS.filter((t) => may(t.need)).map((t) =>
-      el('button', { type: 'button', 'data-tab': t.id, 'aria-pressed': String(t.id === tab), onclick: () => { if (t.id === 'orders') orderQuery = {}; show(t.id); } },
+      el('button', { type: 'button', 'data-tab': t.id, 'aria-pressed': String(t.id === tab), onclick: () => { if (t.id === 'orders') orderQuery = {}; if (t.id === 'charges') chargesPage = 1; show(t.id); } },
         T('console.tab.' + t.id), el('span', { class: 'badge', id: 'badge-' + t.id, hidden: true }))));
   }
 
@@ -405,6 +406,87 @@
     try { await Promise.all(parts); } catch (e) { notice(e.message, true); }
   }
 
+  // --- charges for review ---
+  let chargesPage = 1;
+  let chargesShown = -1; // how many wait, as the Charges page shows it
+
+  // drawCharges is the chat's /charges: the Star payments waiting for
+  // review, oldest first, a page at a time, with the totals; an owner
+  // refunds one or marks it settled, each after a confirmation.
+  async function drawCharges(page) {
+    const me = ++drawn;
+    if (page) chargesPage = page;
+    let r;
+    try { r = await api('GET', 'charges?page=' + chargesPage); } catch (e) { notice(e.message, true); return; }
+    if (me !== drawn) return;
+    chargesPage = r.page;
+    chargesShown = r.waiting.n;
+    const sum = (key, x) => T(key, { n: x.n, stars: x.stars_text, usd: x.usd_text });
+    const nav = r.pages > 1 ? el('div', { class: 'form', id: 'charges-nav' },
+      el('button', { class: 'btn quiet', type: 'button', id: 'charges-prev', disabled: r.page <= 1, text: T('console.charges.prev'), onclick: () => drawCharges(r.page - 1) }),
+      el('span', { class: 'hint', id: 'charges-page', text: T('console.charges.page', { page: r.page, pages: r.pages }) }),
+      el('button', { class: 'btn quiet', type: 'button', id: 'charges-next', disabled: r.page >= r.pages, text: T('console.charges.next'), onclick: () => drawCharges(r.page + 1) })) : null;
+    view(
+      el('h2', { text: T('console.charges.title') }),
+      el('p', { id: 'charges-waiting', text: sum('console.charges.waiting', r.waiting) }),
+      r.refunding.n ? el('p', { id: 'charges-refunding', class: 'hint', text: sum('console.charges.refunding', r.refunding) }) : null,
+      r.waiting.n ? el('p', { class: 'hint', text: r.hint }) : null,
+      el('div', { class: 'list', id: 'charges' }, r.charges.length ? r.charges.map((c) => chargeItem(c, r.actions))
+        : [el('p', { class: 'hint', id: 'charges-none', text: T('console.charges.none') })]),
+      nav);
+  }
+
+  // chargeItem is a charge as /charges shows it, with the actions the
+  // user may take; each asks first, in place.
+  function chargeItem(c, actions) {
+    const buttons = el('div', { class: 'form charge-actions' });
+    const ask = el('div', { class: 'charge-confirm', hidden: true });
+    for (const a of actions) {
+      buttons.append(el('button', { class: 'btn' + (a === 'refund' ? ' danger' : ' quiet'), type: 'button', 'data-action': a, text: T('console.charges.' + a),
+        onclick: () => {
+          buttons.hidden = true;
+          ask.replaceChildren(el('p', { class: 'charge-question', text: T('console.charges.confirm_' + a, { stars: c.stars_text, user: c.buyer }) }),
+            el('div', { class: 'form' },
+              el('button', { class: 'btn' + (a === 'refund' ? ' danger' : ''), type: 'button', 'data-confirm': a, text: T('console.charges.yes_' + a, { stars: c.stars_text }),
+                onclick: (ev) => { ev.currentTarget.disabled = true; resolveCharge(c, a); } }),
+              el('button', { class: 'btn quiet', type: 'button', 'data-cancel': a, text: T('console.charges.cancel'), onclick: () => { ask.hidden = true; buttons.hidden = false; } })));
+          ask.hidden = false;
+        } }));
+    }
+    return el('div', { class: 'item charge', 'data-charge': c.charge },
+      el('code', { class: 'charge-id', text: c.charge }),
+      el('small', { text: [c.stars_text + ' (≈ ' + c.usd_text + ')', T('console.orders.buyer_n', { buyer: c.buyer }) + (c.username ? ' @' + c.username : ''),
+        T('console.charges.paid', { date: fmtTime(c.paid) })].join(' · ') }),
+      el('small', { text: T('console.charges.why', { why: c.why }) }),
+      c.item ? el('small', { class: 'charge-item', text: c.line_label + ': ' + c.item }) : null,
+      actions.length ? buttons : null, ask);
+  }
+
+  // resolveCharge sends a confirmed decision and shows what came of it, as
+  // the server words it: done, resolved before by someone else, or an
+  // order the payment has by now (with a way to it); the list is read
+  // again.
+  async function resolveCharge(c, a) {
+    let said = '';
+    let bad = false;
+    let order = '';
+    try {
+      const r = await api('POST', 'charges/' + encodeURIComponent(c.charge) + '/' + a, {});
+      said = r.message;
+      bad = r.done === 'refund_later';
+    } catch (e) {
+      const known = e.info && ['resolved_before', 'has_order', 'not_listed'].includes(e.info.code);
+      said = known ? e.message : T('console.failed', { what: T('console.charges.' + a), error: e.message });
+      bad = !known;
+      order = (e.info && e.info.order) || '';
+    }
+    await drawCharges();
+    notice(said, bad);
+    if (order && may('GET orders/{ref}')) {
+      $('#notice').append(' ', el('button', { class: 'btn quiet', type: 'button', id: 'charge-order', text: T('console.charges.open_order'), onclick: () => drawOrder(order) }));
+    }
+  }
+
   // --- growth ---
   async function drawGrowth() {
     const me = ++drawn;
@@ -659,6 +741,10 @@
       const tb = $('#badge-tickets');
       if (tb && r.unread !== undefined) { tb.textContent = String(r.unread); tb.hidden = !r.unread; }
       if (tab === 'tickets' && r.unread && !$('#thread')) drawTickets();
+      const cb = $('#badge-charges');
+      if (cb && r.charges !== undefined) { cb.textContent = String(r.charges); cb.hidden = !r.charges; }
+      // The list follows the count, but not under an open confirmation.
+      if (tab === 'charges' && r.charges !== undefined && r.charges !== chargesShown && $('#charges') && !$('#charges .charge-confirm:not([hidden])')) drawCharges();
     } catch (_) { /* the next poll tries again */ }
     liveTimer = setTimeout(poll, LIVE_MS);
   }
