@@ -77,9 +77,9 @@ const (
 // never the key) and the Redis store (its epoch, see
 // redisstore.StoreEpoch). A store that lost writes, fails over or is
 // restored from a backup keeps its epoch and so its entries; a flushed or
-// new one has a new epoch, and the shop treats it as a new store (the
-// Stars sweep lists every charge older than it for review, never rebuilds
-// it), so it applies none of the old store's entries either.
+// new one has a new epoch and applies the old store's entries only when it
+// continues that store (BindLineage: the same bot and account, named when
+// the new store was created).
 type JournalShop struct {
 	Bot     int64  `json:"bot,omitempty"`
 	Account string `json:"account,omitempty"`
