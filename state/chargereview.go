@@ -52,6 +52,10 @@ type ChargeResolution struct {
 	// the shop refunded it: it was resolved with no refund call and the
 	// buyer was not told again.
 	AlreadyRefunded bool `json:"already_refunded,omitempty"`
+	// HasOrder says the charge had an order by the time its decided refund
+	// went out: no refund was made, the order delivers or refunds it, and
+	// the decision was closed as settled.
+	HasOrder bool `json:"has_order,omitempty"`
 }
 
 // The statuses of a resolution.

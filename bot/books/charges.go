@@ -372,6 +372,8 @@ func (r *Books) resolutionText(env *flows.Env, rv *state.ChargeReview) string {
 	res := rv.Resolution
 	kv := []any{"admin", strconv.FormatInt(res.By.ID, 10), "date", locales.DateTime(env.Lang, res.At), "stars", locales.Stars(env.Lang, rv.Stars)}
 	switch {
+	case res.HasOrder:
+		return env.T("chg.res.has_order", kv...)
 	case res.Status == state.ChargeSettled:
 		return env.T("chg.res.settled", kv...)
 	case res.Status == state.ChargeRefunding:
@@ -463,7 +465,9 @@ func (r *Books) finishRefund(ctx context.Context, rv *state.ChargeReview) error 
 		r.log.Warn("refund of a charge listed for review: read Telegram's refunds", "charge", rv.ChargeID, "err", err)
 	}
 	if !already {
-		if _, err := r.refunds.RefundReviewed(ctx, rv, r.buyerLang(ctx, rv.UserID)); err != nil {
+		if _, err := r.refunds.RefundReviewed(ctx, rv, r.buyerLang(ctx, rv.UserID)); errors.Is(err, state.ErrChargeHasOrder) {
+			return r.closeForOrder(ctx, rv)
+		} else if err != nil {
 			return err
 		}
 	}
@@ -480,6 +484,25 @@ func (r *Books) finishRefund(ctx context.Context, rv *state.ChargeReview) error 
 	}
 	r.auditCharge(ctx, rv, state.AuditChargeRefund, res.By, detail)
 	return nil
+}
+
+// closeForOrder closes a decided refund whose charge has an order by now
+// (a rebuilt or late payment made it): nothing is refunded here, the order
+// delivers or refunds the charge, and the decision is recorded as settled
+// (HasOrder), so it is not retried for ever. It returns
+// state.ErrChargeHasOrder for the admin who decided.
+func (r *Books) closeForOrder(ctx context.Context, rv *state.ChargeReview) error {
+	res := *rv.Resolution
+	res.Status, res.DoneAt, res.HasOrder = state.ChargeSettled, r.now(), true
+	first, err := r.reviews.FinishRefund(ctx, rv.ChargeID, res)
+	if err != nil {
+		return err
+	}
+	if first {
+		r.log.Info("refund of a charge listed for review closed: the charge has an order now", "charge", rv.ChargeID, "user", rv.UserID)
+		r.auditCharge(ctx, rv, state.AuditChargeSettle, res.By, locales.Stars(locales.En, rv.Stars)+", not refunded: the charge has an order")
+	}
+	return state.ErrChargeHasOrder
 }
 
 // auditCharge writes a resolution to the admin audit log.
@@ -543,7 +566,7 @@ func (r *Books) FinishChargeRefunds(ctx context.Context) (int, error) {
 		if rv.Resolution == nil || rv.Resolution.Status != state.ChargeRefunding {
 			continue
 		}
-		if err := r.finishRefund(ctx, rv); err != nil {
+		if err := r.finishRefund(ctx, rv); err != nil && !errors.Is(err, state.ErrChargeHasOrder) {
 			errs = append(errs, fmt.Errorf("charge %s: %w", rv.ChargeID, err))
 			continue
 		}

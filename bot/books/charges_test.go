@@ -605,3 +605,37 @@ func TestChargeButtonsNameTheirChargeWhenTheListMoved(t *testing.T) {
 	}
 	s.NoViolations()
 }
+
+// A refund decided for a charge whose order appears before the refund
+// goes out (a late update made it) is not retried for ever: the retry
+// finds the order, refunds nothing, and closes the decision as settled,
+// so the charge leaves the refunds under way.
+func TestDecidedRefundOfAChargeThatGotAnOrderIsClosedNotRetriedForEver(t *testing.T) {
+	s := newChargesShop(t)
+	ctx := context.Background()
+	s.listCharge("stxLATE1", chat, 500, paidAt, state.ReviewQuoteGone)
+	by := state.Actor{ID: owner2, Role: "owner", Via: state.ViaChat}
+	if won, _, err := s.reviews.Resolve(ctx, "stxLATE1", state.ChargeResolution{Status: state.ChargeRefunding, By: by, At: time.Now().Add(-3 * time.Minute)}); err != nil || !won {
+		t.Fatal(won, err)
+	}
+	orders := records.NewOrders(s.Rdb.Client, s.Rdb.Prefix)
+	if _, _, err := orders.CreatePaid(ctx, &state.Order{ChargeID: "stxLATE1", UserID: chat, ChatID: chat, PayMethod: state.PayStars, Line: "giftcards", Stars: 500, PaidAt: paidAt}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.b.Books().FinishChargeRefunds(ctx); err != nil || n != 1 {
+		t.Fatalf("the retry finished %d: %v", n, err)
+	}
+	if n, err := s.b.Books().FinishChargeRefunds(ctx); err != nil || n != 0 {
+		t.Fatalf("a later retry finished %d: %v", n, err)
+	}
+	if n := len(s.Fake.CallsFor("refundStarPayment")); n != 0 {
+		t.Fatalf("%d refund calls for a charge with an order", n)
+	}
+	rv, err := s.reviews.Get(ctx, "stxLATE1")
+	if err != nil || rv.Resolution.Status != state.ChargeSettled || !rv.Resolution.HasOrder {
+		t.Fatalf("review after: %+v %v", rv.Resolution, err)
+	}
+	if _, refunding, _ := s.reviews.Totals(ctx); refunding.N != 0 {
+		t.Fatalf("%d refunds still under way", refunding.N)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"shopbot/bot/botapitest/calls"
 	"shopbot/bot/botapitest/schema"
 	"shopbot/bot/botapitest/types"
@@ -128,7 +129,8 @@ type PayOptions struct {
 	// LoseUpdate records the payment (Star transaction and balance) but
 	// pushes no successful_payment update, as if the update were lost.
 	LoseUpdate bool
-	// ChargeID sets telegram_payment_charge_id (default "stxTEST<n>").
+	// ChargeID sets telegram_payment_charge_id (default "stxTEST<server><n>":
+	// unique across fake servers, as Telegram's ids are).
 	ChargeID string
 }
 
@@ -347,7 +349,7 @@ func (s *Server) AddStarPayment(chatID int64, payload string, amount int64, at t
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if chargeID == "" {
-		chargeID = fmt.Sprintf("stxTEST%012d", s.nextSeqLocked())
+		chargeID = s.chargeIDLocked()
 	}
 	if _, known := s.charges[chargeID]; known {
 		return chargeID
@@ -367,7 +369,7 @@ func (s *Server) completePayment(chatID int64, currency string, amount int64, pa
 		at = s.now()
 	}
 	if chargeID == "" {
-		chargeID = fmt.Sprintf("stxTEST%012d", s.nextSeqLocked())
+		chargeID = s.chargeIDLocked()
 	}
 	user := s.userLocked(chatID)
 	if _, known := s.charges[chargeID]; !known {
@@ -493,4 +495,15 @@ func (s *Server) starsMethod(method string, c *calls.Call) (any, *APIError) {
 	s.mu.Unlock()
 	s.report(vs)
 	return true, nil
+}
+
+// chargeIDLocked is a new charge id: "stxTEST", this server's own six
+// digits and a counter. Telegram never issues a charge id twice, so two
+// fake servers (a test's restarted shop, a benchmark's runs over one
+// journal directory) never do either.
+func (s *Server) chargeIDLocked() string {
+	if s.chargeRun == 0 {
+		s.chargeRun = 100000 + rand.Int64N(900000)
+	}
+	return fmt.Sprintf("stxTEST%06d%012d", s.chargeRun, s.nextSeqLocked())
 }

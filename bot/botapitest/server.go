@@ -126,6 +126,7 @@ type Server struct {
 	allowedUpdates []string
 
 	seq          int64
+	chargeRun    int64 // this server's part of its charge ids (chargeIDLocked)
 	callbacks    map[string]*callbackState
 	preCheckouts map[string]*preCheckoutState
 	inline       map[string]*inlineState    // inline queries pushed (inline.go)

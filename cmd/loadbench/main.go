@@ -35,6 +35,7 @@ type config struct {
 	buyers, presses int
 	think           time.Duration
 	redisURL        string
+	journalRoot     string // where each run's journal directory is made (measureAll)
 	broadcast       int
 	rounds          int // -broadcast: runs without and with it, alternating, pooled
 	bots            string

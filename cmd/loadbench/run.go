@@ -140,6 +140,7 @@ func measureAll(c config) (measured, error) {
 	if c.logDir == "" {
 		c.logDir = dir
 	}
+	c.journalRoot = dir
 	shopBin := filepath.Join(dir, "shopbot")
 	fmt.Fprintln(os.Stderr, "building the shop...")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", shopBin, "shopbot/cmd/shopbot").CombinedOutput(); err != nil {
@@ -454,7 +455,15 @@ func botEnv(c config, fake *botapitest.Server, upstreamURL, addr string) []strin
 	if e := c.endpoint(); e.Mode == redisstore.ModeCluster {
 		single, cluster = "", e.URL
 	}
+	// Each run is a shop of its own on a flushed database: its own
+	// journal directory (shared by the run's replicas), so a run never
+	// continues the store of the run before it.
+	journal := "off"
+	if c.journalRoot != "" {
+		journal = filepath.Join(c.journalRoot, "journal-"+strings.NewReplacer(":", "-", "/", "-").Replace(fake.URL()))
+	}
 	return append(os.Environ(),
+		"JOURNAL_DIR="+journal,
 		"TELEGRAM_TOKEN="+token, "TELEGRAM_API_URL="+fake.URL(),
 		"RESELLER_BASE_URL="+upstreamURL, "RESELLER_API_KEY="+upstreamID,
 		"REDIS_URL="+single, "REDIS_SENTINEL_URL=", "REDIS_CLUSTER_URL="+cluster,

@@ -267,11 +267,13 @@ redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 return 1`)
 
 // FinishRefund records that the refund decided for a charge went through
-// (res.Status state.ChargeRefunded, with DoneAt), once: it reports whether
+// (res.Status state.ChargeRefunded, with DoneAt), or was closed as settled
+// because the charge has an order by now (state.ChargeSettled with
+// HasOrder), once: it reports whether
 // this call is the one that finished it (false: it was finished before, or
 // no refund was decided).
 func (r *ChargeReviews) FinishRefund(ctx context.Context, chargeID string, res state.ChargeResolution) (bool, error) {
-	if res.Status != state.ChargeRefunded {
+	if res.Status != state.ChargeRefunded && (res.Status != state.ChargeSettled || !res.HasOrder) {
 		return false, fmt.Errorf("finish refund of charge %s: status %q", chargeID, res.Status)
 	}
 	res.At, res.DoneAt = res.At.UTC(), res.DoneAt.UTC()
