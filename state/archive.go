@@ -54,21 +54,15 @@ const (
 	ArchiveOrder = "order"
 )
 
-// ArchivedOrder is what the archive keeps of an order that reached its
-// end: enough to tell, after the store that held it is gone, that its
-// charge was delivered (or refunded), to whom and with which upstream
-// order. Never its codes.
-type ArchivedOrder struct {
-	ID        int64           `json:"id"`
-	User      int64           `json:"user"`
-	Charge    string          `json:"charge"`
-	Line      string          `json:"line"`
-	PayMethod string          `json:"pay_method"`
-	Stars     int64           `json:"stars,omitempty"`
-	ShopUSD   decimal.Decimal `json:"shop_usd"`
-	Status    string          `json:"status"`
-	Upstream  int64           `json:"upstream,omitempty"`
-	PaidAt    time.Time       `json:"paid_at"`
+// ArchivedOrder returns what the archive keeps of an order that reached
+// its end: the order as the store held it, without its codes or keys and
+// its history, enough to tell after the store is gone that its charge was
+// delivered, to whom, for what and with which upstream order, and to
+// store it again (records.Orders.CreateFinished).
+func ArchivedOrder(o *Order) *Order {
+	c := *o
+	c.Codes, c.History = nil, nil
+	return &c
 }
 
 // ArchiveEntry is one entry of the archive.
@@ -84,17 +78,23 @@ type ArchiveEntry struct {
 	// Entry is the movement (ArchiveWallet), as the wallet's own ledger
 	// holds it.
 	Entry *Entry `json:"entry,omitempty"`
-	// Order is the order that reached its end (ArchiveOrder).
-	Order *ArchivedOrder `json:"order,omitempty"`
+	// Order is the order that reached its end (ArchiveOrder; see
+	// ArchivedOrder).
+	Order *Order `json:"order,omitempty"`
 }
 
 // Orders returns the orders among archive entries (Read) by charge: the
 // newest fact of each.
-func Orders(entries []ArchiveEntry) map[string]ArchivedOrder {
-	out := map[string]ArchivedOrder{}
+func Orders(entries []ArchiveEntry) map[string]*Order {
+	out := map[string]*Order{}
 	for _, e := range entries {
-		if e.Kind == ArchiveOrder && e.Order != nil && e.Order.Charge != "" {
-			out[e.Order.Charge] = *e.Order
+		if e.Kind == ArchiveOrder && e.Order != nil && e.Order.ChargeID != "" {
+			o := *e.Order
+			if o.Status == OrderDelivered && o.DeliveredAt.IsZero() {
+				// Archived as it was handed to the buyer.
+				o.DeliveredAt, o.NotifiedStatus = e.At, OrderDelivered
+			}
+			out[o.ChargeID] = &o
 		}
 	}
 	return out

@@ -174,6 +174,7 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 	}
 	bal, _ := s.pay.Wallets.Balance(ctx, chat)
 	lines, _ := s.pay.Wallets.LedgerLen(ctx, chat)
+	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
 	s.stop()
 	s.wipe()
 
@@ -193,7 +194,8 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 		t.Fatal("the wallet payment's ref is not back: it could be taken again")
 	}
 	// The journal still holds the wallet purchase, and the archive shows
-	// it delivered: it is neither charged nor bought nor sent again.
+	// it delivered: it is back as delivered, neither charged nor bought
+	// nor sent again.
 	s.sweep()
 	s.Idle(s.b)
 	if b, _ := s.pay.Wallets.Balance(ctx, chat); !b.Equal(bal) {
@@ -202,8 +204,12 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 	if n := s.sim.CreateCount(); n != 1 {
 		t.Fatalf("%d upstream creates for one purchase", n)
 	}
-	if _, err := s.pay.Orders.ByCharge(ctx, checkout.WalletRef(q.ID)); err == nil {
-		t.Fatal("the delivered wallet purchase was made again")
+	again, err := s.pay.Orders.ByCharge(ctx, checkout.WalletRef(q.ID))
+	if err != nil || again.Status != state.OrderDelivered || again.UpstreamNumber != delivered.UpstreamNumber || again.DeliveredAt.IsZero() {
+		t.Fatalf("the delivered wallet purchase is back as %+v (%v), want delivered with upstream order %d", again, err, delivered.UpstreamNumber)
+	}
+	if len(again.Codes) != 0 {
+		t.Fatal("the archive kept the purchase's codes")
 	}
 	// A second start of the store restores nothing again.
 	s.stop()
@@ -315,8 +321,9 @@ func TestTopupCreditedBeforeTheStoreCameBackEmptyIsNotCreditedAgainNorListed(t *
 // A Stars purchase delivered long before Redis lost its volume (its
 // journal entries aged out): the sweep of the store that continues the
 // old one still lists the charge, without an order, and older than the
-// store. The archive shows it delivered to the buyer who paid: it is not
-// listed for review, not refunded, not bought or sent again.
+// store. The archive shows it delivered to the buyer who paid: its order
+// is back, delivered, claiming its upstream order; it is not listed for
+// review, not refunded, not bought or sent again.
 func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T) {
 	dir := t.TempDir()
 	var passed atomic.Int64
@@ -347,6 +354,7 @@ func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T)
 		t.Fatal("the delivered order was never archived")
 	}
 	sent := len(s.Fake.MessagesIn(chat))
+	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
 	s.stop()
 	s.wipe()
 	passed.Store(int64(fulfil.JournalKeep + 5*time.Minute)) // the journal's entries aged out
@@ -356,6 +364,13 @@ func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T)
 	s.Idle(s.b)
 	if _, err := s.reviews().Get(ctx, paid.ChargeID); err == nil {
 		t.Fatal("the delivered charge was listed for review")
+	}
+	back, err := s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+	if err != nil || back.Status != state.OrderDelivered || back.UpstreamNumber != delivered.UpstreamNumber || back.UserID != chat {
+		t.Fatalf("the charge's order is back as %+v (%v), want delivered to %d with upstream order %d", back, err, chat, delivered.UpstreamNumber)
+	}
+	if owner, err := s.pay.Orders.ByUpstream(ctx, delivered.UpstreamNumber); err != nil || owner.ID != back.ID {
+		t.Fatalf("upstream order %d is claimed by %+v (%v), want the order back", delivered.UpstreamNumber, owner, err)
 	}
 	if s.Fake.Refunded(paid.ChargeID) {
 		t.Fatal("the delivered charge was refunded")

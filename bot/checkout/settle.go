@@ -185,8 +185,8 @@ func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string
 	if !errors.Is(err, state.ErrOrderNotFound) {
 		return false, err
 	}
-	if p.archivedDelivered(c.ID, c.UserID) {
-		return false, nil // delivered by the store this one continues
+	if done, err := p.restoreArchived(ctx, c.ID, c.UserID); err != nil || done {
+		return false, err // delivered by the store this one continues
 	}
 	if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
 		return false, err

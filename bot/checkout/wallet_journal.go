@@ -39,7 +39,9 @@ func (p *Checkout) sweepWalletJournal(ctx context.Context) (int, error) {
 		} else if !errors.Is(err, state.ErrOrderNotFound) {
 			return n, err
 		}
-		if p.archivedDelivered(e.Charge, o.UserID) {
+		if done, err := p.restoreArchived(ctx, e.Charge, o.UserID); err != nil {
+			return n, err
+		} else if done {
 			continue // delivered by the store this one continues
 		}
 		repaired, err := p.rebuildWalletOrder(ctx, o)

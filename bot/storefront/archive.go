@@ -2,6 +2,7 @@ package storefront
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -24,10 +25,13 @@ const (
 	archiveCheck = time.Hour
 )
 
-// restoreWallets puts back the wallets of the store this one continues
-// from the archive, once for the store (each wallet once, however many
-// replicas do it at the same moment). Errors are logged: the next start,
-// or the next loss, tries again.
+// restoreWallets puts back, once for the store, what the archive of the
+// store this one continues holds: every wallet (each once, however many
+// replicas do it at the same moment), and every order it shows delivered
+// whose charge has no order here (stored again in its final status, its
+// upstream order claimed, so no other purchase can take it and its buyer
+// is not sent the codes again). Errors are logged: the next start, or the
+// next loss, tries again.
 func (s *Shop) restoreWallets(ctx context.Context) {
 	from := s.opts.Journal.Continues()
 	if len(from) == 0 || s.wallets.Archive == nil {
@@ -42,8 +46,25 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 	}
 	entries, damaged, err := s.wallets.Archive.Read(from)
 	if err != nil {
-		log.Error("read the wallets' archive", "err", err)
+		log.Error("read the archive", "err", err)
 		return
+	}
+	orders, conflicts := 0, 0
+	for _, o := range state.Orders(entries) {
+		if o.Status != state.OrderDelivered {
+			continue
+		}
+		_, dup, err := s.orders.CreateFinished(ctx, o, "delivered in the store this one continues (its archive)")
+		switch {
+		case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
+			conflicts++
+			log.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
+		case err != nil:
+			log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+			return
+		case !dup:
+			orders++
+		}
 	}
 	restored, total := 0, decimal.Zero
 	for _, f := range state.Wallets(entries) {
@@ -60,8 +81,8 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 	if err := s.wallets.MarkRestored(ctx, from[0]); err != nil {
 		log.Warn("record that the wallets were restored", "err", err)
 	}
-	log.Warn("wallets of the store this one continues restored from the archive",
-		"from_store", from[0], "wallets", restored, "usd", total.StringFixed(2), "damaged_lines", damaged)
+	log.Warn("the archive of the store this one continues restored",
+		"from_store", from[0], "wallets", restored, "usd", total.StringFixed(2), "delivered_orders", orders, "conflicts", conflicts, "damaged_lines", damaged)
 }
 
 // archiveBalances archives every wallet's balance every archiveEvery, in
@@ -110,10 +131,7 @@ func (s *Shop) archiveOrder(o *state.Order) {
 	if a == nil {
 		return
 	}
-	err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: o.UserID, Order: &state.ArchivedOrder{
-		ID: o.ID, User: o.UserID, Charge: o.ChargeID, Line: o.Line, PayMethod: o.PayMethod, Stars: o.Stars, ShopUSD: o.ShopUSD,
-		Status: o.Status, Upstream: o.UpstreamNumber, PaidAt: o.PaidAt,
-	}})
+	err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: o.UserID, Order: state.ArchivedOrder(o)})
 	if err != nil {
 		s.opts.Logger.Error("archive an order that reached its end", "order", o.ID, "err", err)
 	}

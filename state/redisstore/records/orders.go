@@ -633,3 +633,91 @@ func (s *Orders) TakeUndelivered(ctx context.Context, userID int64) (bool, error
 	}
 	return n > 0, nil
 }
+
+// orderFinishedScript: KEYS charge, quote, o:<id>, all, u:<user>,
+// st:<status>, done, upstream. ARGV: charge, quote, id, line, doc, status,
+// finished ms, upstream number (empty for none). As orderCreateScript, but
+// the order is stored in its final status (never among the unfinished,
+// never scheduled) with its upstream number claimed; returns {4, owner}
+// when another order claims that number.
+var orderFinishedScript = redis.NewScript(`
+local ex = redis.call('HGET', KEYS[1], ARGV[1])
+if ex then return {1, ex} end
+if ARGV[2] ~= '' then
+  ex = redis.call('HGET', KEYS[2], ARGV[2])
+  if ex then return {2, ex} end
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {3, ARGV[3]} end
+if ARGV[8] ~= '' then
+  local owner = redis.call('HGET', KEYS[8], ARGV[8])
+  if owner then return {4, owner} end
+  redis.call('HSET', KEYS[8], ARGV[8], ARGV[3])
+end
+local id = ARGV[3]
+redis.call('HSET', KEYS[3], 'rev', '1', 'status', ARGV[6], 'line', ARGV[4], 'doc', ARGV[5])
+redis.call('HSET', KEYS[1], ARGV[1], id)
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[2], id) end
+redis.call('ZADD', KEYS[4], id, id)
+redis.call('ZADD', KEYS[5], id, id)
+redis.call('ZADD', KEYS[6], id, id)
+redis.call('ZADD', KEYS[7], ARGV[7], id)
+return {0, id}`)
+
+// CreateFinished stores an order that reached its end elsewhere (a
+// delivered order of a store this one continues, from its archive) in one
+// atomic step, in its final status, with its upstream number claimed: it
+// is never resumed, scheduled or told to its buyer again, and no other
+// order can take its upstream order. It is idempotent by charge (dup:
+// the charge's order exists, returned as it is). An upstream number
+// another order claims already is state.ErrUpstreamClaimed, and nothing is
+// stored.
+func (s *Orders) CreateFinished(ctx context.Context, o *state.Order, note string) (created *state.Order, dup bool, err error) {
+	if o.ChargeID == "" || o.UserID == 0 || !state.Terminal(o.Status) || o.Status == state.OrderNeedsReview {
+		return nil, false, fmt.Errorf("store a finished order: charge %q, user %d, status %q", o.ChargeID, o.UserID, o.Status)
+	}
+	if got, code, err := s.existing(ctx, o.ChargeID, o.QuoteID); err != nil || got != nil {
+		return s.createResult(got, code, err, o.ChargeID)
+	}
+	now := s.Now().UTC()
+	n := *o
+	n.V, n.Rev, n.CreatedAt, n.UpdatedAt = state.OrderVersion, 1, now, now
+	n.History = []state.Transition{{From: "quoted", To: o.Status, At: now, Note: note}}
+	up := ""
+	if n.UpstreamNumber != 0 {
+		up = itoa(n.UpstreamNumber)
+	}
+	for range transitionAttempts {
+		id, err := s.rdb.Incr(ctx, s.p+"seq").Result()
+		if err != nil {
+			return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
+		}
+		n.ID = id
+		doc, err := json.Marshal(&n)
+		if err != nil {
+			return nil, false, err
+		}
+		res, err := orderFinishedScript.Run(ctx, s.rdb,
+			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + o.Status, s.p + "done", s.p + "upstream"},
+			o.ChargeID, o.QuoteID, id, o.Line, doc, o.Status, now.UnixMilli(), up).Slice()
+		if err != nil {
+			return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
+		}
+		code, _ := res[0].(int64)
+		switch code {
+		case 0:
+			got, err := decodeOrder(itoa(id), string(doc))
+			return got, false, err
+		case 3:
+			continue
+		case 4:
+			return nil, false, fmt.Errorf("store finished order of charge %s, upstream %d (order %s has it): %w", o.ChargeID, o.UpstreamNumber, str(res[1]), state.ErrUpstreamClaimed)
+		}
+		ex, err := strconv.ParseInt(str(res[1]), 10, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("store finished order of charge %s: corrupt index entry %q", o.ChargeID, str(res[1]))
+		}
+		got, err := s.Get(ctx, ex)
+		return s.createResult(got, code, err, o.ChargeID)
+	}
+	return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, state.ErrOrderConflict)
+}
