@@ -1,6 +1,7 @@
 package records_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -109,5 +110,43 @@ func TestWalletsComeBackFromTheArchiveOnce(t *testing.T) {
 	all, err := fresh.ArchiveBalances(ctx)
 	if err != nil || len(all) != 2 || all[0].User != 7 || !all[0].Balance.Equal(walletUSD("40.70")) || all[0].Seq == 0 {
 		t.Fatalf("balances %+v %v", all, err)
+	}
+}
+
+// An order that reached its end in a store this one continues is stored
+// again in its final status: never among the unfinished a restart
+// resumes, its upstream order claimed; once per charge; refused when
+// another order claims that upstream order.
+func TestFinishedOrderStoredAgainClaimsItsUpstreamOrderOnce(t *testing.T) {
+	r := statetest.New(t)
+	orders := records.NewOrders(r.Client, r.Prefix)
+	ctx := t.Context()
+	was := &state.Order{ID: 5, QuoteID: "q5", ChatID: 7, UserID: 7, Line: "giftcards", PayMethod: state.PayStars, ChargeID: "stx5",
+		Status: state.OrderDelivered, UpstreamNumber: 1001, DeliveredAt: time.Now().Add(-time.Hour), Codes: []string{"AAAA"}}
+	got, dup, err := orders.CreateFinished(ctx, state.ArchivedOrder(was), "from the archive")
+	if err != nil || dup || got.Status != state.OrderDelivered || got.UpstreamNumber != 1001 || len(got.Codes) != 0 {
+		t.Fatalf("stored %+v dup=%v %v", got, dup, err)
+	}
+	if owner, err := orders.ByUpstream(ctx, 1001); err != nil || owner.ID != got.ID {
+		t.Fatalf("upstream 1001 claimed by %+v %v", owner, err)
+	}
+	if ids, _ := orders.Unfinished(ctx); len(ids) != 0 {
+		t.Fatalf("unfinished %v: a restart would resume it", ids)
+	}
+	if again, dup, err := orders.CreateFinished(ctx, state.ArchivedOrder(was), "from the archive"); err != nil || !dup || again.ID != got.ID {
+		t.Fatalf("again: %+v dup=%v %v", again, dup, err)
+	}
+	other := *was
+	other.ChargeID, other.QuoteID = "stx6", "q6"
+	if _, _, err := orders.CreateFinished(ctx, &other, "from the archive"); !errors.Is(err, state.ErrUpstreamClaimed) {
+		t.Fatalf("another charge with the same upstream order: %v, want ErrUpstreamClaimed", err)
+	}
+	if _, err := orders.ByCharge(ctx, "stx6"); !errors.Is(err, state.ErrOrderNotFound) {
+		t.Fatalf("the refused order was stored: %v", err)
+	}
+	paid := *was
+	paid.ChargeID, paid.Status = "stx7", state.OrderPaid
+	if _, _, err := orders.CreateFinished(ctx, &paid, "from the archive"); err == nil {
+		t.Fatal("an unfinished order stored as finished")
 	}
 }
