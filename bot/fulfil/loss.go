@@ -69,6 +69,12 @@ func (f *Fulfiller) noteLoss(ctx context.Context) bool {
 		f.log.Warn("read the newest upstream order after a loss of writes; trying again", "err", err)
 		return false
 	}
+	// The hint quotes take their watermark from may be gone with the loss
+	// (a store that came back empty has none): raised to what the
+	// upstream holds now, a quote saved from here on looks above it.
+	if err := f.orders.NoteUpstream(ctx, newest); err != nil {
+		f.log.Warn("note the newest upstream order after a loss of writes", "err", err)
+	}
 	at := f.now().UTC() // after the listing: every order at or below newest was made before
 	if err := f.orders.NoteLoss(ctx, newest, at); err != nil {
 		f.log.Warn("record a loss of writes; trying again", "err", err)

@@ -635,11 +635,13 @@ func (s *Orders) TakeUndelivered(ctx context.Context, userID int64) (bool, error
 }
 
 // orderFinishedScript: KEYS charge, quote, o:<id>, all, u:<user>,
-// st:<status>, done, upstream. ARGV: charge, quote, id, line, doc, status,
-// finished ms, upstream number (empty for none). As orderCreateScript, but
-// the order is stored in its final status (never among the unfinished,
-// never scheduled) with its upstream number claimed; returns {4, owner}
-// when another order claims that number.
+// st:<status>, done, upstream, seq. ARGV: charge, quote, id, line, doc,
+// status, finished ms, upstream number (empty for none). As
+// orderCreateScript, but the order is stored in its final status (never
+// among the unfinished, never scheduled) with its upstream number claimed
+// (returns {4, owner} when another order claims that number), and seq is
+// raised to its id (an id it brings from the store it was made in: no
+// later order takes it).
 var orderFinishedScript = redis.NewScript(`
 local ex = redis.call('HGET', KEYS[1], ARGV[1])
 if ex then return {1, ex} end
@@ -661,13 +663,16 @@ redis.call('ZADD', KEYS[4], id, id)
 redis.call('ZADD', KEYS[5], id, id)
 redis.call('ZADD', KEYS[6], id, id)
 redis.call('ZADD', KEYS[7], ARGV[7], id)
+if tonumber(redis.call('GET', KEYS[9]) or '0') < tonumber(id) then redis.call('SET', KEYS[9], id) end
 return {0, id}`)
 
 // CreateFinished stores an order that reached its end elsewhere (a
 // delivered order of a store this one continues, from its archive) in one
 // atomic step, in its final status, with its upstream number claimed: it
 // is never resumed, scheduled or told to its buyer again, and no other
-// order can take its upstream order. It is idempotent by charge (dup:
+// order can take its upstream order. It keeps its number (o.ID) when this
+// store has no order of that number (the buyer's messages and the books
+// name it), else takes the next. It is idempotent by charge (dup:
 // the charge's order exists, returned as it is). An upstream number
 // another order claims already is state.ErrUpstreamClaimed, and nothing is
 // stored.
@@ -686,10 +691,12 @@ func (s *Orders) CreateFinished(ctx context.Context, o *state.Order, note string
 	if n.UpstreamNumber != 0 {
 		up = itoa(n.UpstreamNumber)
 	}
-	for range transitionAttempts {
-		id, err := s.rdb.Incr(ctx, s.p+"seq").Result()
-		if err != nil {
-			return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
+	for i := range transitionAttempts {
+		id := o.ID
+		if i > 0 || id <= 0 {
+			if id, err = s.rdb.Incr(ctx, s.p+"seq").Result(); err != nil {
+				return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
+			}
 		}
 		n.ID = id
 		doc, err := json.Marshal(&n)
@@ -697,7 +704,7 @@ func (s *Orders) CreateFinished(ctx context.Context, o *state.Order, note string
 			return nil, false, err
 		}
 		res, err := orderFinishedScript.Run(ctx, s.rdb,
-			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + o.Status, s.p + "done", s.p + "upstream"},
+			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + o.Status, s.p + "done", s.p + "upstream", s.p + "seq"},
 			o.ChargeID, o.QuoteID, id, o.Line, doc, o.Status, now.UnixMilli(), up).Slice()
 		if err != nil {
 			return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)

@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,13 +125,24 @@ func TestFinishedOrderStoredAgainClaimsItsUpstreamOrderOnce(t *testing.T) {
 	was := &state.Order{ID: 5, QuoteID: "q5", ChatID: 7, UserID: 7, Line: "giftcards", PayMethod: state.PayStars, ChargeID: "stx5",
 		Status: state.OrderDelivered, UpstreamNumber: 1001, DeliveredAt: time.Now().Add(-time.Hour), Codes: []string{"AAAA"}}
 	got, dup, err := orders.CreateFinished(ctx, state.ArchivedOrder(was), "from the archive")
-	if err != nil || dup || got.Status != state.OrderDelivered || got.UpstreamNumber != 1001 || len(got.Codes) != 0 {
-		t.Fatalf("stored %+v dup=%v %v", got, dup, err)
+	if err != nil || dup || got.ID != 5 || got.Status != state.OrderDelivered || got.UpstreamNumber != 1001 || len(got.Codes) != 0 {
+		t.Fatalf("stored %+v dup=%v %v; want order 5 delivered with upstream 1001 and no codes", got, dup, err)
+	}
+	// Its number is taken: a later order, and another stored again under
+	// the same number, get the next ones.
+	next, _, err := orders.CreatePaid(ctx, &state.Order{QuoteID: "q9", ChatID: 8, UserID: 8, Line: "giftcards", PayMethod: state.PayStars, ChargeID: "stx9"})
+	if err != nil || next.ID != 6 {
+		t.Fatalf("the next paid order: %+v %v, want number 6", next, err)
+	}
+	same := *state.ArchivedOrder(was)
+	same.ChargeID, same.QuoteID, same.UpstreamNumber = "stx8", "q8", 1002
+	if o, _, err := orders.CreateFinished(ctx, &same, "from the archive"); err != nil || o.ID != 7 {
+		t.Fatalf("another archived order numbered 5: %+v %v, want number 7", o, err)
 	}
 	if owner, err := orders.ByUpstream(ctx, 1001); err != nil || owner.ID != got.ID {
 		t.Fatalf("upstream 1001 claimed by %+v %v", owner, err)
 	}
-	if ids, _ := orders.Unfinished(ctx); len(ids) != 0 {
+	if ids, _ := orders.Unfinished(ctx); slices.Contains(ids, got.ID) {
 		t.Fatalf("unfinished %v: a restart would resume it", ids)
 	}
 	if again, dup, err := orders.CreateFinished(ctx, state.ArchivedOrder(was), "from the archive"); err != nil || !dup || again.ID != got.ID {
