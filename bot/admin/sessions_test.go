@@ -24,6 +24,7 @@ func TestAdminOrderSessionWrittenBeforeStillDrives(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newAdminShop(t, nil)
+	s.Fake.CountedChargeIDs() // the stored document names the first charge's tag
 	o := s.finished(giftCards(2), state.PayStars, state.OrderDelivered)
 	view := s.command("order", itoa(o.ID), "Order #"+itoa(o.ID)+"</b>")
 	if o.ID != 1 || view.MessageID != 2 || state.ChargeTag(o.ChargeID) != "gkspp7" {
