@@ -382,3 +382,64 @@ func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T)
 		t.Fatalf("the buyer got %d more messages", n-sent)
 	}
 }
+
+// Redis is restored from a backup taken before a Stars purchase, after
+// the purchase was delivered (the store keeps its epoch: not a new
+// store). The replica's canary notices the loss, and before the sweep
+// looks at the charge the archive puts the delivered order back as it was
+// (its number, its upstream order claimed): the buyer is not sent the
+// codes again, nothing is listed for review, refunded or bought again.
+func TestOrderDeliveredAfterTheBackupIsBackAfterARestore(t *testing.T) {
+	journal := openJournal(t, t.TempDir())
+	s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+		o.Reseller, o.Journal = upstreamHere, journal
+	}, nil)
+	s.startedSweep()
+	ctx := context.Background()
+	backup := s.Rdb.Snapshot(t) // before the quote, the payment and the order
+	q := s.quote(1)
+	s.checkout(q)
+	paid := s.payInvoice(botapitest.PayOptions{})
+	o := s.order(q.ID)
+	var delivered *state.Order
+	if !s.Until(func() bool {
+		var err error
+		delivered, err = s.pay.Orders.Get(ctx, o.ID)
+		if err != nil || delivered.DeliveredAt.IsZero() {
+			return false
+		}
+		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{journal.Shop().Store})
+		_, ok := state.Orders(entries)[paid.ChargeID]
+		return ok
+	}) {
+		t.Fatal("the purchase was never delivered and archived")
+	}
+	sent := len(s.Fake.MessagesIn(chat))
+	backup()
+	var back *state.Order
+	if !s.Until(func() bool {
+		var err error
+		back, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+		return err == nil
+	}) {
+		t.Fatal("the charge has no order after the restore")
+	}
+	s.sweep()
+	s.Idle(s.b)
+	back, _ = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+	if back.ID != delivered.ID || back.Status != state.OrderDelivered || back.UpstreamNumber != delivered.UpstreamNumber {
+		t.Fatalf("the order is back as #%d %s upstream %d, want #%d delivered upstream %d", back.ID, back.Status, back.UpstreamNumber, delivered.ID, delivered.UpstreamNumber)
+	}
+	if n := len(s.Fake.MessagesIn(chat)); n != sent {
+		t.Fatalf("the buyer got %d more messages", n-sent)
+	}
+	if _, err := s.reviews().Get(ctx, paid.ChargeID); err == nil {
+		t.Fatal("the delivered charge was listed for review")
+	}
+	if s.Fake.Refunded(paid.ChargeID) {
+		t.Fatal("the delivered charge was refunded")
+	}
+	if n := s.sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one payment", n)
+	}
+}

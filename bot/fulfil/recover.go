@@ -129,6 +129,10 @@ func (f *Fulfiller) canaryLost(ctx context.Context) (bool, error) {
 	f.log.Error("redis lost recent writes; putting back the journaled upstream orders")
 	f.loss.Lock()
 	f.loss.noticed++ // before the mark is recorded: a listing under way looks again (look)
+	// Nothing unclaimed is sorted out until the mark is recorded (noteLoss,
+	// after OnLoss, which may take a while: it stores again what the
+	// archive shows delivered).
+	f.loss.pending = true
 	f.loss.Unlock()
 	f.done.Lock()
 	f.done.m = nil // what was back may be lost again

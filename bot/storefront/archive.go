@@ -136,3 +136,54 @@ func (s *Shop) archiveOrder(o *state.Order) {
 		s.opts.Logger.Error("archive an order that reached its end", "order", o.ID, "err", err)
 	}
 }
+
+// restoreDelivered stores again every order the archive (of this store
+// and the stores it continues) shows delivered whose charge has no order
+// in the store: after Redis lost writes (a crash, a failover, a restore
+// from an older backup), before the Stars sweep looks at the charges, so
+// a purchase delivered after the backup is back as delivered, its
+// upstream order claimed, instead of being listed for review or bought
+// again. Orders the store holds in an earlier state are left to the
+// placement protocol (the journal, the upstream).
+func (s *Shop) restoreDelivered(ctx context.Context) {
+	a := s.wallets.Archive
+	if a == nil {
+		return
+	}
+	log := s.opts.Logger
+	stores := append([]int64{s.opts.Journal.Shop().Store}, s.opts.Journal.Continues()...)
+	entries, _, err := a.Read(stores)
+	if err != nil {
+		log.Error("read the archive after a loss", "err", err)
+		return
+	}
+	n := 0
+	for _, o := range state.Orders(entries) {
+		if o.Status != state.OrderDelivered {
+			continue
+		}
+		if _, err := s.orders.ByCharge(ctx, o.ChargeID); err == nil || !errors.Is(err, state.ErrOrderNotFound) {
+			continue // in the store (or it cannot be read now)
+		}
+		_, dup, err := s.orders.CreateFinished(ctx, o, "delivered before Redis lost it (its archive)")
+		switch {
+		case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
+			log.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
+		case err != nil:
+			log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+			return
+		case !dup:
+			n++
+			if o.PayMethod == state.PayWallet {
+				// Its debit may be lost with it: taken again, once by its
+				// ref (a debit the store still holds is not taken twice).
+				if _, err := s.wallets.Debit(ctx, o.UserID, o.ShopUSD, o.ChargeID, "order"); err != nil {
+					log.Error("take again the wallet debit of an order stored again from the archive", "charge", o.ChargeID, "user", o.UserID, "err", err)
+				}
+			}
+		}
+	}
+	if n > 0 {
+		log.Warn("orders delivered before Redis lost them stored again from the archive", "orders", n)
+	}
+}

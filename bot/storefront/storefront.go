@@ -466,6 +466,7 @@ func (s *Shop) lost(opts Options, rdb redisstore.Client) {
 		opts.Logger.Warn("read the store epoch after a loss", "err", err)
 	}
 	s.restoreWallets(ctx)
+	s.restoreDelivered(ctx)
 	if s.Checkout != nil {
 		s.Checkout.SweepSoon()
 	}
