@@ -54,16 +54,15 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 		if o.Status != state.OrderDelivered {
 			continue
 		}
-		_, dup, err := s.orders.CreateFinished(ctx, o, "delivered in the store this one continues (its archive)")
-		switch {
-		case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
-			conflicts++
-			log.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
-		case err != nil:
-			log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+		stored, conflict, err := s.storeDelivered(ctx, o, "delivered in the store this one continues (its archive)")
+		if err != nil {
 			return
-		case !dup:
+		}
+		if stored {
 			orders++
+		}
+		if conflict {
+			conflicts++
 		}
 	}
 	restored, total := 0, decimal.Zero
@@ -165,14 +164,11 @@ func (s *Shop) restoreDelivered(ctx context.Context) {
 		if _, err := s.orders.ByCharge(ctx, o.ChargeID); err == nil || !errors.Is(err, state.ErrOrderNotFound) {
 			continue // in the store (or it cannot be read now)
 		}
-		_, dup, err := s.orders.CreateFinished(ctx, o, "delivered before Redis lost it (its archive)")
-		switch {
-		case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
-			log.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
-		case err != nil:
-			log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+		stored, _, err := s.storeDelivered(ctx, o, "delivered before Redis lost it (its archive)")
+		if err != nil {
 			return
-		case !dup:
+		}
+		if stored {
 			n++
 			if o.PayMethod == state.PayWallet {
 				// Its debit may be lost with it: taken again, once by its
@@ -186,4 +182,22 @@ func (s *Shop) restoreDelivered(ctx context.Context) {
 	if n > 0 {
 		log.Warn("orders delivered before Redis lost them stored again from the archive", "orders", n)
 	}
+}
+
+// storeDelivered stores again an order the archive shows delivered
+// (records.Orders.CreateFinished) and reports whether this call stored it,
+// or whether it conflicts with an order of this store (its upstream order
+// or its quote taken: logged, its charge goes to review). Any other error
+// is logged and returned: the caller stops, and tries again later.
+func (s *Shop) storeDelivered(ctx context.Context, o *state.Order, note string) (stored, conflict bool, err error) {
+	_, dup, err := s.orders.CreateFinished(ctx, o, note)
+	switch {
+	case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
+		s.opts.Logger.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
+		return false, true, nil
+	case err != nil:
+		s.opts.Logger.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+		return false, false, err
+	}
+	return !dup, false, nil
 }
