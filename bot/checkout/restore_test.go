@@ -353,9 +353,9 @@ func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T)
 	}) {
 		t.Fatal("the delivered order was never archived")
 	}
-	sent := len(s.Fake.MessagesIn(chat))
 	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
 	s.stop()
+	sent := len(s.Fake.MessagesIn(chat)) // once the bot is stopped: what it sent after delivering is in
 	s.wipe()
 	passed.Store(int64(fulfil.JournalKeep + 5*time.Minute)) // the journal's entries aged out
 
