@@ -147,6 +147,9 @@ type Journal struct {
 	// entries are the shop's own.
 	continues []int64
 	told      map[JournalShop]bool
+	// newestOrder is the highest order number among the shop's paid
+	// entries read or written (NewestOrder).
+	newestOrder int64
 	// canaryName is this process's canary file (journal_canary.go).
 	canaryName string
 }
@@ -233,7 +236,7 @@ func (j *Journal) BindLineage(shop JournalShop, continues []int64, log *slog.Log
 	}
 	j.shop, j.since, j.continues = shop, since, continues
 	clear(j.told)
-	j.entries, j.damaged = nil, 0
+	j.entries, j.damaged, j.newestOrder = nil, 0, 0
 	clear(j.foreign)
 	for name, off := range j.offsets {
 		if off < 1<<62 && name != j.name {
@@ -588,7 +591,32 @@ func (j *Journal) Append(e JournalEntry) error {
 		}
 	}
 	j.entries = append(j.entries, e)
+	j.noteOrderLocked(e)
 	return nil
+}
+
+// noteOrderLocked raises newestOrder to the number of e's paid order.
+func (j *Journal) noteOrderLocked(e JournalEntry) {
+	if e.Kind == JournalPaid && e.Order != nil && e.Order.ID > j.newestOrder {
+		j.newestOrder = e.Order.ID
+	}
+}
+
+// NewestOrder returns the highest order number the shop's paid entries
+// name, in every process's file (0: none). Its store hands out no number
+// at or below it again: after Redis went back (a restore from a backup, a
+// failover that lost writes, a store that came back empty and continues
+// the one before) its counter is behind numbers buyers were already told.
+func (j *Journal) NewestOrder() int64 {
+	if j == nil {
+		return 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	// A file that cannot be read breaks the journal's proof (Covers says
+	// so); the numbers of the files read still count.
+	_ = j.readLocked()
+	return j.newestOrder
 }
 
 // undoLocked cuts this process's file back to its last whole entry after a
@@ -693,6 +721,7 @@ func (j *Journal) readLocked() error {
 		for _, e := range r.entries {
 			if j.ownLocked(e) {
 				j.entries = append(j.entries, e)
+				j.noteOrderLocked(e)
 				added = true
 			}
 		}

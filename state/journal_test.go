@@ -194,6 +194,55 @@ func TestJournalAppliesOnlyItsOwnShopsEntries(t *testing.T) {
 	}
 }
 
+// The newest order number a shop's journal names counts every process's
+// paid entries of the shop (and of the store it continues), never another
+// shop's: a new order takes no number at or below it.
+func TestJournalNewestOrderIsTheShopsOverEveryProcess(t *testing.T) {
+	dir := t.TempDir()
+	open := func(shop state.JournalShop, continues ...int64) *state.Journal {
+		j, err := state.OpenJournal(dir, 10*time.Minute, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.BindLineage(shop, continues, nil); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	paid := func(j *state.Journal, id int64) {
+		t.Helper()
+		ch := fmt.Sprintf("ch%d", id)
+		if err := j.Append(state.JournalEntry{Kind: state.JournalPaid, Charge: ch, Order: &state.Order{ID: id, ChargeID: ch}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ours := state.JournalShop{Bot: 42, Account: "acct-a", Store: 1000}
+	a, a2 := open(ours), open(ours)
+	other := open(state.JournalShop{Bot: 42, Account: "acct-b", Store: 2000})
+	if n := a.NewestOrder(); n != 0 {
+		t.Fatalf("an empty journal names order %d", n)
+	}
+	paid(a, 7)
+	paid(a2, 5)
+	paid(other, 90)
+	for i, j := range []*state.Journal{a, a2} {
+		if n := j.NewestOrder(); n != 7 {
+			t.Fatalf("process %d of the shop: newest order %d, want 7", i+1, n)
+		}
+	}
+	if n := other.NewestOrder(); n != 90 {
+		t.Fatalf("the other shop: newest order %d, want 90", n)
+	}
+	// A store that continues ours counts its numbers; a process bound to
+	// another store of the same account that does not continue it does not.
+	if n := open(state.JournalShop{Bot: 42, Account: "acct-a", Store: 3000}, 1000).NewestOrder(); n != 7 {
+		t.Fatalf("the continuing store: newest order %d, want 7", n)
+	}
+	if n := open(state.JournalShop{Bot: 42, Account: "acct-a", Store: 4000}).NewestOrder(); n != 0 {
+		t.Fatalf("an unrelated store: newest order %d, want 0", n)
+	}
+}
+
 // A journal without a directory serves its own process from memory, and
 // concurrent appends are all kept.
 func TestJournalInMemory(t *testing.T) {

@@ -50,7 +50,9 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 		return
 	}
 	orders, conflicts := 0, 0
-	for _, o := range state.Orders(entries) {
+	archived := state.Orders(entries)
+	s.keepNumbers(ctx, archived)
+	for _, o := range archived {
 		if o.Status != state.OrderDelivered {
 			continue
 		}
@@ -157,7 +159,9 @@ func (s *Shop) restoreDelivered(ctx context.Context) {
 		return
 	}
 	n := 0
-	for _, o := range state.Orders(entries) {
+	archived := state.Orders(entries)
+	s.keepNumbers(ctx, archived)
+	for _, o := range archived {
 		if o.Status != state.OrderDelivered {
 			continue
 		}
@@ -181,6 +185,20 @@ func (s *Shop) restoreDelivered(ctx context.Context) {
 	}
 	if n > 0 {
 		log.Warn("orders delivered before Redis lost them stored again from the archive", "orders", n)
+	}
+}
+
+// keepNumbers makes the numbers of the archived orders ones no new order
+// takes: their buyers were told them, and the orders stored again keep
+// them (the journal keeps the newest numbers only for minutes:
+// records.Orders.Floor).
+func (s *Shop) keepNumbers(ctx context.Context, archived map[string]*state.Order) {
+	var newest int64
+	for _, o := range archived {
+		newest = max(newest, o.ID)
+	}
+	if err := s.orders.KeepNumbers(ctx, newest); err != nil {
+		s.opts.Logger.Warn("keep the archived orders' numbers", "err", err)
 	}
 }
 

@@ -312,6 +312,8 @@ func (s *Shop) wire(opts Options, rdb redisstore.Client, engine *flows.Engine) {
 			opts.Notify()
 		}
 	}
+	// Numbers buyers were told stay theirs when Redis goes back.
+	s.orders.Floor = opts.Journal.NewestOrder
 	s.wallets = records.NewWallets(rdb, prefix)
 	s.Promos = records.NewPromos(rdb, prefix)
 	s.Reviews = records.NewReviews(rdb, prefix)

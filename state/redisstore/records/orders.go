@@ -48,6 +48,10 @@ type Orders struct {
 	// Observe, when set, is called after an order is created (from "") or
 	// changes status, with the order as stored; metrics use it.
 	Observe func(o *state.Order, from string)
+	// Floor, when set, returns the newest order number the shop is known
+	// to have issued (state.Journal.NewestOrder): a new order takes a
+	// number above it even when seq went back.
+	Floor func() int64
 }
 
 // NewOrders returns the order store under prefix.
@@ -66,13 +70,17 @@ func (s *Orders) Prefix() string { return s.root }
 // KeyOf is the Redis key of order id (for Durability.Sync).
 func (s *Orders) KeyOf(id int64) string { return s.key(id) }
 
-// orderCreateScript: KEYS charge, quote, o:<id>, all, u:<user>, st:paid,
-// unfinished. ARGV: charge, quote, id, line, doc. The id was taken from seq
-// before (a script may only touch the keys it declares, and the new
-// order's key names its id). Returns {0, id} created, {1, id} the charge's
-// order exists, {2, id} the quote's order exists, {3, id} the id is taken
-// (never, unless seq went back).
-var orderCreateScript = redis.NewScript(`
+// orderStoreScript: KEYS charge, quote, o:<id>, all, u:<user>,
+// st:<status>, its list (unfinished, or done when finished), upstream,
+// seq. ARGV: charge, quote, id, line, doc, status, list score, upstream
+// number ("" for none). The id was taken before (a script may only touch
+// the keys it declares, and the new order's key names its id). Returns
+// {0, id} created, {1, id} the charge's order exists, {2, id} the quote's
+// order exists, {3, id} the id is taken (seq went back, or a kept number
+// is another order's), {4, owner} another order claims the upstream
+// number. seq is raised to the id (a kept number: no later order takes
+// it).
+var orderStoreScript = redis.NewScript(`
 local ex = redis.call('HGET', KEYS[1], ARGV[1])
 if ex then return {1, ex} end
 if ARGV[2] ~= '' then
@@ -80,22 +88,96 @@ if ARGV[2] ~= '' then
   if ex then return {2, ex} end
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then return {3, ARGV[3]} end
+if ARGV[8] ~= '' then
+  local owner = redis.call('HGET', KEYS[8], ARGV[8])
+  if owner then return {4, owner} end
+  redis.call('HSET', KEYS[8], ARGV[8], ARGV[3])
+end
 local id = ARGV[3]
-redis.call('HSET', KEYS[3], 'rev', '1', 'status', 'paid', 'line', ARGV[4], 'doc', ARGV[5])
+redis.call('HSET', KEYS[3], 'rev', '1', 'status', ARGV[6], 'line', ARGV[4], 'doc', ARGV[5])
 redis.call('HSET', KEYS[1], ARGV[1], id)
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[2], id) end
 redis.call('ZADD', KEYS[4], id, id)
 redis.call('ZADD', KEYS[5], id, id)
 redis.call('ZADD', KEYS[6], id, id)
-redis.call('ZADD', KEYS[7], id, id)
+redis.call('ZADD', KEYS[7], ARGV[7], id)
+if tonumber(redis.call('GET', KEYS[9]) or '0') < tonumber(id) then redis.call('SET', KEYS[9], id) end
 return {0, id}`)
+
+// nextIDScript: KEYS seq. ARGV floor. The next order number, above floor.
+var nextIDScript = redis.NewScript(`
+local id = redis.call('INCR', KEYS[1])
+local floor = tonumber(ARGV[1])
+if id <= floor then
+  id = floor + 1
+  redis.call('SET', KEYS[1], id)
+end
+return id`)
+
+// nextID takes the next order number: past seq and past the numbers the
+// shop is known to have told buyers (Floor), which a seq that went back
+// (Redis restored from a backup, a failover that lost writes) would hand
+// out again.
+func (s *Orders) nextID(ctx context.Context) (int64, error) {
+	var floor int64
+	if s.Floor != nil {
+		floor = s.Floor()
+	}
+	return nextIDScript.Run(ctx, s.rdb, []string{s.p + "seq"}, floor).Int64()
+}
+
+// storeNew stores n (its status, line and charge set) in one atomic step
+// under the number want (0: the next), then under the next numbers while
+// its number is taken, in list with score(id), its upstream number claimed
+// when claim says so and it has one. It returns the script's code with the stored order (0)
+// or the id of the order that has the charge (1) or the quote (2), or the
+// claiming order (4).
+func (s *Orders) storeNew(ctx context.Context, n state.Order, want int64, list string, score func(id int64) int64, claim bool) (int64, *state.Order, string, error) {
+	up := ""
+	if claim && n.UpstreamNumber != 0 {
+		up = itoa(n.UpstreamNumber)
+	}
+	for i := range transitionAttempts {
+		id := want
+		if i > 0 || id <= 0 {
+			var err error
+			if id, err = s.nextID(ctx); err != nil {
+				return 0, nil, "", err
+			}
+		}
+		n.ID = id
+		doc, err := json.Marshal(&n)
+		if err != nil {
+			return 0, nil, "", err
+		}
+		res, err := orderStoreScript.Run(ctx, s.rdb,
+			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(n.UserID), s.p + "st:" + n.Status, s.p + list, s.p + "upstream", s.p + "seq"},
+			n.ChargeID, n.QuoteID, id, n.Line, doc, n.Status, score(id), up).Slice()
+		if err != nil {
+			return 0, nil, "", err
+		}
+		code, _ := res[0].(int64)
+		switch code {
+		case 0:
+			got, err := decodeOrder(itoa(id), string(doc))
+			return 0, got, "", err
+		case 3:
+			continue
+		}
+		return code, nil, str(res[1]), nil
+	}
+	return 0, nil, "", state.ErrOrderConflict
+}
 
 // CreatePaid stores a newly paid order in one atomic step. The charge id is
 // unique: when an order already has it, that order is returned with dup =
 // true and nothing changes (a repeated successful_payment). When the quote
 // already has an order paid by a different charge, that order is returned
 // with ErrQuoteAlreadyPaid, and the caller refunds the new charge. Otherwise
-// the order gets the next id, status paid and revision 1. o is not modified.
+// the order gets status paid, revision 1 and its number: o.ID when no order
+// has that number (a paid order Redis lost, rebuilt from the journal, keeps
+// the number its buyer was told), else the next (nextID). o is not
+// modified.
 // An order of a newer version (one a newer build journaled) is refused with
 // state.ErrRecordTooNew: this build would drop what it does not know of it.
 func (s *Orders) CreatePaid(ctx context.Context, o *state.Order) (created *state.Order, dup bool, err error) {
@@ -120,45 +202,32 @@ func (s *Orders) CreatePaid(ctx context.Context, o *state.Order) (created *state
 		}
 		n.Watermark = wm
 	}
-	n.V, n.ID, n.Status, n.Rev = state.OrderVersion, 0, state.OrderPaid, 1
+	n.V, n.Status, n.Rev = state.OrderVersion, state.OrderPaid, 1
 	n.CreatedAt, n.UpdatedAt = now, now
 	n.History = []state.Transition{{From: "quoted", To: state.OrderPaid, At: now, Note: "charge " + o.ChargeID}}
 	// A repeated payment is answered without taking an id.
 	if got, code, err := s.existing(ctx, o.ChargeID, o.QuoteID); err != nil || got != nil {
 		return s.createResult(got, code, err, o.ChargeID)
 	}
-	for range transitionAttempts {
-		id, err := s.rdb.Incr(ctx, s.p+"seq").Result()
-		if err != nil {
-			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
-		}
-		n.ID = id
-		doc, err := json.Marshal(&n)
-		if err != nil {
-			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
-		}
-		res, err := orderCreateScript.Run(ctx, s.rdb,
-			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + state.OrderPaid, s.p + "unfinished"},
-			o.ChargeID, o.QuoteID, id, o.Line, doc).Slice()
-		if err != nil {
-			return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
-		}
-		code, _ := res[0].(int64)
-		switch code {
-		case 0:
-			got, err := decodeOrder(itoa(id), string(doc))
-			return s.createResult(got, 0, err, o.ChargeID)
-		case 3: // the id is taken: seq went back (a restore); take the next
-			continue
-		}
-		ex, err := strconv.ParseInt(str(res[1]), 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("create order for charge %s: corrupt index entry %q", o.ChargeID, str(res[1]))
-		}
-		got, err := s.Get(ctx, ex)
-		return s.createResult(got, code, err, o.ChargeID)
+	code, got, ex, err := s.storeNew(ctx, n, o.ID, "unfinished", func(id int64) int64 { return id }, false)
+	if err != nil {
+		return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, err)
 	}
-	return nil, false, fmt.Errorf("create order for charge %s: %w", o.ChargeID, state.ErrOrderConflict)
+	if code == 0 {
+		return s.createResult(got, 0, nil, o.ChargeID)
+	}
+	got, err = s.existingByID(ctx, ex)
+	return s.createResult(got, code, err, o.ChargeID)
+}
+
+// existingByID reads the order a create script named (it has the charge or
+// the quote).
+func (s *Orders) existingByID(ctx context.Context, id string) (*state.Order, error) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("corrupt index entry %q", id)
+	}
+	return s.Get(ctx, n)
 }
 
 // existing returns the order the charge (code 1) or else the quote (code 2)
@@ -634,38 +703,6 @@ func (s *Orders) TakeUndelivered(ctx context.Context, userID int64) (bool, error
 	return n > 0, nil
 }
 
-// orderFinishedScript: KEYS charge, quote, o:<id>, all, u:<user>,
-// st:<status>, done, upstream, seq. ARGV: charge, quote, id, line, doc,
-// status, finished ms, upstream number (empty for none). As
-// orderCreateScript, but the order is stored in its final status (never
-// among the unfinished, never scheduled) with its upstream number claimed
-// (returns {4, owner} when another order claims that number), and seq is
-// raised to its id (an id it brings from the store it was made in: no
-// later order takes it).
-var orderFinishedScript = redis.NewScript(`
-local ex = redis.call('HGET', KEYS[1], ARGV[1])
-if ex then return {1, ex} end
-if ARGV[2] ~= '' then
-  ex = redis.call('HGET', KEYS[2], ARGV[2])
-  if ex then return {2, ex} end
-end
-if redis.call('EXISTS', KEYS[3]) == 1 then return {3, ARGV[3]} end
-if ARGV[8] ~= '' then
-  local owner = redis.call('HGET', KEYS[8], ARGV[8])
-  if owner then return {4, owner} end
-  redis.call('HSET', KEYS[8], ARGV[8], ARGV[3])
-end
-local id = ARGV[3]
-redis.call('HSET', KEYS[3], 'rev', '1', 'status', ARGV[6], 'line', ARGV[4], 'doc', ARGV[5])
-redis.call('HSET', KEYS[1], ARGV[1], id)
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], ARGV[2], id) end
-redis.call('ZADD', KEYS[4], id, id)
-redis.call('ZADD', KEYS[5], id, id)
-redis.call('ZADD', KEYS[6], id, id)
-redis.call('ZADD', KEYS[7], ARGV[7], id)
-if tonumber(redis.call('GET', KEYS[9]) or '0') < tonumber(id) then redis.call('SET', KEYS[9], id) end
-return {0, id}`)
-
 // CreateFinished stores an order that reached its end elsewhere (a
 // delivered order of a store this one continues, from its archive) in one
 // atomic step, in its final status, with its upstream number claimed: it
@@ -687,44 +724,16 @@ func (s *Orders) CreateFinished(ctx context.Context, o *state.Order, note string
 	n := *o
 	n.V, n.Rev, n.CreatedAt, n.UpdatedAt = state.OrderVersion, 1, now, now
 	n.History = []state.Transition{{From: "quoted", To: o.Status, At: now, Note: note}}
-	up := ""
-	if n.UpstreamNumber != 0 {
-		up = itoa(n.UpstreamNumber)
+	done := now.UnixMilli()
+	code, got, ex, err := s.storeNew(ctx, n, o.ID, "done", func(int64) int64 { return done }, true)
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
+	case code == 0:
+		return got, false, nil
+	case code == 4:
+		return nil, false, fmt.Errorf("store finished order of charge %s, upstream %d (order %s has it): %w", o.ChargeID, o.UpstreamNumber, ex, state.ErrUpstreamClaimed)
 	}
-	for i := range transitionAttempts {
-		id := o.ID
-		if i > 0 || id <= 0 {
-			if id, err = s.rdb.Incr(ctx, s.p+"seq").Result(); err != nil {
-				return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
-			}
-		}
-		n.ID = id
-		doc, err := json.Marshal(&n)
-		if err != nil {
-			return nil, false, err
-		}
-		res, err := orderFinishedScript.Run(ctx, s.rdb,
-			[]string{s.p + "charge", s.p + "quote", s.key(id), s.p + "all", s.p + "u:" + itoa(o.UserID), s.p + "st:" + o.Status, s.p + "done", s.p + "upstream", s.p + "seq"},
-			o.ChargeID, o.QuoteID, id, o.Line, doc, o.Status, now.UnixMilli(), up).Slice()
-		if err != nil {
-			return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, err)
-		}
-		code, _ := res[0].(int64)
-		switch code {
-		case 0:
-			got, err := decodeOrder(itoa(id), string(doc))
-			return got, false, err
-		case 3:
-			continue
-		case 4:
-			return nil, false, fmt.Errorf("store finished order of charge %s, upstream %d (order %s has it): %w", o.ChargeID, o.UpstreamNumber, str(res[1]), state.ErrUpstreamClaimed)
-		}
-		ex, err := strconv.ParseInt(str(res[1]), 10, 64)
-		if err != nil {
-			return nil, false, fmt.Errorf("store finished order of charge %s: corrupt index entry %q", o.ChargeID, str(res[1]))
-		}
-		got, err := s.Get(ctx, ex)
-		return s.createResult(got, code, err, o.ChargeID)
-	}
-	return nil, false, fmt.Errorf("store finished order of charge %s: %w", o.ChargeID, state.ErrOrderConflict)
+	got, err = s.existingByID(ctx, ex)
+	return s.createResult(got, code, err, o.ChargeID)
 }

@@ -178,6 +178,19 @@ func (s *Orders) NoteUpstream(ctx context.Context, n int64) error {
 	return nil
 }
 
+// KeepNumbers makes every order number up to n one no new order takes
+// (seq only grows): numbers told to buyers in the store as it was before
+// Redis lost writes, or in a store this one continues.
+func (s *Orders) KeepNumbers(ctx context.Context, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := hintScript.Run(ctx, s.rdb, []string{s.p + "seq"}, n).Err(); err != nil {
+		return fmt.Errorf("keep order numbers up to %d: %w", n, err)
+	}
+	return nil
+}
+
 // UpstreamHint returns the newest upstream order number seen (0: none).
 func (s *Orders) UpstreamHint(ctx context.Context) (int64, error) {
 	n, err := s.rdb.Get(ctx, s.p+"upstream:newest").Int64()

@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -160,5 +161,64 @@ func TestFinishedOrderStoredAgainClaimsItsUpstreamOrderOnce(t *testing.T) {
 	paid.ChargeID, paid.Status = "stx7", state.OrderPaid
 	if _, _, err := orders.CreateFinished(ctx, &paid, "from the archive"); err == nil {
 		t.Fatal("an unfinished order stored as finished")
+	}
+}
+
+// After Redis went back (a restore from a backup: seq behind numbers its
+// buyers were told), a new order takes a number above the newest the
+// shop's journal names, and a paid order rebuilt from the journal keeps its
+// own number when no order has it.
+func TestNewOrderTakesNoNumberBuyersWereToldAfterSeqWentBack(t *testing.T) {
+	r := statetest.New(t)
+	orders := records.NewOrders(r.Client, r.Prefix)
+	ctx := t.Context()
+	paid := func(n int, id int64) *state.Order {
+		t.Helper()
+		o, _, err := orders.CreatePaid(ctx, &state.Order{ID: id, QuoteID: fmt.Sprintf("q%d", n), ChatID: 7, UserID: 7, Line: "giftcards", PayMethod: state.PayStars, ChargeID: fmt.Sprintf("stx%d", n)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for n := 1; n <= 3; n++ {
+		paid(n, 0)
+	}
+	// The journal names orders up to 12 (Redis lost 4 to 12).
+	orders.Floor = func() int64 { return 12 }
+	if o := paid(4, 0); o.ID != 13 {
+		t.Fatalf("a new order after seq went back: number %d, want 13 (4 to 12 were told to buyers)", o.ID)
+	}
+	if o := paid(5, 0); o.ID != 14 {
+		t.Fatalf("the next: number %d, want 14", o.ID)
+	}
+	// A lost paid order rebuilt from the journal keeps its number; one
+	// whose number another order has takes the next.
+	if o := paid(6, 9); o.ID != 9 {
+		t.Fatalf("rebuilt order 9: number %d, want 9", o.ID)
+	}
+	if o := paid(7, 13); o.ID != 15 {
+		t.Fatalf("rebuilt order 13 (taken): number %d, want 15", o.ID)
+	}
+	if ids, _ := orders.Unfinished(ctx); !slices.Contains(ids, 9) {
+		t.Fatalf("unfinished %v: the rebuilt order 9 is not among them", ids)
+	}
+	// A kept number above seq raises it.
+	orders.Floor = nil
+	if o := paid(8, 40); o.ID != 40 {
+		t.Fatalf("rebuilt order 40: number %d", o.ID)
+	}
+	if o := paid(9, 0); o.ID != 41 {
+		t.Fatalf("after a kept 40: number %d, want 41", o.ID)
+	}
+	// Numbers the archive names (older than the journal keeps) are kept
+	// too, and seq never goes back.
+	if err := orders.KeepNumbers(ctx, 60); err != nil {
+		t.Fatal(err)
+	}
+	if err := orders.KeepNumbers(ctx, 50); err != nil {
+		t.Fatal(err)
+	}
+	if o := paid(10, 0); o.ID != 61 {
+		t.Fatalf("after keeping numbers up to 60: number %d, want 61", o.ID)
 	}
 }
