@@ -228,8 +228,26 @@ func (a *Archive) Close() error {
 // written for one of stores, oldest first by when they were written, and
 // how many damaged lines it skipped.
 func (a *Archive) Read(stores []int64) ([]ArchiveEntry, int, error) {
+	var c ArchiveCursor
+	return a.ReadOn(stores, &c, true)
+}
+
+// ArchiveCursor is how far a reader of the archive got in each file
+// (ReadOn); its zero value is the start of every file.
+type ArchiveCursor struct {
+	offsets map[string]int64
+}
+
+// ReadOn is Read of what the files gained since cursor c was last moved
+// on: a reader that keeps c reads each entry once. With whole, a line cut
+// short at the end of a file is damage (a write that failed); without, it
+// is left for the next read (a write under way).
+func (a *Archive) ReadOn(stores []int64, c *ArchiveCursor, whole bool) ([]ArchiveEntry, int, error) {
 	if a == nil || len(stores) == 0 {
 		return nil, 0, nil
+	}
+	if c.offsets == nil {
+		c.offsets = map[string]int64{}
 	}
 	shop := a.j.Shop()
 	names, err := filepath.Glob(filepath.Join(a.j.dir, "archive-*"+archiveExt))
@@ -241,6 +259,7 @@ func (a *Archive) Read(stores []int64) ([]ArchiveEntry, int, error) {
 		damaged int
 	)
 	for _, path := range names {
+		name := filepath.Base(path)
 		f, err := os.Open(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // removed meanwhile
@@ -248,10 +267,18 @@ func (a *Archive) Read(stores []int64) ([]ArchiveEntry, int, error) {
 		if err != nil {
 			return nil, damaged, fmt.Errorf("archive: %w", err)
 		}
+		off := c.offsets[name]
+		if off > 0 {
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				_ = f.Close()
+				return nil, damaged, fmt.Errorf("archive: %w", err)
+			}
+		}
 		r := bufio.NewReaderSize(f, 64<<10)
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 && line[len(line)-1] == '\n' {
+				off += int64(len(line))
 				payload, ok := unframe(line[:len(line)-1])
 				var e ArchiveEntry
 				if !ok || json.Unmarshal(payload, &e) != nil {
@@ -259,7 +286,7 @@ func (a *Archive) Read(stores []int64) ([]ArchiveEntry, int, error) {
 				} else if e.Shop.Bot == shop.Bot && e.Shop.Account == shop.Account && slices.Contains(stores, e.Shop.Store) {
 					out = append(out, e)
 				}
-			} else if len(line) > 0 {
+			} else if len(line) > 0 && whole {
 				damaged++ // a write cut short at the end of a file
 			}
 			if err == io.EOF {
@@ -271,6 +298,7 @@ func (a *Archive) Read(stores []int64) ([]ArchiveEntry, int, error) {
 			}
 		}
 		_ = f.Close()
+		c.offsets[name] = off
 	}
 	slices.SortStableFunc(out, func(x, y ArchiveEntry) int { return x.At.Compare(y.At) })
 	return out, damaged, nil

@@ -3,6 +3,7 @@ package state_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,6 +78,51 @@ func TestArchiveReadsTheStoresAskedForAndSkipsDamage(t *testing.T) {
 	w = state.Wallets(both)
 	if len(w) != 2 || w[1].User != 8 || !w[1].Balance.Equal(usd("12")) || len(w[1].Movements) != 1 {
 		t.Fatalf("wallets over two stores %+v; want user 8 at 12 (the newer store's balance)", w)
+	}
+}
+
+// A reader that keeps its cursor reads each entry once, from every
+// process's file; a line still being written at the end of a file is left
+// for the next read, not taken for damage.
+func TestArchiveReadOnReadsWhatTheFilesGained(t *testing.T) {
+	dir := t.TempDir()
+	shop := state.JournalShop{Bot: 1, Account: "a", Store: 100}
+	a, a2 := archiveOf(t, dir, shop), archiveOf(t, dir, shop)
+	order := func(a *state.Archive, charge string) {
+		t.Helper()
+		if err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: 7, Order: &state.Order{ID: 1, ChargeID: charge, UserID: 7, Status: state.OrderDelivered}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c state.ArchiveCursor
+	read := func(want ...string) {
+		t.Helper()
+		got, damaged, err := a.ReadOn([]int64{100}, &c, false)
+		var charges []string
+		for _, e := range got {
+			charges = append(charges, e.Order.ChargeID)
+		}
+		if err != nil || damaged != 0 || !slices.Equal(charges, want) {
+			t.Fatalf("read %v, %d damaged, %v; want %v", charges, damaged, err, want)
+		}
+	}
+	order(a, "c1")
+	order(a2, "c2")
+	read("c1", "c2")
+	read()
+	order(a2, "c3")
+	read("c3")
+	// Half a line at the end of a file: a write under way.
+	names, _ := filepath.Glob(filepath.Join(dir, "archive-*.arc"))
+	f, err := os.OpenFile(names[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("57 0badf00d {\"kind\":\"order\",")
+	_ = f.Close()
+	read()
+	if _, damaged, _ := a.Read([]int64{100}); damaged != 1 {
+		t.Fatalf("a whole read counts %d damaged lines, want the cut-short one", damaged)
 	}
 }
 

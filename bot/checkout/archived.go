@@ -3,8 +3,9 @@ package checkout
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"sync"
-	"time"
 
 	"shopbot/state"
 )
@@ -17,42 +18,67 @@ import (
 // the ones archived after that): a charge it shows delivered to the buyer
 // who paid gets its order back, delivered, with its upstream order
 // claimed, instead of a listing for review or a rebuild that would send
-// the codes again.
+// the codes again. A Stars payment whose order this store itself lost
+// (Redis restored from a backup, a failover that lost writes) and whose
+// quote or update comes again before a replica noticed the loss is looked
+// up in this store's own archived orders too (restoreLost,
+// settleQuoteGone); a wallet order is not, since storing it again must
+// take its debit again, which the restore after a loss does
+// (storefront.restoreDelivered).
 
-// archivedEvery is how long the archive's orders are kept in memory before
-// they are read again (a replica still bound to the earlier store may
-// archive an order it finishes).
-const archivedEvery = 10 * time.Minute
-
-// archivedOrders is the archive's orders of the stores this one continues.
+// archivedOrders is what the archive holds of the orders of a list of
+// stores (the stores this one continues, with or without this one), by
+// the list.
 type archivedOrders struct {
 	sync.Mutex
-	of     int64 // the newest store of the lineage they were read for
-	read   time.Time
+	sets map[string]*archivedSet
+}
+
+// archivedSet is the archive's orders of one list of stores, by charge,
+// as far as its cursor read.
+type archivedSet struct {
+	cursor state.ArchiveCursor
 	orders map[string]*state.Order
 }
 
 // archivedDelivered returns the order of charge (a Star charge's id, a
 // wallet payment's ref) when the archive shows it delivered, in a store
-// this one continues, to the buyer who paid it.
-func (p *Checkout) archivedDelivered(charge string, user int64) (*state.Order, bool) {
-	from := p.journal.Continues()
-	if len(from) == 0 || p.Wallets == nil || p.Wallets.Archive == nil {
+// this one continues (or, with own, in this store too), to the buyer who
+// paid it. The archive is read once, then what it gained since for a
+// charge not found yet.
+func (p *Checkout) archivedDelivered(charge string, user int64, own bool) (*state.Order, bool) {
+	stores := p.journal.Continues()
+	if own {
+		stores = append([]int64{p.journal.Shop().Store}, stores...)
+	}
+	if len(stores) == 0 || p.Wallets == nil || p.Wallets.Archive == nil {
 		return nil, false
 	}
 	a := &p.archived
 	a.Lock()
 	defer a.Unlock()
-	if a.orders == nil || a.of != from[0] || p.now().Sub(a.read) > archivedEvery {
-		entries, damaged, err := p.Wallets.Archive.Read(from)
+	key := fmt.Sprint(stores)
+	set := a.sets[key]
+	if set == nil {
+		set = &archivedSet{orders: map[string]*state.Order{}}
+		if a.sets == nil {
+			a.sets = map[string]*archivedSet{}
+		}
+		a.sets[key] = set
+	}
+	o, ok := set.orders[charge]
+	if !ok {
+		entries, damaged, err := p.Wallets.Archive.ReadOn(stores, &set.cursor, false)
 		if err != nil {
 			p.log.Warn("read the archive's orders", "err", err)
 			return nil, false
 		}
-		a.orders, a.of, a.read = state.Orders(entries), from[0], p.now()
-		p.log.Info("read the archive of the stores this one continues", "orders", len(a.orders), "damaged_lines", damaged)
+		if damaged > 0 {
+			p.log.Warn("damaged lines in the archive skipped", "lines", damaged)
+		}
+		maps.Copy(set.orders, state.Orders(entries))
+		o, ok = set.orders[charge]
 	}
-	o, ok := a.orders[charge]
 	if !ok || o.UserID != user || o.Status != state.OrderDelivered {
 		return nil, false
 	}
@@ -64,12 +90,12 @@ func (p *Checkout) archivedDelivered(charge string, user int64) (*state.Order, b
 // so. An upstream order another order of this store claims by now is not
 // taken from it: the charge is not done here (the caller lists it for
 // review), and the conflict is logged.
-func (p *Checkout) restoreArchived(ctx context.Context, charge string, user int64) (bool, error) {
-	o, ok := p.archivedDelivered(charge, user)
+func (p *Checkout) restoreArchived(ctx context.Context, charge string, user int64, own bool) (bool, error) {
+	o, ok := p.archivedDelivered(charge, user, own)
 	if !ok {
 		return false, nil
 	}
-	got, dup, err := p.Orders.CreateFinished(ctx, o, "delivered in the store this one continues (its archive)")
+	got, dup, err := p.Orders.CreateFinished(ctx, o, "delivered before (its archive)")
 	switch {
 	case errors.Is(err, state.ErrUpstreamClaimed):
 		p.log.Error("archived delivered order's upstream order is claimed by another order of this store; the charge goes to review", "charge", charge, "upstream", o.UpstreamNumber, "err", err)
@@ -81,7 +107,7 @@ func (p *Checkout) restoreArchived(ctx context.Context, charge string, user int6
 		return false, err
 	}
 	if !dup {
-		p.log.Info("order delivered in the store this one continues stored again from its archive", "charge", charge, "order", got.ID, "was", o.ID, "upstream", o.UpstreamNumber)
+		p.log.Info("delivered order stored again from the archive", "charge", charge, "order", got.ID, "was", o.ID, "upstream", o.UpstreamNumber)
 	}
 	return true, nil
 }

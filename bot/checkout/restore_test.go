@@ -465,3 +465,90 @@ func TestOrderDeliveredAfterTheBackupIsBackAfterARestore(t *testing.T) {
 		t.Fatalf("%d upstream creates for two payments", n)
 	}
 }
+
+// Redis is restored from a backup taken after a Stars purchase's quote was
+// saved and before it was paid, after the purchase was delivered; the
+// payment's update comes again (the restored intake queue, Telegram's
+// redelivery) before any replica noticed the loss. Its order comes back
+// from the archive as it was, its number and upstream order kept, whether
+// the journal still holds the paid order or has aged it out: nothing is
+// bought again, sent again or listed for review.
+func TestPaymentThatComesAgainAfterARestoreGetsItsDeliveredOrderBack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		aged bool // the journal's keep has passed since the payment
+	}{{"journal holds it", false}, {"journal aged it out", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var shift atomic.Int64 // the journal's clock runs ahead by it
+			journal, err := state.OpenJournal(t.TempDir(), fulfil.JournalKeep, func() time.Time { return time.Now().Add(time.Duration(shift.Load())) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = journal.Close() })
+			s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+				o.Reseller, o.Journal = upstreamHere, journal
+			}, nil)
+			ctx := context.Background()
+			q := s.quote(1)
+			backup := s.Rdb.Snapshot(t) // the quote, not the payment or the order
+			s.checkout(q)
+			paidAt := time.Now()
+			paid := s.payInvoice(botapitest.PayOptions{})
+			var delivered *state.Order
+			if !s.Until(func() bool {
+				var err error
+				delivered, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+				if err != nil || delivered.DeliveredAt.IsZero() {
+					return false
+				}
+				entries, _, _ := s.pay.Wallets.Archive.Read([]int64{journal.Shop().Store})
+				_, ok := state.Orders(entries)[paid.ChargeID]
+				return ok
+			}) {
+				t.Fatal("the purchase was never delivered and archived")
+			}
+			s.Idle(s.b)
+			sent := len(s.Fake.MessagesIn(chat))
+			if tc.aged {
+				shift.Store(int64(fulfil.JournalKeep + time.Minute))
+			}
+			backup()
+			s.Fake.PushSuccessfulPaymentAt(chat, "q:"+q.ID, q.Stars, paid.ChargeID, paidAt)
+			var back *state.Order
+			if !s.Until(func() bool {
+				var err error
+				back, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+				return err == nil
+			}) {
+				t.Fatal("the charge has no order after its payment came again")
+			}
+			s.Idle(s.b)
+			back, _ = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+			if back.ID != delivered.ID || back.Status != state.OrderDelivered || back.UpstreamNumber != delivered.UpstreamNumber {
+				t.Fatalf("the order is back as #%d %s upstream %d, want #%d delivered upstream %d", back.ID, back.Status, back.UpstreamNumber, delivered.ID, delivered.UpstreamNumber)
+			}
+			// The review prompt may come after the delivery (once); nothing
+			// else may.
+			prompts := 0
+			for i, m := range s.Fake.MessagesIn(chat) {
+				if strings.Contains(m.Text, "How was order") {
+					prompts++
+				} else if i >= sent {
+					t.Fatalf("the buyer got another message after the payment came again: %q", m.Text)
+				}
+			}
+			if prompts > 1 {
+				t.Fatalf("the buyer was asked %d times to rate the order", prompts)
+			}
+			if _, err := s.reviews().Get(ctx, paid.ChargeID); err == nil {
+				t.Fatal("the delivered charge was listed for review")
+			}
+			if s.Fake.Refunded(paid.ChargeID) {
+				t.Fatal("the delivered charge was refunded")
+			}
+			if n := s.sim.CreateCount(); n != 1 {
+				t.Fatalf("%d upstream creates for one payment", n)
+			}
+		})
+	}
+}

@@ -86,6 +86,9 @@ func (p *Checkout) settle(ctx context.Context, c starCharge, langCode string, re
 	if c.Amount < q.Stars || q.UserID != c.UserID {
 		return false, p.refund(ctx, c, lang, "pay.refund_gone", "amount", amount)
 	}
+	if done, err := p.restoreLost(ctx, c); err != nil || done {
+		return false, err
+	}
 	if err := p.commitPromo(ctx, q); errors.Is(err, state.ErrPromoUnavailable) {
 		return false, p.refund(ctx, c, lang, "pay.refund_promo", "amount", amount, "code", locales.Escape(q.PromoCode))
 	} else if err != nil {
@@ -185,8 +188,8 @@ func (p *Checkout) settleQuoteGone(ctx context.Context, c starCharge, qid string
 	if !errors.Is(err, state.ErrOrderNotFound) {
 		return false, err
 	}
-	if done, err := p.restoreArchived(ctx, c.ID, c.UserID); err != nil || done {
-		return false, err // delivered by the store this one continues
+	if done, err := p.restoreArchived(ctx, c.ID, c.UserID, true); err != nil || done {
+		return false, err // delivered before (its archive)
 	}
 	if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {
 		return false, err
@@ -304,6 +307,31 @@ func (p *Checkout) journalPaid(o *state.Order) {
 	if err := p.journal.Append(state.JournalEntry{Kind: state.JournalPaid, Charge: o.ChargeID, Order: o}); err != nil {
 		p.log.Error("journal a paid order", "order", o.ID, "err", err)
 	}
+}
+
+// restoreLost puts back the order of charge c when the store had it and
+// lost it (Redis restored from a backup, a failover that lost writes) and
+// the charge's payment comes again (the restored intake queue, Telegram's
+// redelivery) before the replica noticed the loss: the order the archive
+// shows delivered, else the paid order the journal holds, with its number
+// and its upstream order, instead of a new order that would buy it again
+// or take it to review. It reports whether it did. The archive is read
+// only for a charge the journal names or cannot vouch for (paid before
+// what it provably holds): any other charge had no order before.
+func (p *Checkout) restoreLost(ctx context.Context, c starCharge) (bool, error) {
+	_, journaled, err := p.journal.ByCharge(state.JournalPaid, c.ID)
+	if err != nil {
+		p.log.Warn("read the journal", "err", err)
+	}
+	if journaled || !p.journal.Covers(c.At) {
+		if done, err := p.restoreArchived(ctx, c.ID, c.UserID, true); err != nil || done {
+			return done, err
+		}
+	}
+	if !journaled {
+		return false, nil
+	}
+	return p.rebuildJournaled(ctx, c)
 }
 
 // rebuildJournaled makes the paid order of charge c again from the

@@ -255,7 +255,7 @@ func (p *Checkout) sweepCharge(ctx context.Context, tx StarTransaction, epoch ti
 		// The store this one continues may have delivered it (its
 		// archive), or its journal may hold the paid order (the store
 		// came back empty while it was under way).
-		if done, err := p.restoreArchived(ctx, c.ID, c.UserID); err != nil || done {
+		if done, err := p.restoreArchived(ctx, c.ID, c.UserID, false); err != nil || done {
 			return false, err
 		}
 		if rebuilt, err := p.rebuildJournaled(ctx, c); err != nil || rebuilt {

@@ -39,7 +39,7 @@ func (p *Checkout) sweepWalletJournal(ctx context.Context) (int, error) {
 		} else if !errors.Is(err, state.ErrOrderNotFound) {
 			return n, err
 		}
-		if done, err := p.restoreArchived(ctx, e.Charge, o.UserID); err != nil {
+		if done, err := p.restoreArchived(ctx, e.Charge, o.UserID, false); err != nil {
 			return n, err
 		} else if done {
 			continue // delivered by the store this one continues
