@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"sync"
 
 	"shopbot/state"
+	"shopbot/state/redisstore/records"
 )
 
 // A store that came back empty and continues an earlier one (its
@@ -87,27 +89,35 @@ func (p *Checkout) archivedDelivered(charge string, user int64, own bool) (*stat
 
 // restoreArchived stores again the order of charge the archive shows
 // delivered (archivedDelivered), and reports whether the charge is done
-// so. An upstream order another order of this store claims by now is not
-// taken from it: the charge is not done here (the caller lists it for
-// review), and the conflict is logged.
+// so. An upstream order or quote another order of this store has by now
+// is not taken from it: the charge is not done here (the caller lists it
+// for review).
 func (p *Checkout) restoreArchived(ctx context.Context, charge string, user int64, own bool) (bool, error) {
 	o, ok := p.archivedDelivered(charge, user, own)
 	if !ok {
 		return false, nil
 	}
-	got, dup, err := p.Orders.CreateFinished(ctx, o, "delivered before (its archive)")
+	stored, conflict, err := StoreArchived(ctx, p.Orders, o, "delivered before (its archive)", p.log)
+	if stored {
+		p.log.Info("delivered order stored again from the archive", "charge", charge, "number", o.ID, "upstream", o.UpstreamNumber)
+	}
+	return err == nil && !conflict, err
+}
+
+// StoreArchived stores again an order the archive shows delivered
+// (records.Orders.CreateFinished) and reports whether this call stored it,
+// or whether it conflicts with an order of this store (its upstream order
+// or its quote taken: logged, its charge goes to review). Any other error
+// is logged and returned: the caller stops, and tries again later.
+func StoreArchived(ctx context.Context, orders *records.Orders, o *state.Order, note string, log *slog.Logger) (stored, conflict bool, err error) {
+	_, dup, err := orders.CreateFinished(ctx, o, note)
 	switch {
-	case errors.Is(err, state.ErrUpstreamClaimed):
-		p.log.Error("archived delivered order's upstream order is claimed by another order of this store; the charge goes to review", "charge", charge, "upstream", o.UpstreamNumber, "err", err)
-		return false, nil
-	case errors.Is(err, state.ErrQuoteAlreadyPaid):
-		p.log.Error("archived delivered order's quote is paid by another order of this store; the charge goes to review", "charge", charge, "err", err)
-		return false, nil
+	case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
+		log.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
+		return false, true, nil
 	case err != nil:
-		return false, err
+		log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
+		return false, false, err
 	}
-	if !dup {
-		p.log.Info("delivered order stored again from the archive", "charge", charge, "order", got.ID, "was", o.ID, "upstream", o.UpstreamNumber)
-	}
-	return true, nil
+	return !dup, false, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"shopbot/bot/checkout"
 	"shopbot/state"
 )
 
@@ -56,7 +57,7 @@ func (s *Shop) restoreWallets(ctx context.Context) {
 		if o.Status != state.OrderDelivered {
 			continue
 		}
-		stored, conflict, err := s.storeDelivered(ctx, o, "delivered in the store this one continues (its archive)")
+		stored, conflict, err := checkout.StoreArchived(ctx, s.orders, o, "delivered in the store this one continues (its archive)", s.opts.Logger)
 		if err != nil {
 			return
 		}
@@ -168,7 +169,7 @@ func (s *Shop) restoreDelivered(ctx context.Context) {
 		if _, err := s.orders.ByCharge(ctx, o.ChargeID); err == nil || !errors.Is(err, state.ErrOrderNotFound) {
 			continue // in the store (or it cannot be read now)
 		}
-		stored, _, err := s.storeDelivered(ctx, o, "delivered before Redis lost it (its archive)")
+		stored, _, err := checkout.StoreArchived(ctx, s.orders, o, "delivered before Redis lost it (its archive)", s.opts.Logger)
 		if err != nil {
 			return
 		}
@@ -200,22 +201,4 @@ func (s *Shop) keepNumbers(ctx context.Context, archived map[string]*state.Order
 	if err := s.orders.KeepNumbers(ctx, newest); err != nil {
 		s.opts.Logger.Warn("keep the archived orders' numbers", "err", err)
 	}
-}
-
-// storeDelivered stores again an order the archive shows delivered
-// (records.Orders.CreateFinished) and reports whether this call stored it,
-// or whether it conflicts with an order of this store (its upstream order
-// or its quote taken: logged, its charge goes to review). Any other error
-// is logged and returned: the caller stops, and tries again later.
-func (s *Shop) storeDelivered(ctx context.Context, o *state.Order, note string) (stored, conflict bool, err error) {
-	_, dup, err := s.orders.CreateFinished(ctx, o, note)
-	switch {
-	case errors.Is(err, state.ErrUpstreamClaimed), errors.Is(err, state.ErrQuoteAlreadyPaid):
-		s.opts.Logger.Error("an order the archive shows delivered conflicts with an order of this store; its charge goes to review", "charge", o.ChargeID, "upstream", o.UpstreamNumber, "err", err)
-		return false, true, nil
-	case err != nil:
-		s.opts.Logger.Error("store an archived order again", "charge", o.ChargeID, "err", err)
-		return false, false, err
-	}
-	return !dup, false, nil
 }
