@@ -3,6 +3,7 @@ package fulfil
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"time"
 
@@ -53,6 +54,28 @@ func (a attempts) could(e state.JournalEntry, n int64) bool {
 	return e.Watermark < n && (!bounded || n <= b)
 }
 
+// holders returns, for each upstream number the journal's created entries
+// name, the charge whose order holds it: the newest entry of an order that
+// took it without an attempt of its own (found unclaimed before placing:
+// an identical purchase's create; or put back), else the newest create's.
+// A create can lose its number to such an order before the create's own
+// entry is written (the maker placed again; its entry is not its hold).
+func holders(list []state.JournalEntry) map[int64]string {
+	made, took := map[int64]string{}, map[int64]string{}
+	for _, e := range list {
+		if e.Kind != state.JournalCreated || e.Number == 0 {
+			continue
+		}
+		if e.Attempt == "" {
+			took[e.Number] = e.Charge
+		} else {
+			made[e.Number] = e.Charge
+		}
+	}
+	maps.Copy(made, took)
+	return made
+}
+
 // readAttempts reads the journal's open intents.
 func (f *Fulfiller) readAttempts() attempts {
 	list, err := f.journal.Recent("")
@@ -65,10 +88,8 @@ func (f *Fulfiller) readAttempts() attempts {
 		if e.Kind == state.JournalCreated || e.Kind == state.JournalNone {
 			done[e.Attempt] = true
 		}
-		if e.Kind == state.JournalCreated && e.Number != 0 {
-			a.creator[e.Number] = e.Charge
-		}
 	}
+	a.creator = holders(list)
 	for _, e := range list {
 		switch {
 		case e.Kind == state.JournalIntent && !done[e.Attempt]:
@@ -188,9 +209,13 @@ func (f *Fulfiller) journalUncertain(ctx context.Context, o *state.Order, t rese
 	return e.Bounded
 }
 
-// journalOutcome records what attempt made: up (nil: nothing).
+// journalOutcome records what attempt made: up (nil: nothing). An order
+// that took an upstream order before any attempt of its own (found before
+// placing: an identical purchase's create nobody had claimed) records it
+// too, without an attempt: after a loss, that upstream order goes back to
+// it, not to the purchase that made it and placed again (recover).
 func (f *Fulfiller) journalOutcome(o *state.Order, attempt string, up *reseller.Order) {
-	if attempt == "" {
+	if attempt == "" && up == nil {
 		return
 	}
 	e := state.JournalEntry{Kind: state.JournalNone, Charge: o.ChargeID, Attempt: attempt}

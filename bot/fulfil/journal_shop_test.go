@@ -516,3 +516,75 @@ func claimedAgain(s *shop, n int64) bool {
 	_, err := s.Orders.ByUpstream(context.Background(), n)
 	return err == nil
 }
+
+// Two purchases of the same gift card. A's create makes upstream order X;
+// before A stores it, B (an identical purchase, with no attempt of its
+// own yet) finds X unclaimed and takes it; A then places again and gets Y.
+// Redis comes back on a backup from before both, and the sweep makes both
+// orders again: the journal puts X back on B (it took it; its entry is
+// newer than A's create) and Y on A (A's newest create), and nothing is
+// bought a third time or left unclaimed. (Before: the oldest create of a
+// charge was put back, X on A; B bought again and Y was nobody's.)
+func TestCreateAnIdenticalPurchaseTookGoesBackToItAfterALoss(t *testing.T) {
+	s := newShop(t)
+	var target atomic.Int64
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.Cfg.Failpoint = func(step string, id int64) error {
+		if step == fulfil.FailpointCreated && id == target.Load() && target.CompareAndSwap(id, 0) {
+			close(entered)
+			<-release
+		}
+		return nil
+	}
+	dir := t.TempDir()
+	stop := s.Run(s.withJournal(keptJournal(t, dir)))
+	s.WaitWatermark()
+	ctx := context.Background()
+	hint, err := s.Orders.UpstreamHint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := s.Rdb.Snapshot(t) // the backup: neither purchase
+	a := s.PaidUnscheduled(giftCards(1), state.PayStars)
+	target.Store(a.ID)
+	if err := s.Sched.Put(ctx, fulfil.OrderJob(a.ID), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("order a never created its upstream order")
+	}
+	b := s.Paid(giftCards(1), state.PayStars)
+	x := s.WaitDelivered(b.ID).UpstreamNumber
+	close(release)
+	y := s.WaitDelivered(a.ID).UpstreamNumber
+	if x == y {
+		t.Fatalf("both purchases hold upstream order %d", x)
+	}
+	stop()
+	restore()
+	// The sweep makes the lost orders again, with the restored watermark.
+	again := func(o *state.Order) *state.Order {
+		re := *o
+		re.Status, re.History, re.Rev, re.Watermark = "", nil, 0, hint
+		made, _, err := s.Orders.CreatePaid(ctx, &re)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sched.Put(ctx, fulfil.OrderJob(made.ID), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return made
+	}
+	ra, rb := again(a), again(b)
+	s.Run(s.withJournal(keptJournal(t, dir)))
+	ga := s.WaitStatusIn(ra.ID, state.OrderNeedsReview, state.OrderDelivered)
+	gb := s.WaitStatusIn(rb.ID, state.OrderNeedsReview, state.OrderDelivered)
+	if ga.UpstreamNumber != y || gb.UpstreamNumber != x {
+		t.Fatalf("after the restore a holds upstream %d (%s), b %d (%s); want a %d, b %d", ga.UpstreamNumber, ga.Status, gb.UpstreamNumber, gb.Status, y, x)
+	}
+	if n := s.Sim.CreateCount(); n != 2 {
+		t.Fatalf("%d upstream creates for two purchases", n)
+	}
+}

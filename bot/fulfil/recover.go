@@ -151,8 +151,16 @@ func (f *Fulfiller) recover(ctx context.Context) {
 	if err != nil {
 		f.log.Warn("read the journal", "err", err)
 	}
+	// Only a charge's newest entry, of an upstream number its order holds
+	// (holders), is put back: an order that placed again after an
+	// identical purchase took its create holds the later one, and that
+	// purchase the earlier (its own entry, written when it took it).
+	holder, newest := holders(list), map[string]int64{}
 	for _, e := range list {
-		if f.restored(e.Charge, e.Number) {
+		newest[e.Charge] = e.Number
+	}
+	for _, e := range list {
+		if newest[e.Charge] != e.Number || holder[e.Number] != e.Charge || f.restored(e.Charge, e.Number) {
 			continue
 		}
 		// By charge: order ids are reused after a rollback, and an order
@@ -184,10 +192,13 @@ func (f *Fulfiller) journaledCreate(o *state.Order) (state.JournalEntry, bool) {
 // lost it: reconciling with the journal comes before any create. again
 // says the order moved on (run its job again).
 func (f *Fulfiller) putBackJournaled(ctx context.Context, o *state.Order) (again bool, err error) {
-	if e, ok := f.journaledCreate(o); ok {
+	att := f.readAttempts()
+	// A create an identical purchase took since (its own entry, newer)
+	// is not put back.
+	if e, ok := f.journaledCreate(o); ok && !att.madeByAnother(o.ChargeID, e.Number) {
 		return f.putBack(ctx, o, e)
 	}
-	if e, ok := f.readAttempts().lost(o); ok {
+	if e, ok := att.lost(o); ok {
 		return f.restoreAttempt(ctx, o, e)
 	}
 	return false, nil
