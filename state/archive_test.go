@@ -184,6 +184,20 @@ func TestJournalOfAStoreThatContinuesAnotherAppliesItsEntries(t *testing.T) {
 	if got := open().LastStore(5, "acct"); len(got) != 2 || got[0] != 2000 || got[1] != 1000 {
 		t.Fatalf("the directory's last store after: %v, want [2000 1000]", got)
 	}
+	// The process that wrote the entry, bound again to the continuing
+	// store (Redis came back empty under it), applies its own entries too.
+	if err := a.BindLineage(state.JournalShop{Bot: 5, Account: "acct", Store: 2000}, []int64{1000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok, _ := a.ByCharge(state.JournalPaid, "ch1"); !ok || e.Order.ID != 1 || a.NewestOrder() != 1 {
+		t.Fatalf("the writer bound to the continuing store reads %+v %v (newest order %d), want its own paid order 1", e, ok, a.NewestOrder())
+	}
+	if err := a.Append(state.JournalEntry{Kind: state.JournalPaid, Charge: "ch2", Order: &state.Order{ID: 2, ChargeID: "ch2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := a.Recent(state.JournalPaid); len(list) != 2 {
+		t.Fatalf("the writer reads %d paid entries, want 2 (each once)", len(list))
+	}
 	// A store of the same bot and account that does not continue it.
 	c := open()
 	if err := c.Bind(state.JournalShop{Bot: 5, Account: "acct", Store: 3000}, nil); err != nil {

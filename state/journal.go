@@ -191,8 +191,9 @@ func OpenJournal(dir string, keep time.Duration, now func() time.Time) (*Journal
 
 // Bind names the shop whose entries the journal writes and applies; log
 // hears once of each other shop whose entries it ignores. The files are
-// read again for the shop's entries (those this process wrote for another
-// shop are no longer applied).
+// read again for the shop's entries, this process's own too (what it wrote
+// for another shop is no longer applied, unless the shop's store continues
+// that one: BindLineage).
 func (j *Journal) Bind(shop JournalShop, log *slog.Logger) error {
 	return j.BindLineage(shop, nil, log)
 }
@@ -238,11 +239,10 @@ func (j *Journal) BindLineage(shop JournalShop, continues []int64, log *slog.Log
 	clear(j.told)
 	j.entries, j.damaged, j.newestOrder = nil, 0, 0
 	clear(j.foreign)
-	for name, off := range j.offsets {
-		if off < 1<<62 && name != j.name {
-			delete(j.offsets, name)
-		}
-	}
+	// Every file is read again for the new binding's entries, this
+	// process's own too (what it wrote for the store this one continues
+	// is the shop's now).
+	clear(j.offsets)
 	return nil
 }
 
@@ -701,9 +701,11 @@ func (j *Journal) readLocked() error {
 	added := false
 	for _, path := range names {
 		name := filepath.Base(path)
-		if name == j.name || j.offsets[name] >= 1<<62 {
-			continue // ours are in memory already
+		if j.offsets[name] >= 1<<62 {
+			continue
 		}
+		// This process's own file is read only after a new binding: what
+		// it appends since is in memory, and its offset moves past it.
 		r, err := readJournalFile(path, j.offsets[name])
 		if err != nil {
 			j.broken = j.now()
