@@ -81,6 +81,9 @@ type ArchiveEntry struct {
 	// Order is the order that reached its end (ArchiveOrder; see
 	// ArchivedOrder).
 	Order *Order `json:"order,omitempty"`
+	// Undelivered says a delivered order never reached its buyer (they had
+	// blocked the bot): stored again, it waits for their /start.
+	Undelivered bool `json:"undelivered,omitempty"`
 }
 
 // Orders returns the orders among archive entries (Read) by charge: the
@@ -90,7 +93,7 @@ func Orders(entries []ArchiveEntry) map[string]*Order {
 	for _, e := range entries {
 		if e.Kind == ArchiveOrder && e.Order != nil && e.Order.ChargeID != "" {
 			o := *e.Order
-			if o.Status == OrderDelivered && o.DeliveredAt.IsZero() {
+			if o.Status == OrderDelivered && o.DeliveredAt.IsZero() && !e.Undelivered {
 				// Archived as it was handed to the buyer.
 				o.DeliveredAt, o.NotifiedStatus = e.At, OrderDelivered
 			}

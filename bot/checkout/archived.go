@@ -119,5 +119,12 @@ func StoreArchived(ctx context.Context, orders *records.Orders, o *state.Order, 
 		log.Error("store an archived order again", "charge", o.ChargeID, "err", err)
 		return false, false, err
 	}
+	if !dup && o.Status == state.OrderDelivered && o.DeliveredAt.IsZero() {
+		// It never reached its buyer (they had blocked the bot): their
+		// /start hands it over.
+		if err := orders.MarkUndelivered(ctx, o.UserID); err != nil {
+			log.Warn("remember an undelivered order stored again", "charge", o.ChargeID, "err", err)
+		}
+	}
 	return !dup, false, nil
 }

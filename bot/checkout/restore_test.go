@@ -552,3 +552,63 @@ func TestPaymentThatComesAgainAfterARestoreGetsItsDeliveredOrderBack(t *testing.
 		})
 	}
 }
+
+// A buyer blocks the bot right after paying: the order is delivered but
+// never reaches them, and the archive says so. Redis comes back empty; the
+// new store stores the order again, still waiting for its buyer, and their
+// /start hands it over (before: stored as handed over, it never came).
+func TestOrderABuyerNeverGotIsHandedOverAtStartAfterTheStoreCameBackEmpty(t *testing.T) {
+	dir := t.TempDir()
+	journal := func() *state.Journal { return openJournal(t, dir) }
+	first := journal()
+	s := newPayShopWith(t, true, false, func(o *storefront.Options) {
+		o.Reseller, o.Journal = upstreamHere, first
+	}, nil)
+	ctx := context.Background()
+	q := s.quote(1)
+	s.checkout(q)
+	s.Fake.BlockChat(chat)
+	paid := s.payInvoice(botapitest.PayOptions{})
+	oldStore := first.Shop().Store
+	if !s.Until(func() bool {
+		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
+		a, ok := state.Orders(entries)[paid.ChargeID]
+		return ok && a.Status == state.OrderDelivered
+	}) {
+		t.Fatal("the delivered order was never archived")
+	}
+	o, _ := s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+	if !o.DeliveredAt.IsZero() {
+		t.Fatal("the order reached a buyer who blocked the bot")
+	}
+	s.stop()
+	s.wipe()
+	s.again(journal())
+	var back *state.Order
+	if !s.Until(func() bool {
+		var err error
+		back, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
+		return err == nil
+	}) {
+		t.Fatal("the order was never stored again")
+	}
+	if back.Status != state.OrderDelivered || !back.DeliveredAt.IsZero() {
+		t.Fatalf("the order is back as %s, delivered at %v; want delivered, not yet handed over", back.Status, back.DeliveredAt)
+	}
+	s.Fake.UnblockChat(chat)
+	s.Fake.SendText(chat, "/start")
+	ready := fmt.Sprintf("Order #%d is delivered", back.ID)
+	if !s.Until(func() bool {
+		for _, m := range s.Fake.MessagesIn(chat) {
+			if strings.Contains(m.Text, ready) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the buyer's /start did not hand over the order (no %q)", ready)
+	}
+	if n := s.sim.CreateCount(); n != 1 {
+		t.Fatalf("%d upstream creates for one payment", n)
+	}
+}

@@ -522,17 +522,23 @@ func (f *Fulfiller) finishNotices(ctx context.Context, o *state.Order) error {
 	var err error
 	switch {
 	case o.Status == state.OrderDelivered:
+		handed := o // as the hooks see it: DeliveredAt says whether the buyer got it
 		if o.DeliveredAt.IsZero() {
 			err = f.deliver(ctx, o)
 			if errors.Is(err, flows.ErrBlocked) {
 				f.log.Info("buyer blocked the bot; delivery waits for /start", "order", o.ID)
+			}
+			if err == nil {
+				c := *o
+				c.DeliveredAt, c.NotifiedStatus = f.now().UTC(), state.OrderDelivered
+				handed = &c
 			}
 		}
 		if f.onDelivered != nil && (err == nil || errors.Is(err, flows.ErrBlocked)) {
 			if err := f.fail(FailpointDelivered, o.ID); err != nil {
 				return err
 			}
-			if err := f.onDelivered(ctx, o); err != nil {
+			if err := f.onDelivered(ctx, handed); err != nil {
 				return err
 			}
 		}

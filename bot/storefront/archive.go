@@ -133,7 +133,8 @@ func (s *Shop) archiveOrder(o *state.Order) {
 	if a == nil {
 		return
 	}
-	err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: o.UserID, Order: state.ArchivedOrder(o)})
+	undelivered := o.Status == state.OrderDelivered && o.DeliveredAt.IsZero() // the buyer had blocked the bot
+	err := a.Append(state.ArchiveEntry{Kind: state.ArchiveOrder, User: o.UserID, Order: state.ArchivedOrder(o), Undelivered: undelivered})
 	if err != nil {
 		s.opts.Logger.Error("archive an order that reached its end", "order", o.ID, "err", err)
 	}
