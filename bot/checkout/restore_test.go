@@ -142,6 +142,23 @@ func (s *payShop) wipe() {
 	}
 }
 
+// archived waits until the archive of store shows the order of charge (a
+// Star charge's id, a wallet payment's ref) delivered, and returns it as
+// archived: its buyer was handed it by then (the archive is written right
+// after).
+func (s *payShop) archived(charge string, store int64) *state.Order {
+	s.T.Helper()
+	var a *state.Order
+	if !s.Until(func() bool {
+		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{store})
+		a = state.Orders(entries)[charge]
+		return a != nil && a.Status == state.OrderDelivered
+	}) {
+		s.T.Fatalf("the delivered order of %s was never archived", charge)
+	}
+	return a
+}
+
 // Redis loses its volume while the shop is down and comes back empty; the
 // shop starts again on it with its journal's directory. The new store
 // continues the old one: the buyer's wallet is back (balance, movements,
@@ -167,13 +184,7 @@ func TestStoreThatComesBackEmptyGetsItsWalletsBack(t *testing.T) {
 		t.Fatal("the wallet purchase was never delivered")
 	}
 	oldStore := first.Shop().Store
-	if !s.Until(func() bool { // archived right after it was delivered
-		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
-		_, ok := state.Orders(entries)[checkout.WalletRef(q.ID)]
-		return ok
-	}) {
-		t.Fatal("the delivered order was never archived")
-	}
+	s.archived(checkout.WalletRef(q.ID), oldStore)
 	bal, _ := s.pay.Wallets.Balance(ctx, chat)
 	lines, _ := s.pay.Wallets.LedgerLen(ctx, chat)
 	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
@@ -347,13 +358,8 @@ func TestChargeDeliveredLongBeforeTheStoreCameBackEmptyIsNotListed(t *testing.T)
 	s.checkout(q)
 	paid := s.payInvoice(botapitest.PayOptions{})
 	o := s.order(q.ID)
-	oldStore := first.Shop().Store
-	if !s.Until(func() bool {
-		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
-		a, ok := state.Orders(entries)[paid.ChargeID]
-		return ok && a.Status == state.OrderDelivered && a.ID == o.ID
-	}) {
-		t.Fatal("the delivered order was never archived")
+	if a := s.archived(paid.ChargeID, first.Shop().Store); a.ID != o.ID {
+		t.Fatalf("the order is archived as #%d, want #%d", a.ID, o.ID)
 	}
 	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
 	s.stop()
@@ -406,19 +412,8 @@ func TestOrderDeliveredAfterTheBackupIsBackAfterARestore(t *testing.T) {
 	s.checkout(q)
 	paid := s.payInvoice(botapitest.PayOptions{})
 	o := s.order(q.ID)
-	var delivered *state.Order
-	if !s.Until(func() bool {
-		var err error
-		delivered, err = s.pay.Orders.Get(ctx, o.ID)
-		if err != nil || delivered.DeliveredAt.IsZero() {
-			return false
-		}
-		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{journal.Shop().Store})
-		_, ok := state.Orders(entries)[paid.ChargeID]
-		return ok
-	}) {
-		t.Fatal("the purchase was never delivered and archived")
-	}
+	s.archived(paid.ChargeID, journal.Shop().Store)
+	delivered, _ := s.pay.Orders.Get(ctx, o.ID)
 	backup()
 	q2 := s.quote(1)
 	s.checkout(q2)
@@ -494,19 +489,8 @@ func TestPaymentThatComesAgainAfterARestoreGetsItsDeliveredOrderBack(t *testing.
 			s.checkout(q)
 			paidAt := time.Now()
 			paid := s.payInvoice(botapitest.PayOptions{})
-			var delivered *state.Order
-			if !s.Until(func() bool {
-				var err error
-				delivered, err = s.pay.Orders.ByCharge(ctx, paid.ChargeID)
-				if err != nil || delivered.DeliveredAt.IsZero() {
-					return false
-				}
-				entries, _, _ := s.pay.Wallets.Archive.Read([]int64{journal.Shop().Store})
-				_, ok := state.Orders(entries)[paid.ChargeID]
-				return ok
-			}) {
-				t.Fatal("the purchase was never delivered and archived")
-			}
+			s.archived(paid.ChargeID, journal.Shop().Store)
+			delivered, _ := s.pay.Orders.ByCharge(ctx, paid.ChargeID)
 			s.Idle(s.b)
 			sent := len(s.Fake.MessagesIn(chat))
 			if tc.aged {
@@ -569,14 +553,7 @@ func TestOrderABuyerNeverGotIsHandedOverAtStartAfterTheStoreCameBackEmpty(t *tes
 	s.checkout(q)
 	s.Fake.BlockChat(chat)
 	paid := s.payInvoice(botapitest.PayOptions{})
-	oldStore := first.Shop().Store
-	if !s.Until(func() bool {
-		entries, _, _ := s.pay.Wallets.Archive.Read([]int64{oldStore})
-		a, ok := state.Orders(entries)[paid.ChargeID]
-		return ok && a.Status == state.OrderDelivered
-	}) {
-		t.Fatal("the delivered order was never archived")
-	}
+	s.archived(paid.ChargeID, first.Shop().Store)
 	o, _ := s.pay.Orders.ByCharge(ctx, paid.ChargeID)
 	if !o.DeliveredAt.IsZero() {
 		t.Fatal("the order reached a buyer who blocked the bot")

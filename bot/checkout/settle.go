@@ -319,7 +319,7 @@ func (p *Checkout) journalPaid(o *state.Order) {
 // only for a charge the journal names or cannot vouch for (paid before
 // what it provably holds): any other charge had no order before.
 func (p *Checkout) restoreLost(ctx context.Context, c starCharge) (bool, error) {
-	_, journaled, err := p.journal.ByCharge(state.JournalPaid, c.ID)
+	e, journaled, err := p.journal.ByCharge(state.JournalPaid, c.ID)
 	if err != nil {
 		p.log.Warn("read the journal", "err", err)
 	}
@@ -331,7 +331,7 @@ func (p *Checkout) restoreLost(ctx context.Context, c starCharge) (bool, error) 
 	if !journaled {
 		return false, nil
 	}
-	return p.rebuildJournaled(ctx, c)
+	return p.rebuildFrom(ctx, c, e)
 }
 
 // rebuildJournaled makes the paid order of charge c again from the
@@ -344,10 +344,18 @@ func (p *Checkout) rebuildJournaled(ctx context.Context, c starCharge) (bool, er
 	if err != nil {
 		p.log.Warn("read the journal", "err", err)
 	}
-	if !ok || e.Order == nil || e.Order.UserID != c.UserID {
+	if !ok {
 		return false, nil
 	}
-	_, err = p.restorePaid(ctx, e.Order)
+	return p.rebuildFrom(ctx, c, e)
+}
+
+// rebuildFrom is rebuildJournaled with the charge's paid entry e read.
+func (p *Checkout) rebuildFrom(ctx context.Context, c starCharge, e state.JournalEntry) (bool, error) {
+	if e.Order == nil || e.Order.UserID != c.UserID {
+		return false, nil
+	}
+	_, err := p.restorePaid(ctx, e.Order)
 	if errors.Is(err, state.ErrQuoteAlreadyPaid) {
 		return false, nil // the quote is back with another charge's order: settle as usual
 	}

@@ -169,23 +169,26 @@ return 1`)
 // number seen only grows. Orders paid afterwards take it as their
 // Watermark.
 func (s *Orders) NoteUpstream(ctx context.Context, n int64) error {
-	if n <= 0 {
-		return nil
-	}
-	if err := hintScript.Run(ctx, s.rdb, []string{s.p + "upstream:newest"}, n).Err(); err != nil {
+	if err := s.raise(ctx, "upstream:newest", n); err != nil {
 		return fmt.Errorf("note upstream order %d: %w", n, err)
 	}
 	return nil
+}
+
+// raise sets the counter under key (in the order tag) to n when it is
+// lower: it only grows (n <= 0 changes nothing).
+func (s *Orders) raise(ctx context.Context, key string, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	return hintScript.Run(ctx, s.rdb, []string{s.p + key}, n).Err()
 }
 
 // KeepNumbers makes every order number up to n one no new order takes
 // (seq only grows): numbers told to buyers in the store as it was before
 // Redis lost writes, or in a store this one continues.
 func (s *Orders) KeepNumbers(ctx context.Context, n int64) error {
-	if n <= 0 {
-		return nil
-	}
-	if err := hintScript.Run(ctx, s.rdb, []string{s.p + "seq"}, n).Err(); err != nil {
+	if err := s.raise(ctx, "seq", n); err != nil {
 		return fmt.Errorf("keep order numbers up to %d: %w", n, err)
 	}
 	return nil
